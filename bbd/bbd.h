@@ -1,0 +1,110 @@
+/*
+ * bbd.h - internals of pdc_bbd, the per-job burst-buffer daemon.
+ *
+ * The daemon is single-threaded: one UCX worker progressed by the event loop in bbd_server.c,
+ * which also owns the connections and the queue of received requests. bbd_dispatch.c validates
+ * each request (header, token, op, body) and runs its handler inside one store transaction;
+ * bbd_meta.c holds the handlers of the metadata ops. Handlers are named bbd_op_<op>, like the
+ * client stubs client_op_<op>, so both sides of an op are one search away.
+ */
+#ifndef BBD_H
+#define BBD_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "bbd_store.h"
+#include "pdcbb_config.h"
+#include "pdcbb_jobdir.h"
+#include "pdcbb_proto.h"
+#include "pdcbb_ucx.h"
+
+typedef struct bbd_conn {
+    struct bbd_conn *next;
+    struct bbd_conn *prev;
+    ucp_ep_h ep;
+    uint64_t id;
+    int dead;         /* peer error seen; ep closed */
+    int refs;         /* queued requests that will reply on it */
+} bbd_conn_t;
+
+typedef struct bbd_msg {
+    struct bbd_msg *next;
+    bbd_conn_t *conn;
+    size_t len;
+    uint8_t *data; /* malloc'ed copy of the whole message */
+} bbd_msg_t;
+
+typedef struct bbd_stats {
+    uint64_t requests;
+    uint64_t auth_failures;
+    uint64_t proto_errors;
+    uint64_t connections;
+} bbd_stats_t;
+
+typedef struct bbd {
+    pdcbb_config_t cfg;
+    char job_dir[PATH_MAX];
+    char data_dir[PATH_MAX];
+    char endpoint_path[PATH_MAX];
+    char pid_path[PATH_MAX];
+    unsigned rank;
+    unsigned nservers;
+    uint64_t job_id;
+    char node[PDCBB_NODE_NAME_MAX];
+    uint8_t token[PDCBB_TOKEN_LEN];
+
+    pdcbb_ucx_t ucx;
+    ucp_listener_h listener;
+    char listen_ip[64];
+    uint16_t port;
+
+    const bbd_store_ops_t *store_ops;
+    bbd_store_t *store;
+
+    bbd_conn_t *conns;
+    uint64_t next_conn_id;
+    bbd_msg_t *queue_head;
+    bbd_msg_t *queue_tail;
+    volatile int stopping;
+    bbd_stats_t stats;
+} bbd_t;
+
+/* Per-request context handed to handlers: the open transaction and scratch memory. */
+typedef struct bbd_scratch {
+    struct bbd_scratch *next;
+} bbd_scratch_t;
+
+typedef struct bbd_req {
+    bbd_t *d;
+    bbd_txn_t *txn;
+    bbd_scratch_t *scratch;
+} bbd_req_t;
+
+/* Memory freed after the reply is built. */
+void *bbd_req_alloc(bbd_req_t *r, size_t size);
+
+/* bbd_server.c */
+#include <signal.h>
+/* Block the shutdown signals (call first thing in main); they are read from a signalfd. */
+void bbd_signals_block(sigset_t *mask);
+pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen);
+void bbd_server_run(bbd_t *d);
+void bbd_server_stop(bbd_t *d);
+
+/* bbd_dispatch.c: handle one whole message; returns the reply to send (malloc'ed) or NULL. */
+void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, void **reply, size_t *reply_len);
+/* 1 if op changes the store (runs in a write transaction). */
+int bbd_op_is_write(unsigned op);
+
+/* Handlers, one per op (bbd_meta.c). */
+#define BBD_X_HANDLER(OP, val, lname, RQ, RP)                                                     \
+    pdcbb_err_t bbd_op_##lname(bbd_req_t *r, const pdcbb_##lname##_req_t *q,                      \
+                               pdcbb_##lname##_rep_t *p);
+PDCBB_OPS(BBD_X_HANDLER)
+#undef BBD_X_HANDLER
+
+/* Stats for STATS replies and the log. */
+pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * bbd_server.c - the daemon's transport and event loop.
+ *
+ * Owns the UCX listener, the client connections and the queue of received requests. Active
+ * message callbacks only copy (eager) or start receiving (rendezvous) a message and queue it;
+ * the loop dispatches queued messages outside UCX callbacks and sends each reply on the
+ * connection the request came from. A peer error (client died or closed) marks the connection
+ * dead; requests it still had queued are processed (they may change the store) but not
+ * answered. The loop sleeps in epoll on the worker's event fd and a signalfd, so SIGTERM and
+ * SIGINT are handled synchronously: stop accepting, finish what is queued, flush replies.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bbd.h"
+#include "pdcbb_log.h"
+
+typedef struct send_ctx {
+    void *buf;
+    bbd_conn_t *conn;
+} send_ctx_t;
+
+static bbd_t *the_daemon;
+
+void bbd_signals_block(sigset_t *mask)
+{
+    sigemptyset(mask);
+    sigaddset(mask, SIGTERM);
+    sigaddset(mask, SIGINT);
+    sigaddset(mask, SIGHUP);
+    /* Before any thread exists (UCX starts some), so every thread inherits the mask and the
+     * signals reach only our signalfd. */
+    sigprocmask(SIG_BLOCK, mask, NULL);
+} /* for UCX callbacks that carry no argument we control */
+static int pending_sends;
+
+static void conn_release(bbd_t *d, bbd_conn_t *c)
+{
+    if (--c->refs > 0 || !c->dead)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        d->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    free(c);
+}
+
+static void conn_close_ep(bbd_t *d, bbd_conn_t *c, int force)
+{
+    if (c->ep == NULL)
+        return;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    void *req = ucp_ep_close_nbx(c->ep, &prm);
+    c->ep = NULL;
+    if (req != NULL && !UCS_PTR_IS_ERR(req)) {
+        ucs_status_t st;
+        while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS)
+            ucp_worker_progress(d->ucx.worker);
+        ucp_request_free(req);
+    }
+}
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    bbd_conn_t *c = arg;
+    bbd_t *d = the_daemon;
+    if (c->dead)
+        return;
+    /* A normal disconnect arrives as CONNECTION_RESET: an ordinary close. */
+    if (status == UCS_ERR_CONNECTION_RESET)
+        PDCBB_DEBUG("client connection %llu closed", (unsigned long long)c->id);
+    else
+        PDCBB_INFO("client connection %llu lost: %s", (unsigned long long)c->id,
+                   ucs_status_string(status));
+    c->dead = 1;
+    /* Closing from inside the callback is not allowed; mark and close in the loop. */
+    (void)ep;
+    (void)d;
+}
+
+static void conn_request_cb(ucp_conn_request_h req, void *arg)
+{
+    bbd_t *d = arg;
+    if (d->stopping) {
+        ucp_listener_reject(d->listener, req);
+        return;
+    }
+    bbd_conn_t *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        ucp_listener_reject(d->listener, req);
+        return;
+    }
+    ucp_ep_params_t ep;
+    memset(&ep, 0, sizeof(ep));
+    ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_USER_DATA;
+    ep.conn_request = req;
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = ep_error_cb;
+    ep.err_handler.arg = c;
+    ep.user_data = c;
+    ucs_status_t st = ucp_ep_create(d->ucx.worker, &ep, &c->ep);
+    if (st != UCS_OK) {
+        PDCBB_WARN("cannot accept a connection: %s", ucs_status_string(st));
+        free(c);
+        return;
+    }
+    c->id = ++d->next_conn_id;
+    c->refs = 1; /* the connection list's reference */
+    c->next = d->conns;
+    if (d->conns)
+        d->conns->prev = c;
+    d->conns = c;
+    d->stats.connections++;
+    PDCBB_DEBUG("accepted client connection %llu", (unsigned long long)c->id);
+}
+
+static bbd_conn_t *conn_of_ep(bbd_t *d, ucp_ep_h ep)
+{
+    for (bbd_conn_t *c = d->conns; c; c = c->next)
+        if (c->ep == ep && !c->dead)
+            return c;
+    return NULL;
+}
+
+static void queue_push(bbd_t *d, bbd_msg_t *m)
+{
+    m->next = NULL;
+    if (d->queue_tail)
+        d->queue_tail->next = m;
+    else
+        d->queue_head = m;
+    d->queue_tail = m;
+}
+
+static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    bbd_msg_t *m = user_data;
+    bbd_t *d = the_daemon;
+    if (status != UCS_OK) {
+        PDCBB_WARN("receiving a %zu-byte request failed: %s", m->len, ucs_status_string(status));
+        conn_release(d, m->conn);
+        free(m->data);
+        free(m);
+    } else {
+        m->len = length;
+        queue_push(d, m);
+    }
+    ucp_request_free(request);
+}
+
+static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
+                               size_t length, const ucp_am_recv_param_t *param)
+{
+    bbd_t *d = arg;
+    bbd_conn_t *c = NULL;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
+        c = conn_of_ep(d, param->reply_ep);
+    if (c == NULL) {
+        /* No way to answer: the sender did not ask for replies or is gone. */
+        d->stats.proto_errors++;
+        PDCBB_WARN("dropped a %zu-byte message from an unknown endpoint", length);
+        return UCS_OK;
+    }
+    if (length > PDCBB_HDR_LEN + (size_t)PDCBB_PAYLOAD_MAX) {
+        /* Too big to even receive: answer from the header alone. */
+        d->stats.proto_errors++;
+        if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+            /* Rendezvous data we will not fetch must still be released. */
+            ucp_am_data_release(d->ucx.worker, data);
+        }
+        length = 0;
+    }
+    bbd_msg_t *m = calloc(1, sizeof(*m));
+    uint8_t *buf = malloc(length ? length : 1);
+    if (m == NULL || buf == NULL) {
+        free(m);
+        free(buf);
+        PDCBB_ERROR("out of memory receiving a %zu-byte message", length);
+        return UCS_OK;
+    }
+    m->conn = c;
+    m->data = buf;
+    m->len = length;
+    c->refs++;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV && length > 0) {
+        ucp_request_param_t prm;
+        memset(&prm, 0, sizeof(prm));
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+        prm.cb.recv_am = rndv_recv_cb;
+        prm.user_data = m;
+        void *req = ucp_am_recv_data_nbx(d->ucx.worker, data, buf, length, &prm);
+        if (UCS_PTR_IS_ERR(req)) {
+            PDCBB_WARN("cannot receive a %zu-byte request: %s", length,
+                       ucs_status_string(UCS_PTR_STATUS(req)));
+            conn_release(d, c);
+            free(buf);
+            free(m);
+        }
+        return UCS_OK;
+    }
+    if (length)
+        memcpy(buf, data, length);
+    queue_push(d, m);
+    return UCS_OK;
+}
+
+static void send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    send_ctx_t *s = user_data;
+    if (status != UCS_OK && status != UCS_ERR_CANCELED)
+        PDCBB_DEBUG("reply not delivered: %s", ucs_status_string(status));
+    free(s->buf);
+    conn_release(the_daemon, s->conn);
+    free(s);
+    pending_sends--;
+    ucp_request_free(request);
+}
+
+static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len)
+{
+    if (c->dead || c->ep == NULL) {
+        free(buf);
+        return;
+    }
+    send_ctx_t *s = malloc(sizeof(*s));
+    if (s == NULL) {
+        free(buf);
+        return;
+    }
+    s->buf = buf;
+    s->conn = c;
+    c->refs++;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    prm.flags = UCP_AM_SEND_FLAG_EAGER; /* replies are small; clients need no rendezvous */
+    prm.cb.send = send_cb;
+    prm.user_data = s;
+    void *req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_MSG, NULL, 0, buf, len, &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        PDCBB_DEBUG("cannot send reply: %s", ucs_status_string(UCS_PTR_STATUS(req)));
+        free(buf);
+        free(s);
+        conn_release(d, c);
+        return;
+    }
+    pending_sends++;
+}
+
+static void process_queue(bbd_t *d)
+{
+    bbd_msg_t *m;
+    while ((m = d->queue_head) != NULL) {
+        d->queue_head = m->next;
+        if (d->queue_head == NULL)
+            d->queue_tail = NULL;
+        void *reply = NULL;
+        size_t reply_len = 0;
+        if (m->len == 0) {
+            /* An oversized message: answer with TOO_BIG and no request id. */
+            pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
+                                 .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
+            pdcbb_msg_build(&h, NULL, &reply, &reply_len);
+        } else {
+            bbd_dispatch(d, m->data, m->len, &reply, &reply_len);
+        }
+        if (reply)
+            send_reply(d, m->conn, reply, reply_len);
+        conn_release(d, m->conn);
+        free(m->data);
+        free(m);
+    }
+}
+
+/* Close the endpoints of connections whose peer failed. */
+static void reap_dead(bbd_t *d)
+{
+    bbd_conn_t *c = d->conns;
+    while (c) {
+        bbd_conn_t *next = c->next;
+        if (c->dead && c->ep) {
+            conn_close_ep(d, c, 1);
+            conn_release(d, c); /* the list's reference */
+        }
+        c = next;
+    }
+}
+
+static pdcbb_err_t pick_listen_ip(bbd_t *d)
+{
+    if (d->cfg.listen_address[0]) {
+        snprintf(d->listen_ip, sizeof(d->listen_ip), "%s", d->cfg.listen_address);
+        return PDCBB_OK;
+    }
+    return pdcbb_node_address(d->listen_ip, sizeof(d->listen_ip));
+}
+
+pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen)
+{
+    pdcbb_err_t rc;
+    the_daemon = d;
+    rc = pdcbb_ucx_open(&d->ucx, d->cfg.ucx_tls, d->cfg.ucx_net_devices, err, errlen);
+    if (rc != PDCBB_OK)
+        return rc;
+
+    ucp_am_handler_param_t hp;
+    memset(&hp, 0, sizeof(hp));
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = PDCBB_AM_ID_MSG;
+    hp.cb = am_recv_cb;
+    hp.arg = d;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    ucs_status_t st = ucp_worker_set_am_recv_handler(d->ucx.worker, &hp);
+    if (st != UCS_OK) {
+        snprintf(err, errlen, "UCX cannot register the message handler: %s",
+                 ucs_status_string(st));
+        return PDCBB_ERR_TRANSPORT;
+    }
+
+    if ((rc = pick_listen_ip(d)) != PDCBB_OK) {
+        snprintf(err, errlen, "cannot find this node's IP address (set listen_address)");
+        return rc;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (pdcbb_sockaddr_make(d->listen_ip, 0, &ss, &sslen) != PDCBB_OK) {
+        snprintf(err, errlen, "listen_address '%s' is not an IP address", d->listen_ip);
+        return PDCBB_ERR_CONFIG;
+    }
+    ucp_listener_params_t lp;
+    memset(&lp, 0, sizeof(lp));
+    lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+    lp.sockaddr.addr = (const struct sockaddr *)&ss;
+    lp.sockaddr.addrlen = sslen;
+    lp.conn_handler.cb = conn_request_cb;
+    lp.conn_handler.arg = d;
+    if ((st = ucp_listener_create(d->ucx.worker, &lp, &d->listener)) != UCS_OK) {
+        snprintf(err, errlen, "UCX cannot listen on %s: %s", d->listen_ip,
+                 ucs_status_string(st));
+        return PDCBB_ERR_TRANSPORT;
+    }
+    ucp_listener_attr_t la;
+    memset(&la, 0, sizeof(la));
+    la.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+    if ((st = ucp_listener_query(d->listener, &la)) != UCS_OK) {
+        snprintf(err, errlen, "UCX cannot query the listener: %s", ucs_status_string(st));
+        return PDCBB_ERR_TRANSPORT;
+    }
+    if (la.sockaddr.ss_family == AF_INET)
+        d->port = ntohs(((struct sockaddr_in *)&la.sockaddr)->sin_port);
+    else
+        d->port = ntohs(((struct sockaddr_in6 *)&la.sockaddr)->sin6_port);
+    PDCBB_INFO("listening on %s port %u", d->listen_ip, d->port);
+    return PDCBB_OK;
+}
+
+void bbd_server_run(bbd_t *d)
+{
+    int efd = -1, sfd = -1, ep = -1;
+    sigset_t mask;
+    bbd_signals_block(&mask);
+    sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ucp_worker_get_efd(d->ucx.worker, &efd) != UCS_OK || sfd < 0 || ep < 0) {
+        PDCBB_ERROR("cannot set up the event loop: %s", strerror(errno));
+        d->stopping = 1;
+    } else {
+        struct epoll_event ev = {.events = EPOLLIN};
+        ev.data.fd = efd;
+        epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
+        ev.data.fd = sfd;
+        epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+    }
+
+    while (!d->stopping) {
+        while (ucp_worker_progress(d->ucx.worker))
+            ;
+        process_queue(d);
+        reap_dead(d);
+        if (d->queue_head)
+            continue;
+        if (ucp_worker_arm(d->ucx.worker) == UCS_ERR_BUSY)
+            continue;
+        struct epoll_event evs[4];
+        int n = epoll_wait(ep, evs, 4, 1000);
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.fd == sfd) {
+                struct signalfd_siginfo si;
+                while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                    PDCBB_INFO("signal %u received: shutting down", si.ssi_signo);
+                    d->stopping = 1;
+                }
+            }
+        }
+    }
+
+    /* Finish in-flight work: everything received is processed and answered. */
+    for (int i = 0; i < 100; i++)
+        ucp_worker_progress(d->ucx.worker);
+    process_queue(d);
+    /* Replies to live clients get a bounded time to leave; a stopped client cannot hold us. */
+    for (int spins = 0; pending_sends > 0 && spins < 50000; spins++)
+        if (!ucp_worker_progress(d->ucx.worker)) {
+            reap_dead(d);
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    if (pending_sends > 0)
+        PDCBB_WARN("%d replies not delivered at shutdown", pending_sends);
+    if (sfd >= 0)
+        close(sfd);
+    if (ep >= 0)
+        close(ep);
+}
+
+void bbd_server_stop(bbd_t *d)
+{
+    if (d->listener) {
+        ucp_listener_destroy(d->listener);
+        d->listener = NULL;
+    }
+    for (bbd_conn_t *c = d->conns; c; c = c->next)
+        conn_close_ep(d, c, 1);
+    while (d->conns) {
+        bbd_conn_t *n = d->conns->next;
+        free(d->conns);
+        d->conns = n;
+    }
+    pdcbb_ucx_close(&d->ucx);
+}

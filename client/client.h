@@ -1,0 +1,202 @@
+/*
+ * client.h - internals of libpdc, the pdcbb client library.
+ *
+ * Threading: every public entry point takes the library's one (recursive) lock for its whole
+ * duration, so calls may come from any thread and are serialised; the UCX worker is only
+ * touched under that lock. The precise cause of a failure is kept per thread (client_fail)
+ * and returned by PDCbb_last_error*().
+ *
+ * Layout: client_handle.c (checked pdcid_t handles), client_rpc.c (UCX connections and one
+ * request/reply round trip, stubs named client_op_<op> like the daemon's bbd_op_<op>),
+ * client_discovery.c (finding the job's daemons: PMIx or environment), pdc_*.c (the PDC API).
+ */
+#ifndef CLIENT_H
+#define CLIENT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "pdc.h"
+#include "pdcbb_config.h"
+#include "pdcbb_error.h"
+#include "pdcbb_jobdir.h"
+#include "pdcbb_proto.h"
+#include "pdcbb_ucx.h"
+
+/* ------------------------------------------------------------------ handles */
+
+typedef enum client_hkind {
+    CLIENT_H_NONE = 0,
+    CLIENT_H_PDC = 1,
+    CLIENT_H_CONT_PROP = 2,
+    CLIENT_H_OBJ_PROP = 3,
+    CLIENT_H_CONT = 4,
+    CLIENT_H_OBJ = 5,
+    CLIENT_H_REGION = 6,
+    CLIENT_H_TRANSFER = 7,
+    CLIENT_H_KIND_MAX_
+} client_hkind_t;
+
+/*
+ * A pdcid_t is kind (8 bits) | generation (24 bits) | slot index + 1 (32 bits): never 0, and a
+ * closed or foreign id is detected instead of dereferenced.
+ */
+pdcid_t client_handle_new(client_hkind_t kind, void *ptr);
+/* The object behind id if it is live and of kind; else NULL with *err BAD_ID or WRONG_TYPE. */
+void *client_handle_get(pdcid_t id, client_hkind_t kind, pdcbb_err_t *err);
+/* Kind of a live id, CLIENT_H_NONE if stale or invalid. */
+client_hkind_t client_handle_kind(pdcid_t id);
+/* Invalidate id and return its object (NULL if not live / wrong kind). */
+void *client_handle_remove(pdcid_t id, client_hkind_t kind);
+/* Call fn for every live handle of kind (kind NONE: all); fn may remove the handle. */
+void client_handle_foreach(client_hkind_t kind, void (*fn)(pdcid_t id, void *ptr, void *arg),
+                           void *arg);
+/* Number of live handles (tests). */
+size_t client_handle_count(void);
+/* Drop the whole table (PDCclose; objects must have been freed by the caller). */
+void client_handle_reset(void);
+const char *client_hkind_name(client_hkind_t kind);
+
+/* ------------------------------------------------------------------ errors */
+
+/* Record err as the calling thread's last error with a formatted message; returns err. */
+pdcbb_err_t client_fail(pdcbb_err_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void client_clear_error(void);
+
+/* ------------------------------------------------------------------ state */
+
+typedef struct client_server {
+    pdcbb_endpoint_t info;   /* address, rank and token */
+    char record_path[PATH_MAX]; /* endpoint record file, if this process can read it */
+    ucp_ep_h ep;
+    int connected;
+    int failed;              /* the connection failed; reconnect on next use */
+    ucs_status_t fail_status;
+} client_server_t;
+
+typedef struct client_pending {
+    struct client_pending *next;
+    uint64_t req_id;
+    unsigned server;
+    int done;
+    pdcbb_err_t status;      /* transport-level outcome */
+    void *buf;               /* the whole reply message, malloc'ed */
+    size_t len;
+} client_pending_t;
+
+typedef struct client_state {
+    int initialised;
+    pdcid_t pdc_id;
+    pdcbb_config_t cfg;
+    pdcbb_ucx_t ucx;
+    client_server_t *servers;
+    unsigned nservers;
+    uint64_t job_id;
+    uint64_t next_req_id;
+    client_pending_t *pending;
+    char discovery[16];
+    char node[PDCBB_NODE_NAME_MAX];
+    int pmix_initialised;
+    /* statistics for PDC_timing_report */
+    uint64_t op_count[PDCBB_OP_MAX_];
+    double op_seconds[PDCBB_OP_MAX_];
+} client_state_t;
+
+extern client_state_t client_g;
+extern pthread_mutex_t client_lock;
+
+#define CLIENT_ENTER() pthread_mutex_lock(&client_lock)
+#define CLIENT_LEAVE() pthread_mutex_unlock(&client_lock)
+
+/* Fail with NOT_INIT unless PDCinit succeeded. */
+pdcbb_err_t client_check_init(void);
+
+/* ------------------------------------------------------------------ discovery */
+
+/* Fill client_g.servers / nservers / job_id / cfg; err gets the reason on failure. */
+pdcbb_err_t client_discover(char *err, size_t errlen);
+void client_discovery_finalize(void);
+
+/* ------------------------------------------------------------------ rpc */
+
+pdcbb_err_t client_rpc_open(char *err, size_t errlen);
+void client_rpc_close(void);
+
+/*
+ * One round trip: send request body req of op to server, wait for the reply and decode it into
+ * rep (the op's reply struct). Strings and blobs in rep point into *keep, which the caller
+ * releases with client_rpc_release(op, rep, *keep). On failure the thread's last error is set
+ * with the op, the server and the cause (the daemon's status or the transport's).
+ */
+pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep, void **keep);
+void client_rpc_release(unsigned op, void *rep, void *keep);
+
+/* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */
+#define CLIENT_X_STUB(OP, val, lname, RQ, RP)                                                     \
+    static inline pdcbb_err_t client_op_##lname(unsigned server, const pdcbb_##lname##_req_t *q,  \
+                                                pdcbb_##lname##_rep_t *p, void **keep)            \
+    {                                                                                             \
+        return client_rpc(server, PDCBB_OP_##OP, q, p, keep);                                     \
+    }
+PDCBB_OPS(CLIENT_X_STUB)
+#undef CLIENT_X_STUB
+
+/* Home daemon of a name. */
+static inline unsigned client_home_of_name(const char *name)
+{
+    return pdcbb_home_server(name, client_g.nservers);
+}
+
+/* ------------------------------------------------------------------ objects of the API */
+
+/* PDC's opaque container property (PDCcont_prop_get_info returns it). */
+struct _pdc_cont_prop {
+    pdc_lifetime_t lifetime;
+    pdcid_t pdc_id;
+};
+typedef struct _pdc_cont_prop client_cont_prop_t;
+
+/* PDC's opaque iterator handle (cont_handle, obj_handle): one entry of a snapshot. */
+struct client_iter;
+struct _pdc_id_info {
+    struct client_iter *iter;
+    size_t index;
+};
+
+typedef struct client_obj_prop {
+    struct pdc_obj_prop pub;       /* what PDCobj_prop_get_info returns; pub.dims owned here */
+    uint32_t user_id;
+    uint32_t time_step;
+    char *app_name;
+    char *data_loc;
+    char *tags;
+    void *buf;                     /* PDCprop_set_obj_buf */
+} client_obj_prop_t;
+
+typedef struct client_cont {
+    uint64_t meta_id;
+    char *name;
+    pdc_lifetime_t lifetime;
+    struct pdc_cont_info info;     /* what PDCcont_get_info returns */
+} client_cont_t;
+
+typedef struct client_obj {
+    uint64_t meta_id;
+    uint64_t cont_meta_id;
+    pdcid_t cont_id;               /* local id of the container, 0 if opened by name */
+    char *name;
+    client_obj_prop_t prop;
+    struct pdc_obj_info info;      /* what PDCobj_get_info returns */
+} client_obj_t;
+
+/* Fill o (name, props, info) from an OBJ_INFO reply. */
+pdcbb_err_t client_obj_from_reply(client_obj_t *o, const pdcbb_obj_info_rep_t *p);
+void client_obj_free(client_obj_t *o);
+void client_cont_free(client_cont_t *c);
+void client_obj_prop_free(client_obj_prop_t *p);
+pdcbb_err_t client_obj_prop_copy(client_obj_prop_t *dst, const client_obj_prop_t *src);
+/* Release iteration snapshots and cached info structs (PDCclose). */
+void client_iter_cleanup(void);
+void client_info_cache_cleanup(void);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * pdc_iter.c - iteration over the job's containers and over a container's objects.
+ *
+ * PDCcont_iter_start / PDCobj_iter_start take a snapshot of the ids from every daemon; the
+ * returned handles point into that snapshot, and PDCcont_iter_get_info / PDCobj_iter_get_info
+ * fetch (once) and keep the entry's metadata. Snapshots belong to the library and are freed
+ * at PDCclose.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+typedef struct client_iter {
+    struct client_iter *next;
+    unsigned kind; /* PDCBB_META_KIND_CONT or _OBJ */
+    size_t n;
+    uint64_t *ids;
+    struct _pdc_id_info *entries;
+    client_cont_t **conts; /* fetched lazily */
+    client_obj_t **objs;
+} client_iter_t;
+
+static client_iter_t *iters;
+
+void client_iter_cleanup(void)
+{
+    while (iters) {
+        client_iter_t *it = iters;
+        iters = it->next;
+        for (size_t i = 0; i < it->n; i++) {
+            if (it->conts)
+                client_cont_free(it->conts[i]);
+            if (it->objs)
+                client_obj_free(it->objs[i]);
+        }
+        free(it->conts);
+        free(it->objs);
+        free(it->entries);
+        free(it->ids);
+        free(it);
+    }
+}
+
+/* All ids of kind (objects: of container cont_meta, 0 = all) from every daemon. */
+static pdcbb_err_t list_all(unsigned kind, uint64_t cont_meta, uint64_t **out, size_t *nout)
+{
+    uint64_t *all = NULL;
+    size_t total = 0;
+    for (unsigned s = 0; s < client_g.nservers; s++) {
+        uint64_t after = 0;
+        for (;;) {
+            pdcbb_obj_list_rep_t p;
+            void *keep;
+            unsigned op = kind == PDCBB_META_KIND_CONT ? PDCBB_OP_CONT_LIST : PDCBB_OP_OBJ_LIST;
+            pdcbb_err_t rc;
+            if (kind == PDCBB_META_KIND_CONT) {
+                pdcbb_cont_list_req_t q = {.after = after, .max = 4096};
+                rc = client_rpc(s, op, &q, &p, &keep);
+            } else {
+                pdcbb_obj_list_req_t q = {.cont_id = cont_meta, .after = after, .max = 4096};
+                rc = client_rpc(s, op, &q, &p, &keep);
+            }
+            if (rc != PDCBB_OK) {
+                free(all);
+                return rc;
+            }
+            uint64_t *grown = realloc(all, (total + p.ids_count + 1) * sizeof(uint64_t));
+            if (grown == NULL) {
+                client_rpc_release(op, &p, keep);
+                free(all);
+                return client_fail(PDCBB_ERR_NOMEM, "out of memory listing ids");
+            }
+            all = grown;
+            if (p.ids_count)
+                memcpy(all + total, p.ids, p.ids_count * sizeof(uint64_t));
+            total += p.ids_count;
+            int more = p.more && p.ids_count > 0;
+            if (p.ids_count)
+                after = p.ids[p.ids_count - 1];
+            client_rpc_release(op, &p, keep);
+            if (!more)
+                break;
+        }
+    }
+    *out = all;
+    *nout = total;
+    return PDCBB_OK;
+}
+
+static struct _pdc_id_info *iter_start(unsigned kind, uint64_t cont_meta, const char *fn)
+{
+    uint64_t *ids = NULL;
+    size_t n = 0;
+    if (list_all(kind, cont_meta, &ids, &n) != PDCBB_OK)
+        return NULL;
+    if (n == 0) {
+        free(ids);
+        return NULL; /* an empty iteration: iter_null is true at once */
+    }
+    client_iter_t *it = calloc(1, sizeof(*it));
+    if (it == NULL || (it->entries = calloc(n, sizeof(*it->entries))) == NULL ||
+        (kind == PDCBB_META_KIND_CONT ? (it->conts = calloc(n, sizeof(*it->conts))) == NULL
+                                      : (it->objs = calloc(n, sizeof(*it->objs))) == NULL)) {
+        if (it) {
+            free(it->entries);
+            free(it->conts);
+            free(it->objs);
+        }
+        free(it);
+        free(ids);
+        client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
+        return NULL;
+    }
+    it->kind = kind;
+    it->n = n;
+    it->ids = ids;
+    for (size_t i = 0; i < n; i++) {
+        it->entries[i].iter = it;
+        it->entries[i].index = i;
+    }
+    it->next = iters;
+    iters = it;
+    return &it->entries[0];
+}
+
+static struct _pdc_id_info *iter_next(struct _pdc_id_info *h)
+{
+    if (h == NULL || h->iter == NULL || h->index + 1 >= h->iter->n)
+        return NULL;
+    return &h->iter->entries[h->index + 1];
+}
+
+cont_handle *PDCcont_iter_start(void)
+{
+    cont_handle *h = NULL;
+    CLIENT_ENTER();
+    client_clear_error();
+    if (client_check_init() == PDCBB_OK)
+        h = iter_start(PDCBB_META_KIND_CONT, 0, "PDCcont_iter_start");
+    CLIENT_LEAVE();
+    return h;
+}
+
+pbool_t PDCcont_iter_null(cont_handle *chandle)
+{
+    return chandle == NULL;
+}
+
+cont_handle *PDCcont_iter_next(cont_handle *chandle)
+{
+    CLIENT_ENTER();
+    cont_handle *h = iter_next(chandle);
+    CLIENT_LEAVE();
+    return h;
+}
+
+struct pdc_cont_info *PDCcont_iter_get_info(cont_handle *chandle)
+{
+    struct pdc_cont_info *info = NULL;
+    CLIENT_ENTER();
+    client_clear_error();
+    if (chandle == NULL || chandle->iter == NULL ||
+        chandle->iter->kind != PDCBB_META_KIND_CONT) {
+        client_fail(PDCBB_ERR_INVAL, "PDCcont_iter_get_info: not a container iterator");
+        goto out;
+    }
+    client_iter_t *it = chandle->iter;
+    size_t i = chandle->index;
+    if (it->conts[i] == NULL) {
+        pdcbb_cont_info_req_t q = {.id = it->ids[i]};
+        pdcbb_cont_info_rep_t p;
+        void *keep;
+        if (client_op_cont_info(pdcbb_meta_id_server(it->ids[i]), &q, &p, &keep) != PDCBB_OK)
+            goto out;
+        client_cont_t *c = calloc(1, sizeof(*c));
+        if (c == NULL || (c->name = strdup(p.name)) == NULL) {
+            free(c);
+            client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
+            client_fail(PDCBB_ERR_NOMEM, "PDCcont_iter_get_info: out of memory");
+            goto out;
+        }
+        c->meta_id = p.id;
+        c->lifetime = (pdc_lifetime_t)p.lifetime;
+        c->info.name = c->name;
+        c->info.meta_id = p.id;
+        client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
+        it->conts[i] = c;
+    }
+    info = &it->conts[i]->info;
+out:
+    CLIENT_LEAVE();
+    return info;
+}
+
+obj_handle *PDCobj_iter_start(pdcid_t cont_id)
+{
+    obj_handle *h = NULL;
+    pdcbb_err_t e;
+    CLIENT_ENTER();
+    client_clear_error();
+    if (client_check_init() != PDCBB_OK)
+        goto out;
+    client_cont_t *c = client_handle_get(cont_id, CLIENT_H_CONT, &e);
+    if (c == NULL) {
+        client_fail(e, "PDCobj_iter_start: %#llx is not a live container id",
+                    (unsigned long long)cont_id);
+        goto out;
+    }
+    h = iter_start(PDCBB_META_KIND_OBJ, c->meta_id, "PDCobj_iter_start");
+out:
+    CLIENT_LEAVE();
+    return h;
+}
+
+pbool_t PDCobj_iter_null(obj_handle *ohandle)
+{
+    return ohandle == NULL;
+}
+
+obj_handle *PDCobj_iter_next(obj_handle *ohandle, pdcid_t cont_id)
+{
+    (void)cont_id; /* the snapshot already belongs to one container */
+    CLIENT_ENTER();
+    obj_handle *h = iter_next(ohandle);
+    CLIENT_LEAVE();
+    return h;
+}
+
+struct pdc_obj_info *PDCobj_iter_get_info(obj_handle *ohandle)
+{
+    struct pdc_obj_info *info = NULL;
+    CLIENT_ENTER();
+    client_clear_error();
+    if (ohandle == NULL || ohandle->iter == NULL || ohandle->iter->kind != PDCBB_META_KIND_OBJ) {
+        client_fail(PDCBB_ERR_INVAL, "PDCobj_iter_get_info: not an object iterator");
+        goto out;
+    }
+    client_iter_t *it = ohandle->iter;
+    size_t i = ohandle->index;
+    if (it->objs[i] == NULL) {
+        pdcbb_obj_info_req_t q = {.id = it->ids[i]};
+        pdcbb_obj_info_rep_t p;
+        void *keep;
+        if (client_op_obj_info(pdcbb_meta_id_server(it->ids[i]), &q, &p, &keep) != PDCBB_OK)
+            goto out;
+        client_obj_t *o = malloc(sizeof(*o));
+        if (o == NULL || client_obj_from_reply(o, &p) != PDCBB_OK) {
+            free(o);
+            client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
+            client_fail(PDCBB_ERR_NOMEM, "PDCobj_iter_get_info: out of memory");
+            goto out;
+        }
+        client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
+        it->objs[i] = o;
+    }
+    info = &it->objs[i]->info;
+out:
+    CLIENT_LEAVE();
+    return info;
+}

@@ -1,0 +1,152 @@
+/*
+ * pdc_tag.c - key-value tags of containers and objects, and tag search.
+ *
+ * A tag lives with its container or object on that one's home daemon (the id says which).
+ * Values are typed: the type travels with the value and comes back from get; the size must be
+ * a whole number of elements of the type (strings: any length, NUL included by convention).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "client_tag.h"
+
+static pdcbb_err_t check_tag_args(const char *fn, const char *tag_name)
+{
+    if (tag_name == NULL || tag_name[0] == '\0')
+        return client_fail(PDCBB_ERR_INVAL, "%s: the tag name is NULL or empty", fn);
+    if (strlen(tag_name) > PDCBB_NAME_MAX)
+        return client_fail(PDCBB_ERR_TOO_BIG, "%s: tag name longer than %d characters", fn,
+                           PDCBB_NAME_MAX);
+    return PDCBB_OK;
+}
+
+/* Add the names involved to a failure the daemon reported. */
+static pdcbb_err_t tag_fail(pdcbb_err_t rc, const char *fn, const char *what, const char *owner,
+                            const char *tag_name)
+{
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return client_fail(rc, "%s: %s '%s' has no tag '%s'", fn, what, owner, tag_name);
+    if (rc == PDCBB_ERR_UNREACHABLE || rc == PDCBB_ERR_TIMEOUT)
+        return rc; /* the transport's message already names the daemon */
+    return client_fail(rc, "%s: tag '%s' of %s '%s': %s", fn, tag_name, what, owner,
+                       PDCbb_last_error_message());
+}
+
+pdcbb_err_t client_tag_put(const char *fn, uint64_t meta_id, const char *what, const char *owner,
+                           const char *tag_name, const void *value, pdc_var_type_t type,
+                           psize_t size)
+{
+    pdcbb_err_t rc = check_tag_args(fn, tag_name);
+    if (rc != PDCBB_OK)
+        return rc;
+    size_t esize = pdcbb_type_size((int)type);
+    if (esize == 0)
+        return client_fail(PDCBB_ERR_INVAL, "%s: bad tag value type %d (use a pdc_var_type_t "
+                                            "from PDC_INT to PDC_SIZE_T)",
+                           fn, (int)type);
+    if (value == NULL || size == 0)
+        return client_fail(PDCBB_ERR_INVAL, "%s: tag '%s': value is NULL or its size is 0", fn,
+                           tag_name);
+    if (size > PDCBB_TAG_VALUE_MAX)
+        return client_fail(PDCBB_ERR_TOO_BIG, "%s: tag '%s': value of %llu bytes exceeds %u",
+                           fn, tag_name, (unsigned long long)size, PDCBB_TAG_VALUE_MAX);
+    if (size % esize != 0)
+        return client_fail(PDCBB_ERR_INVAL,
+                           "%s: tag '%s': size %llu is not a multiple of the %zu-byte %s", fn,
+                           tag_name, (unsigned long long)size, esize, pdcbb_type_name((int)type));
+    pdcbb_tag_put_req_t q = {.id = meta_id, .name = tag_name, .type = (int32_t)type,
+                             .value = value, .value_len = (uint32_t)size};
+    pdcbb_tag_put_rep_t p;
+    void *keep;
+    rc = client_op_tag_put(pdcbb_meta_id_server(meta_id), &q, &p, &keep);
+    if (rc != PDCBB_OK)
+        return tag_fail(rc, fn, what, owner, tag_name);
+    client_rpc_release(PDCBB_OP_TAG_PUT, &p, keep);
+    return PDCBB_OK;
+}
+
+pdcbb_err_t client_tag_get(const char *fn, uint64_t meta_id, const char *what, const char *owner,
+                           const char *tag_name, void **value, pdc_var_type_t *type,
+                           psize_t *size)
+{
+    pdcbb_err_t rc = check_tag_args(fn, tag_name);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (value == NULL)
+        return client_fail(PDCBB_ERR_INVAL, "%s: tag_value is NULL", fn);
+    pdcbb_tag_get_req_t q = {.id = meta_id, .name = tag_name};
+    pdcbb_tag_get_rep_t p;
+    void *keep;
+    rc = client_op_tag_get(pdcbb_meta_id_server(meta_id), &q, &p, &keep);
+    if (rc != PDCBB_OK)
+        return tag_fail(rc, fn, what, owner, tag_name);
+    void *copy = malloc(p.value_len ? p.value_len : 1);
+    if (copy == NULL) {
+        client_rpc_release(PDCBB_OP_TAG_GET, &p, keep);
+        return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
+    }
+    memcpy(copy, p.value, p.value_len);
+    *value = copy;
+    if (type)
+        *type = (pdc_var_type_t)p.type;
+    if (size)
+        *size = p.value_len;
+    client_rpc_release(PDCBB_OP_TAG_GET, &p, keep);
+    return PDCBB_OK;
+}
+
+pdcbb_err_t client_tag_del(const char *fn, uint64_t meta_id, const char *what, const char *owner,
+                           const char *tag_name)
+{
+    pdcbb_err_t rc = check_tag_args(fn, tag_name);
+    if (rc != PDCBB_OK)
+        return rc;
+    pdcbb_tag_del_req_t q = {.id = meta_id, .name = tag_name};
+    pdcbb_tag_del_rep_t p;
+    void *keep;
+    rc = client_op_tag_del(pdcbb_meta_id_server(meta_id), &q, &p, &keep);
+    if (rc != PDCBB_OK)
+        return tag_fail(rc, fn, what, owner, tag_name);
+    client_rpc_release(PDCBB_OP_TAG_DEL, &p, keep);
+    return PDCBB_OK;
+}
+
+pdcbb_err_t client_tag_query(const char *fn, const char *tag_name, const void *value,
+                             size_t value_len, int match_value, unsigned kind, uint64_t **ids,
+                             int *n)
+{
+    pdcbb_err_t rc = check_tag_args(fn, tag_name);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (match_value && (value == NULL || value_len == 0 || value_len > PDCBB_TAG_VALUE_MAX))
+        return client_fail(PDCBB_ERR_INVAL, "%s: bad tag value or size %zu", fn, value_len);
+    uint64_t *all = NULL;
+    size_t total = 0;
+    for (unsigned s = 0; s < client_g.nservers; s++) {
+        pdcbb_tag_query_req_t q = {.name = tag_name, .match_value = (uint32_t)!!match_value,
+                                   .value = match_value ? value : NULL,
+                                   .value_len = match_value ? (uint32_t)value_len : 0,
+                                   .kind = kind};
+        pdcbb_tag_query_rep_t p;
+        void *keep;
+        if ((rc = client_op_tag_query(s, &q, &p, &keep)) != PDCBB_OK) {
+            free(all);
+            return rc;
+        }
+        uint64_t *grown = realloc(all, (total + p.ids_count + 1) * sizeof(uint64_t));
+        if (grown == NULL) {
+            client_rpc_release(PDCBB_OP_TAG_QUERY, &p, keep);
+            free(all);
+            return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
+        }
+        all = grown;
+        if (p.ids_count)
+            memcpy(all + total, p.ids, p.ids_count * sizeof(uint64_t));
+        total += p.ids_count;
+        client_rpc_release(PDCBB_OP_TAG_QUERY, &p, keep);
+    }
+    *ids = all;
+    *n = (int)total;
+    return PDCBB_OK;
+}

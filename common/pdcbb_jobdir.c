@@ -1,0 +1,330 @@
+/* pdcbb_jobdir.c - job directory layout, token and endpoint record files (pdcbb_jobdir.h). */
+#include "pdcbb_jobdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+pdcbb_err_t pdcbb_jobdir_path(const char *dir, const char *name, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%s/%s", dir, name);
+    return (n < 0 || (size_t)n >= len) ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_jobdir_rank_path(const char *dir, unsigned rank, const char *kind, char *out,
+                                   size_t len)
+{
+    int n = (kind && *kind) ? snprintf(out, len, "%s/bbd-%u.%s", dir, rank, kind)
+                            : snprintf(out, len, "%s/bbd-%u", dir, rank);
+    return (n < 0 || (size_t)n >= len) ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_token_generate(uint8_t *token)
+{
+    size_t got = 0;
+    while (got < PDCBB_TOKEN_LEN) {
+        ssize_t r = getrandom(token + got, PDCBB_TOKEN_LEN - got, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return pdcbb_err_from_errno(errno);
+        }
+        got += (size_t)r;
+    }
+    return PDCBB_OK;
+}
+
+/* Write len bytes to path through a temporary file and rename. */
+static pdcbb_err_t write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+        return PDCBB_ERR_TOO_BIG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0)
+        return pdcbb_err_from_errno(errno);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return pdcbb_err_from_errno(e);
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return pdcbb_err_from_errno(e);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return pdcbb_err_from_errno(e);
+    }
+    return PDCBB_OK;
+}
+
+static void hex_encode(const uint8_t *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static pdcbb_err_t hex_decode(const char *in, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_digit((unsigned char)in[2 * i]);
+        int lo = hi < 0 ? -1 : hex_digit((unsigned char)in[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return PDCBB_ERR_PROTO;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_token_write(const char *path, const uint8_t *token)
+{
+    char hex[2 * PDCBB_TOKEN_LEN + 2];
+    hex_encode(token, PDCBB_TOKEN_LEN, hex);
+    strcat(hex, "\n");
+    return write_atomic(path, hex, strlen(hex), 0600);
+}
+
+pdcbb_err_t pdcbb_token_read(const char *path, uint8_t *token)
+{
+    char buf[2 * PDCBB_TOKEN_LEN + 8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pdcbb_err_from_errno(errno);
+    ssize_t r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r < 2 * PDCBB_TOKEN_LEN)
+        return PDCBB_ERR_PROTO;
+    buf[r] = '\0';
+    if (r > 2 * PDCBB_TOKEN_LEN && buf[2 * PDCBB_TOKEN_LEN] != '\n')
+        return PDCBB_ERR_PROTO;
+    return hex_decode(buf, token, PDCBB_TOKEN_LEN);
+}
+
+pdcbb_err_t pdcbb_endpoint_format(const pdcbb_endpoint_t *ep, int with_token, char *out,
+                                  size_t len)
+{
+    char hex[2 * PDCBB_TOKEN_LEN + 1] = "";
+    if (with_token)
+        hex_encode(ep->token, PDCBB_TOKEN_LEN, hex);
+    int n = snprintf(out, len,
+                     "version=%d\njob_id=%" PRIu64 "\nrank=%u\nnservers=%u\nnode=%s\nip=%s\n"
+                     "port=%u\npid=%ld\n%s%s%s",
+                     PDCBB_ENDPOINT_VERSION, ep->job_id, ep->rank, ep->nservers, ep->node, ep->ip,
+                     ep->port, (long)ep->pid, with_token ? "token=" : "", hex,
+                     with_token ? "\n" : "");
+    return (n < 0 || (size_t)n >= len) ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end != '\0' || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+pdcbb_err_t pdcbb_endpoint_parse(const char *text, int with_token, pdcbb_endpoint_t *ep)
+{
+    pdcbb_endpoint_t e;
+    memset(&e, 0, sizeof(e));
+    unsigned seen = 0;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t l = nl ? (size_t)(nl - p) : strlen(p);
+        char line[512];
+        if (l >= sizeof(line))
+            return PDCBB_ERR_PROTO;
+        memcpy(line, p, l);
+        line[l] = '\0';
+        p += l + (nl ? 1 : 0);
+        if (l == 0)
+            continue;
+        char *eq = strchr(line, '=');
+        if (eq == NULL)
+            return PDCBB_ERR_PROTO;
+        *eq = '\0';
+        const char *k = line, *v = eq + 1;
+        uint64_t u;
+        if (strcmp(k, "version") == 0) {
+            if (parse_u64(v, 1000, &u) || u != PDCBB_ENDPOINT_VERSION)
+                return PDCBB_ERR_VERSION;
+            seen |= 1;
+        } else if (strcmp(k, "job_id") == 0) {
+            if (parse_u64(v, UINT64_MAX, &u))
+                return PDCBB_ERR_PROTO;
+            e.job_id = u;
+            seen |= 2;
+        } else if (strcmp(k, "rank") == 0) {
+            if (parse_u64(v, PDCBB_SERVERS_MAX - 1, &u))
+                return PDCBB_ERR_PROTO;
+            e.rank = (uint32_t)u;
+            seen |= 4;
+        } else if (strcmp(k, "nservers") == 0) {
+            if (parse_u64(v, PDCBB_SERVERS_MAX, &u) || u == 0)
+                return PDCBB_ERR_PROTO;
+            e.nservers = (uint32_t)u;
+            seen |= 8;
+        } else if (strcmp(k, "node") == 0) {
+            if (strlen(v) >= sizeof(e.node) || *v == '\0')
+                return PDCBB_ERR_PROTO;
+            strcpy(e.node, v);
+            seen |= 16;
+        } else if (strcmp(k, "ip") == 0) {
+            if (strlen(v) >= sizeof(e.ip) || *v == '\0')
+                return PDCBB_ERR_PROTO;
+            strcpy(e.ip, v);
+            seen |= 32;
+        } else if (strcmp(k, "port") == 0) {
+            if (parse_u64(v, 65535, &u) || u == 0)
+                return PDCBB_ERR_PROTO;
+            e.port = (uint16_t)u;
+            seen |= 64;
+        } else if (strcmp(k, "pid") == 0) {
+            if (parse_u64(v, INT32_MAX, &u) || u == 0)
+                return PDCBB_ERR_PROTO;
+            e.pid = (pid_t)u;
+            seen |= 128;
+        } else if (strcmp(k, "token") == 0) {
+            if (strlen(v) != 2 * PDCBB_TOKEN_LEN || hex_decode(v, e.token, PDCBB_TOKEN_LEN))
+                return PDCBB_ERR_PROTO;
+            seen |= 256;
+        } /* unknown keys are ignored: later versions may add some */
+    }
+    if ((seen & 255) != 255 || (with_token && !(seen & 256)))
+        return PDCBB_ERR_PROTO;
+    if (e.rank >= e.nservers)
+        return PDCBB_ERR_PROTO;
+    *ep = e;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_endpoint_write(const char *path, const pdcbb_endpoint_t *ep)
+{
+    char buf[1024];
+    pdcbb_err_t rc = pdcbb_endpoint_format(ep, 0, buf, sizeof(buf));
+    if (rc != PDCBB_OK)
+        return rc;
+    return write_atomic(path, buf, strlen(buf), 0600);
+}
+
+pdcbb_err_t pdcbb_endpoint_read(const char *path, pdcbb_endpoint_t *ep)
+{
+    char buf[2048];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pdcbb_err_from_errno(errno);
+    ssize_t r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r < 0)
+        return pdcbb_err_from_errno(errno);
+    buf[r] = '\0';
+    return pdcbb_endpoint_parse(buf, 0, ep);
+}
+
+pdcbb_err_t pdcbb_jobdir_read_endpoints(const char *dir, pdcbb_endpoint_t **eps, size_t *n)
+{
+    char path[4096];
+    uint8_t token[PDCBB_TOKEN_LEN];
+    pdcbb_err_t rc = pdcbb_jobdir_path(dir, "token", path, sizeof(path));
+    if (rc == PDCBB_OK)
+        rc = pdcbb_token_read(path, token);
+    if (rc != PDCBB_OK)
+        return rc;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return pdcbb_err_from_errno(errno);
+    pdcbb_endpoint_t *list = NULL;
+    size_t count = 0, cap = 0;
+    struct dirent *de;
+    rc = PDCBB_OK;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (strncmp(de->d_name, "bbd-", 4) != 0 || l < 13 ||
+            strcmp(de->d_name + l - 9, ".endpoint") != 0)
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 8;
+            pdcbb_endpoint_t *nl = realloc(list, cap * sizeof(*list));
+            if (nl == NULL) {
+                rc = PDCBB_ERR_NOMEM;
+                break;
+            }
+            list = nl;
+        }
+        if ((rc = pdcbb_jobdir_path(dir, de->d_name, path, sizeof(path))) != PDCBB_OK ||
+            (rc = pdcbb_endpoint_read(path, &list[count])) != PDCBB_OK)
+            break;
+        memcpy(list[count].token, token, PDCBB_TOKEN_LEN);
+        count++;
+    }
+    closedir(d);
+    if (rc != PDCBB_OK) {
+        free(list);
+        return rc;
+    }
+    *eps = list;
+    *n = count;
+    return PDCBB_OK;
+}
+
+int pdcbb_pid_alive(pid_t pid)
+{
+    if (pid <= 0)
+        return 0;
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : 1;
+    ssize_t r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r <= 0)
+        return 0;
+    buf[r] = '\0';
+    const char *rp = strrchr(buf, ')');
+    if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+        return 0;
+    return 1;
+}

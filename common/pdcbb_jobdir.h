@@ -1,0 +1,73 @@
+/*
+ * pdcbb_jobdir.h - the node-local job directory: file names, the auth token and the daemons'
+ * endpoint records. Shared by the prolog/epilog (jobctl), the daemon, the client and the CLI so
+ * that the layout is defined in one place:
+ *
+ *     <job dir>/token            the job's auth token, 64 hex digits, mode 0600
+ *     <job dir>/config.yaml      the job's resolved configuration (written by the prolog)
+ *     <job dir>/prolog.error     why the prolog could not start the burst buffer (if it failed)
+ *     <job dir>/bbd-R.endpoint   endpoint record of daemon rank R (written atomically)
+ *     <job dir>/bbd-R.pid        its pid
+ *     <job dir>/bbd-R.log        its log
+ *     <job dir>/bbd-R/           its LMDB environment and data files
+ *
+ * All functions are thread-safe.
+ */
+#ifndef PDCBB_JOBDIR_H
+#define PDCBB_JOBDIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pdcbb_error.h"
+#include "pdcbb_proto.h"
+
+#define PDCBB_NODE_NAME_MAX 256
+#define PDCBB_ENDPOINT_VERSION 1
+
+/* One daemon as clients need to know it. */
+typedef struct pdcbb_endpoint {
+    uint64_t job_id;
+    uint32_t rank;
+    uint32_t nservers;
+    char node[PDCBB_NODE_NAME_MAX];
+    char ip[64];
+    uint16_t port;
+    pid_t pid;
+    uint8_t token[PDCBB_TOKEN_LEN]; /* not part of the record file: read from the token file */
+} pdcbb_endpoint_t;
+
+/* snprintf "<dir>/<name>" into out; PDCBB_ERR_TOO_BIG if it does not fit. */
+pdcbb_err_t pdcbb_jobdir_path(const char *dir, const char *name, char *out, size_t len);
+/* Same for per-rank files: kind is "endpoint", "pid", "log" or "" (the data directory). */
+pdcbb_err_t pdcbb_jobdir_rank_path(const char *dir, unsigned rank, const char *kind, char *out,
+                                   size_t len);
+
+/* Fill token with PDCBB_TOKEN_LEN random bytes from getrandom(2). */
+pdcbb_err_t pdcbb_token_generate(uint8_t *token);
+/* Write token as hex to path (mode 0600, atomically), owned by the caller. */
+pdcbb_err_t pdcbb_token_write(const char *path, const uint8_t *token);
+/* Read a token file; PDCBB_ERR_NOT_FOUND, PDCBB_ERR_PERM, or PDCBB_ERR_PROTO if malformed. */
+pdcbb_err_t pdcbb_token_read(const char *path, uint8_t *token);
+
+/* Write an endpoint record atomically (temporary file + rename). */
+pdcbb_err_t pdcbb_endpoint_write(const char *path, const pdcbb_endpoint_t *ep);
+/* Read and validate one record (every field present and in range). token is left zero. */
+pdcbb_err_t pdcbb_endpoint_read(const char *path, pdcbb_endpoint_t *ep);
+/* Serialise a record to text (for the PMIx exchange, including the token as hex). */
+pdcbb_err_t pdcbb_endpoint_format(const pdcbb_endpoint_t *ep, int with_token, char *out,
+                                  size_t len);
+/* Parse what pdcbb_endpoint_format produced; with_token requires the token line. */
+pdcbb_err_t pdcbb_endpoint_parse(const char *text, int with_token, pdcbb_endpoint_t *ep);
+
+/*
+ * Read every endpoint record of a job directory (bbd-*.endpoint) plus its token. *eps is
+ * malloc'ed (caller frees), *n its length (0 if the directory holds none yet).
+ */
+pdcbb_err_t pdcbb_jobdir_read_endpoints(const char *dir, pdcbb_endpoint_t **eps, size_t *n);
+
+/* 1 if pid names a live process (state Z counts as dead). */
+int pdcbb_pid_alive(pid_t pid);
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * pdcbb_proto.h - the wire protocol shared by the client library, the daemon and the stager.
+ *
+ * A message is a fixed 64-byte header followed by a payload. The header carries magic,
+ * protocol version, op code, request id, flags, status (replies), payload length and the job's
+ * auth token. Every field is encoded explicitly in little-endian order; nothing is sent as a
+ * raw C struct. Each op has one request and one reply body, described once below as a field
+ * list; the structs and the field tables that drive encoding and decoding are generated from
+ * those lists, so the two sides cannot disagree about a layout.
+ *
+ * Decoding is bounds-checked field by field: a truncated, oversized or corrupted message gives
+ * PDCBB_ERR_TRUNCATED, PDCBB_ERR_TOO_BIG or PDCBB_ERR_PROTO, never a crash. Decoded strings and
+ * blobs point into the payload buffer (valid while it lives); decoded U64 arrays are allocated
+ * and released by pdcbb_body_free().
+ *
+ * Values of op codes are append-only, like the error codes. All functions here are pure and
+ * thread-safe.
+ */
+#ifndef PDCBB_PROTO_H
+#define PDCBB_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pdcbb_error.h"
+
+#define PDCBB_PROTO_MAGIC 0x42434450u /* "PDCB" in little-endian byte order */
+#define PDCBB_PROTO_VERSION 1
+#define PDCBB_TOKEN_LEN 32
+#define PDCBB_HDR_LEN 64
+/* Largest payload of one control message; larger data is split by the sender. */
+#define PDCBB_PAYLOAD_MAX (16u << 20)
+/* Longest string field (names, property strings), excluding the terminating NUL. */
+#define PDCBB_STR_MAX 4095
+/* Longest container or object name, excluding the NUL. */
+#define PDCBB_NAME_MAX 1023
+/* Largest tag value. */
+#define PDCBB_TAG_VALUE_MAX (1u << 20)
+/* Most dimensions of an object or region. */
+#define PDCBB_NDIM_MAX 16
+/* UCX active-message id of control messages. */
+#define PDCBB_AM_ID_MSG 1
+
+/* Header flags. */
+#define PDCBB_MSG_FLAG_REPLY 0x1u
+
+typedef struct pdcbb_msg_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t op;
+    uint64_t req_id;
+    uint32_t flags;
+    int32_t status; /* replies: a pdcbb_err_t; requests: 0 */
+    uint32_t payload_len;
+    uint8_t token[PDCBB_TOKEN_LEN];
+} pdcbb_msg_hdr_t;
+
+/*
+ * Ids of containers and objects as the daemons assign them ("meta ids"): the kind in the top
+ * 4 bits, the home daemon's rank in the next 16 and a per-daemon sequence number in the low 44.
+ * A meta id is never 0.
+ */
+#define PDCBB_META_KIND_CONT 1u
+#define PDCBB_META_KIND_OBJ 2u
+#define PDCBB_SERVERS_MAX 65535u
+static inline uint64_t pdcbb_meta_id_make(unsigned kind, unsigned server, uint64_t seq)
+{
+    return ((uint64_t)kind << 60) | ((uint64_t)(server & 0xffffu) << 44) |
+           (seq & ((1ull << 44) - 1));
+}
+static inline unsigned pdcbb_meta_id_kind(uint64_t id) { return (unsigned)(id >> 60); }
+static inline unsigned pdcbb_meta_id_server(uint64_t id) { return (unsigned)((id >> 44) & 0xffffu); }
+
+/* FNV-1a 64 of a NUL-terminated name: the daemon owning a name is hash % nservers. */
+uint64_t pdcbb_name_hash(const char *name);
+static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
+{
+    return nservers ? (unsigned)(pdcbb_name_hash(name) % nservers) : 0;
+}
+
+/*
+ * Field kinds of message bodies:
+ *   U32, I32, U64  scalars
+ *   STR            const char *name (NUL-terminated, at most PDCBB_STR_MAX; NULL encodes as "")
+ *   BLOB           const void *name + uint32_t name_len
+ *   U64S           uint64_t *name + uint32_t name_count
+ */
+#define PDCBB_OBJ_PROPS(F, T)                                                                     \
+    F(T, I32, type)                                                                               \
+    F(T, U32, partition)                                                                          \
+    F(T, U32, consistency)                                                                        \
+    F(T, U32, user_id)                                                                            \
+    F(T, U32, time_step)                                                                          \
+    F(T, U64S, dims)                                                                              \
+    F(T, STR, app_name)                                                                           \
+    F(T, STR, data_loc)                                                                           \
+    F(T, STR, tags)
+
+/* X(OPNAME, value, lowercase name, request fields, reply fields) */
+#define PDCBB_OPS(X)                                                                              \
+    X(HELLO, 1, hello, PDCBB_HELLO_REQ, PDCBB_HELLO_REP)                                          \
+    X(CONT_CREATE, 2, cont_create, PDCBB_CONT_CREATE_REQ, PDCBB_CONT_ID_REP)                      \
+    X(CONT_OPEN, 3, cont_open, PDCBB_NAME_REQ, PDCBB_CONT_ID_REP)                                  \
+    X(CONT_INFO, 4, cont_info, PDCBB_ID_REQ, PDCBB_CONT_INFO_REP)                                 \
+    X(CONT_DEL, 5, cont_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                           \
+    X(CONT_LIST, 6, cont_list, PDCBB_LIST_REQ, PDCBB_IDS_REP)                                     \
+    X(CONT_OBJIDS_PUT, 7, cont_objids_put, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                         \
+    X(CONT_OBJIDS_GET, 8, cont_objids_get, PDCBB_ID_REQ, PDCBB_IDS_REP)                           \
+    X(CONT_OBJIDS_DEL, 9, cont_objids_del, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                         \
+    X(TAG_PUT, 10, tag_put, PDCBB_TAG_PUT_REQ, PDCBB_EMPTY)                                       \
+    X(TAG_GET, 11, tag_get, PDCBB_TAG_NAME_REQ, PDCBB_TAG_GET_REP)                                \
+    X(TAG_DEL, 12, tag_del, PDCBB_TAG_NAME_REQ, PDCBB_EMPTY)                                      \
+    X(TAG_QUERY, 13, tag_query, PDCBB_TAG_QUERY_REQ, PDCBB_IDS_REP)                               \
+    X(OBJ_CREATE, 14, obj_create, PDCBB_OBJ_CREATE_REQ, PDCBB_OBJ_INFO_REP)                       \
+    X(OBJ_OPEN, 15, obj_open, PDCBB_NAME_REQ, PDCBB_OBJ_INFO_REP)                                 \
+    X(OBJ_INFO, 16, obj_info, PDCBB_ID_REQ, PDCBB_OBJ_INFO_REP)                                   \
+    X(OBJ_DEL, 17, obj_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                            \
+    X(OBJ_SET_DIMS, 18, obj_set_dims, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                              \
+    X(OBJ_LIST, 19, obj_list, PDCBB_OBJ_LIST_REQ, PDCBB_IDS_REP)                                  \
+    X(STATS, 20, stats, PDCBB_EMPTY, PDCBB_STATS_REP)                                          \
+    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY)
+
+#define PDCBB_EMPTY(F, T)
+#define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
+#define PDCBB_HELLO_REP(F, T)                                                                     \
+    F(T, U32, rank) F(T, U32, nservers) F(T, U64, job_id) F(T, STR, node)
+#define PDCBB_NAME_REQ(F, T) F(T, STR, name)
+#define PDCBB_ID_REQ(F, T) F(T, U64, id)
+#define PDCBB_ID_IDS_REQ(F, T) F(T, U64, id) F(T, U64S, ids)
+#define PDCBB_IDS_REP(F, T) F(T, U64S, ids) F(T, U32, more)
+#define PDCBB_LIST_REQ(F, T) F(T, U64, after) F(T, U32, max)
+#define PDCBB_OBJ_LIST_REQ(F, T) F(T, U64, cont_id) F(T, U64, after) F(T, U32, max)
+#define PDCBB_CONT_CREATE_REQ(F, T) F(T, STR, name) F(T, U32, lifetime)
+#define PDCBB_CONT_ID_REP(F, T) F(T, U64, id)
+#define PDCBB_CONT_INFO_REP(F, T) F(T, U64, id) F(T, STR, name) F(T, U32, lifetime)
+#define PDCBB_TAG_PUT_REQ(F, T)                                                                   \
+    F(T, U64, id) F(T, STR, name) F(T, I32, type) F(T, BLOB, value)
+#define PDCBB_TAG_NAME_REQ(F, T) F(T, U64, id) F(T, STR, name)
+#define PDCBB_TAG_GET_REP(F, T) F(T, I32, type) F(T, BLOB, value)
+/* match_value 0: every object that has the tag; 1: only those whose value equals value. */
+#define PDCBB_TAG_QUERY_REQ(F, T)                                                                 \
+    F(T, STR, name) F(T, U32, match_value) F(T, BLOB, value) F(T, U32, kind)
+#define PDCBB_OBJ_CREATE_REQ(F, T) F(T, U64, cont_id) F(T, STR, name) PDCBB_OBJ_PROPS(F, T)
+#define PDCBB_OBJ_INFO_REP(F, T)                                                                  \
+    F(T, U64, id) F(T, U64, cont_id) F(T, STR, name) PDCBB_OBJ_PROPS(F, T)
+#define PDCBB_STATS_REP(F, T)                                                                     \
+    F(T, U32, rank) F(T, U64, requests) F(T, U64, auth_failures) F(T, U64, proto_errors)          \
+    F(T, U64, containers) F(T, U64, objects) F(T, U64, connections)
+
+typedef enum pdcbb_op {
+#define PDCBB_X_OPENUM(OP, val, lname, RQ, RP) PDCBB_OP_##OP = val,
+    PDCBB_OPS(PDCBB_X_OPENUM)
+#undef PDCBB_X_OPENUM
+    PDCBB_OP_MAX_
+} pdcbb_op_t;
+
+/* Struct declarations generated from the field lists. */
+#define PDCBB_FDECL_U32(n) uint32_t n;
+#define PDCBB_FDECL_I32(n) int32_t n;
+#define PDCBB_FDECL_U64(n) uint64_t n;
+#define PDCBB_FDECL_STR(n) const char *n;
+#define PDCBB_FDECL_BLOB(n)                                                                       \
+    const void *n;                                                                                \
+    uint32_t n##_len;
+#define PDCBB_FDECL_U64S(n)                                                                       \
+    uint64_t *n;                                                                                  \
+    uint32_t n##_count;
+#define PDCBB_FDECL(T, kind, n) PDCBB_FDECL_##kind(n)
+
+#define PDCBB_X_STRUCTS(OP, val, lname, RQ, RP)                                                   \
+    typedef struct pdcbb_##lname##_req {                                                          \
+        uint8_t unused_;                                                                          \
+        RQ(PDCBB_FDECL, _)                                                                        \
+    } pdcbb_##lname##_req_t;                                                                      \
+    typedef struct pdcbb_##lname##_rep {                                                          \
+        uint8_t unused_;                                                                          \
+        RP(PDCBB_FDECL, _)                                                                        \
+    } pdcbb_##lname##_rep_t;
+PDCBB_OPS(PDCBB_X_STRUCTS)
+#undef PDCBB_X_STRUCTS
+
+/* Name of an op ("CONT_CREATE"), or "UNKNOWN". */
+const char *pdcbb_op_name(unsigned op);
+/* 1 if op is a known op code. */
+int pdcbb_op_valid(unsigned op);
+
+/* Encode hdr into exactly PDCBB_HDR_LEN bytes at out. */
+void pdcbb_hdr_encode(const pdcbb_msg_hdr_t *hdr, uint8_t *out);
+/*
+ * Decode and validate the header of a message of len bytes: magic (PDCBB_ERR_PROTO), version
+ * (PDCBB_ERR_VERSION), payload length against len (PDCBB_ERR_TRUNCATED) and against
+ * PDCBB_PAYLOAD_MAX (PDCBB_ERR_TOO_BIG). The op code is not checked here: the receiver
+ * answers an unknown op with PDCBB_ERR_BAD_OP.
+ */
+pdcbb_err_t pdcbb_hdr_decode(const void *msg, size_t len, pdcbb_msg_hdr_t *hdr);
+
+/* Encoded size of the body of op (request if !is_reply); 0 with *err set on failure. */
+pdcbb_err_t pdcbb_body_size(unsigned op, int is_reply, const void *body, size_t *size);
+/* Encode the body into out (size bytes from pdcbb_body_size). */
+pdcbb_err_t pdcbb_body_encode(unsigned op, int is_reply, const void *body, uint8_t *out,
+                              size_t size);
+/*
+ * Decode a payload of len bytes into body (the op's generated struct, zeroed first). Errors:
+ * PDCBB_ERR_BAD_OP, PDCBB_ERR_TRUNCATED (a field runs past the end), PDCBB_ERR_TOO_BIG (a
+ * string or array longer than its limit), PDCBB_ERR_PROTO (a string without its NUL, bytes
+ * left over). On error nothing needs freeing.
+ */
+pdcbb_err_t pdcbb_body_decode(unsigned op, int is_reply, const void *payload, size_t len,
+                              void *body);
+/* Free what pdcbb_body_decode allocated in body (accepts a zeroed body). */
+void pdcbb_body_free(unsigned op, int is_reply, void *body);
+
+/*
+ * Build a whole message (header + encoded body) in one malloc'ed buffer; *out belongs to the
+ * caller (free()). hdr->payload_len is computed here. body may be NULL for a header-only
+ * message (error replies).
+ */
+pdcbb_err_t pdcbb_msg_build(const pdcbb_msg_hdr_t *hdr, const void *body, void **out,
+                            size_t *out_len);
+
+/*
+ * Element size of a PDC variable type (pdc_var_type_t values 0..18), as PDC's
+ * get_size_by_dtype; PDC_STRING counts 1 byte per character. 0 for an unknown type.
+ */
+size_t pdcbb_type_size(int type);
+/* PDC name of a type ("PDC_INT"), "PDC_UNKNOWN" if out of range. */
+const char *pdcbb_type_name(int type);
+#define PDCBB_TYPE_STRING 4
+#define PDCBB_TYPE_COUNT 19
+
+/* Constant-time comparison of two tokens: 1 if equal. */
+int pdcbb_token_equal(const uint8_t *a, const uint8_t *b);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * pdcbb_ucx.h - UCX setup shared by the client library and the daemon.
+ *
+ * Both sides must use the same transports and error-handling mode or a connection fails or
+ * silently falls back to TCP (LIMITS.md, UCX pitfalls 1-2), so the context is created in one
+ * place from the job's configuration: UCP active messages + wakeup, endpoints in
+ * UCP_ERR_HANDLING_MODE_PEER, TLS from the config (default "cma,tcp"), NET_DEVICES when set,
+ * MEMORY_INVALIDATE=y and RNDV_SCHEME=get_zcopy so large messages move single-copy via cma.
+ * A worker must only be used from the thread that created it.
+ */
+#ifndef PDCBB_UCX_H
+#define PDCBB_UCX_H
+
+#include <ucp/api/ucp.h>
+
+#include "pdcbb_error.h"
+
+typedef struct pdcbb_ucx {
+    ucp_context_h context;
+    ucp_worker_h worker;
+} pdcbb_ucx_t;
+
+/*
+ * Create context and single-threaded worker. tls and net_devices may be NULL or "" for UCX's
+ * defaults. On failure fills err (errlen bytes) with the UCX message.
+ */
+pdcbb_err_t pdcbb_ucx_open(pdcbb_ucx_t *u, const char *tls, const char *net_devices, char *err,
+                           size_t errlen);
+/* Destroy worker and context; accepts a zeroed or half-opened u. */
+void pdcbb_ucx_close(pdcbb_ucx_t *u);
+
+/* Convert a UCX status to the project's error code. */
+pdcbb_err_t pdcbb_err_from_ucs(ucs_status_t st);
+
+/* Fill a sockaddr_storage from a dotted IPv4/IPv6 address and port. */
+pdcbb_err_t pdcbb_sockaddr_make(const char *ip, uint16_t port, struct sockaddr_storage *ss,
+                                socklen_t *len);
+
+/*
+ * This node's own IPv4 address for listening: the first non-loopback address of the host name,
+ * else of the first interface that is up, else 127.0.0.1.
+ */
+pdcbb_err_t pdcbb_node_address(char *out, size_t len);
+
+/* Wait for a request from a *_nbx call to complete, progressing the worker. */
+ucs_status_t pdcbb_ucx_wait(ucp_worker_h worker, void *request);
+
+#endif

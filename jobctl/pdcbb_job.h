@@ -1,0 +1,131 @@
+/*
+ * pdcbb_job.h - per-node prolog and epilog of a pdcbb job.
+ *
+ * The Slurm SPANK plugin (spank_plugin/, as root in slurm_spank_job_prolog/epilog) and the
+ * local launcher (`pdcbb run`, as the invoking user) call exactly these functions, so a local
+ * run exercises the production path.
+ *
+ * The prolog never leaves a half-started node behind silently: on any failure it writes the
+ * reason to <job dir>/prolog.error (read by clients and `pdcbb status`) and returns an error
+ * code with the same message; callers decide whether that is fatal (the plugin never fails the
+ * Slurm prolog because of it). The epilog always tries to stop every daemon of the job on the
+ * node, whatever state the directory is in. Neither starts threads. Not thread-safe.
+ */
+#ifndef PDCBB_JOB_H
+#define PDCBB_JOB_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pdcbb_config.h"
+#include "pdcbb_error.h"
+#include "pdcbb_proto.h"
+
+#define PDCBB_JOB_ERR_LEN 1024
+
+typedef struct pdcbb_job {
+    uint64_t job_id;
+    uid_t uid;        /* the job user: owns the job directory, runs the daemons */
+    gid_t gid;
+    char node_name[256];  /* this node's name as the launcher names it */
+    unsigned node_index;  /* 0..nnodes-1 */
+    unsigned nnodes;
+    pdcbb_config_t cfg;   /* resolved: defaults < site < user < --pdc */
+    char local_root[PATH_MAX]; /* overrides cfg.local_root when non-empty (local launcher) */
+} pdcbb_job_t;
+
+/*
+ * Let a signal abort the prolog's wait for its daemons (for `pdcbb run` and Ctrl-C): when a
+ * signal interrupts the wait and *flag is non-zero, pdcbb_job_prolog stops what it started and
+ * returns PDCBB_ERR_SHUTDOWN ("interrupted by signal N"). flag is borrowed until replaced;
+ * NULL (the default) means the wait is never cut short. The epilog is never interrupted.
+ */
+void pdcbb_job_set_interrupt_flag(volatile sig_atomic_t *flag);
+
+/* "<local_root>/pdcbb.<job_id>" into out. */
+pdcbb_err_t pdcbb_job_dir(const pdcbb_job_t *job, char *out, size_t len);
+
+/*
+ * Prepare this node for the job and start its daemons:
+ *  1. create the job directory, mode 0700, owned by uid:gid (refuses an existing directory that
+ *     is a symlink or owned by someone else);
+ *  2. check cfg.capacity against cfg.max_capacity and the free space under local_root;
+ *  3. write token (token == NULL: generate one) and config.yaml, owned by the job user;
+ *  4. start cfg.servers_per_node daemons with ranks node_index*spn + k of nnodes*spn: double
+ *     fork, setsid, supplementary groups, gid and uid dropped (when running as root), inherited
+ *     descriptors closed, exec cfg.daemon_path;
+ *  5. wait up to cfg.ready_timeout for each to report ready on its pipe.
+ * On failure stops whatever it started, writes prolog.error, fills err and returns the cause.
+ * On success removes a stale prolog.error. When running as root, the files inside the job
+ * directory are written by a short-lived child that has dropped to the job user (so they are
+ * the user's, and a link the user plants there cannot redirect a root write).
+ *
+ *  job    (in)  the job and its resolved config; cfg.daemon_path must be absolute.
+ *  token  (in)  PDCBB_TOKEN_LEN bytes shared by all nodes of the job, or NULL to generate one.
+ *  err    (out) one line: why it failed (also in prolog.error when the directory is usable).
+ * Errors:
+ *  PDCBB_ERR_INVAL   bad job description (job id 0, node_index >= nnodes, no node name, ...);
+ *  PDCBB_ERR_PERM    not root and uid is not ours; the existing job directory belongs to
+ *                    someone else or is not mode 0700;
+ *  PDCBB_ERR_EXISTS  the job directory name is taken by a symlink or a non-directory;
+ *  PDCBB_ERR_BUSY    a daemon of one of this node's ranks is still running there (nothing is
+ *                    touched; restarting is fine once the epilog stopped the old ones);
+ *  PDCBB_ERR_NOSPC   capacity above max_capacity or above the free space under local_root;
+ *  PDCBB_ERR_CONFIG  daemon_path or local_root not absolute;
+ *  PDCBB_ERR_UNREACHABLE  a daemon reported "error ..." or exited without reporting ready;
+ *  PDCBB_ERR_TIMEOUT no report within cfg.ready_timeout;
+ *  PDCBB_ERR_SHUTDOWN interrupted (pdcbb_job_set_interrupt_flag);
+ *  others            from errno (creating directories, writing files, fork, pipe).
+ */
+pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char *err,
+                             size_t errlen);
+
+/*
+ * Stop the job's daemons on this node: SIGTERM to every pid in bbd-*.pid, wait up to
+ * cfg.stop_timeout, then SIGKILL and wait again. Node-local data is kept (the stager decides
+ * what to delete). Returns PDCBB_OK when no daemon of the job is left running (details, also
+ * of how daemons are recognised, at pdcbb_job_epilog_stats).
+ */
+pdcbb_err_t pdcbb_job_epilog(const pdcbb_job_t *job, char *err, size_t errlen);
+
+/* What an epilog found and did (pdcbb_job_epilog_stats). */
+typedef struct pdcbb_job_stop_stats {
+    unsigned found;      /* daemons of the job that were running when the epilog started */
+    unsigned terminated; /* of those, exited after SIGTERM */
+    unsigned killed;     /* of those, needed SIGKILL */
+    unsigned running;    /* of those, still running at the end (then the return is not OK) */
+    unsigned stale;      /* pid files of dead or foreign processes that were removed */
+} pdcbb_job_stop_stats_t;
+
+/*
+ * pdcbb_job_epilog, also reporting counts in *stats (out, may be NULL). Daemons are found by
+ * their pid files and, in case those are lost, by a /proc scan for pdc_bbd processes whose
+ * command line names this job's id and directory; a pid file whose process is dead or is not a
+ * pdc_bbd of this job (pid reuse) is removed, never signalled. When running as root, only
+ * processes of the job's uid are signalled. A missing or unreadable job directory is not an
+ * error by itself (err says so). Returns PDCBB_OK when nothing of the job is left running,
+ * PDCBB_ERR_BUSY if a daemon survived SIGKILL or could not be signalled. err (out) describes
+ * anything unusual even on success, e.g. "daemon rank 1 (pid 123) ignored SIGTERM for 10s and
+ * was killed"; it is empty after an ordinary stop.
+ */
+pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_t *stats,
+                                   char *err, size_t errlen);
+
+/*
+ * 1 if pid is alive (zombies count as dead) and looks like a pdc_bbd of the job: argv[0] or
+ * /proc/PID/exe names pdc_bbd, and its --job-id / --job-dir, when present, match job_id (0:
+ * any) and job_dir (NULL: any). For `pdcbb status`, which must not call a reused pid running.
+ */
+int pdcbb_job_daemon_alive(pid_t pid, uint64_t job_id, const char *job_dir);
+
+/*
+ * Remove the job directory and everything in it (used after a successful drain or by
+ * `pdcbb run` when asked not to keep data). Refuses a job directory that is not a real
+ * directory directly under the real local_root (PDCBB_ERR_PERM), and one in which a daemon of
+ * the job is still running (PDCBB_ERR_BUSY). A missing directory is PDCBB_OK. When running as
+ * root, the tree is removed by a child running as the job user (it is the user's tree).
+ */
+pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errlen);
+
+#endif

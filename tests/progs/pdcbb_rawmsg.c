@@ -1,0 +1,170 @@
+/*
+ * pdcbb_rawmsg - sends hand-made wire messages to a daemon, for the bats tests of the daemon's
+ * input checks and its token check. Not a PDC client: it speaks the wire protocol directly.
+ *
+ *   pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE
+ * CASE: good (a valid STATS request), notoken (zero token), wrongtoken, badmagic, badversion,
+ *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
+ *       short (fewer bytes than a header), oversized (declares a huge payload).
+ * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters.
+ * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pdcbb_jobdir.h"
+#include "pdcbb_proto.h"
+#include "pdcbb_ucx.h"
+
+static void *reply;
+static size_t reply_len;
+static int got_reply;
+
+static ucs_status_t on_reply(void *arg, const void *h, size_t hl, void *data, size_t len,
+                             const ucp_am_recv_param_t *param)
+{
+    (void)arg, (void)h, (void)hl, (void)param;
+    reply = malloc(len);
+    memcpy(reply, data, len);
+    reply_len = len;
+    got_reply = 1;
+    return UCS_OK;
+}
+
+static void on_error(void *arg, ucp_ep_h ep, ucs_status_t st)
+{
+    (void)arg, (void)ep;
+    fprintf(stderr, "connection error: %s\n", ucs_status_string(st));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE\n");
+        return 2;
+    }
+    pdcbb_endpoint_t ep;
+    if (pdcbb_endpoint_read(argv[1], &ep) != PDCBB_OK) {
+        fprintf(stderr, "cannot read %s\n", argv[1]);
+        return 2;
+    }
+    uint8_t token[PDCBB_TOKEN_LEN] = {0};
+    if (strcmp(argv[2], "none") != 0 && pdcbb_token_read(argv[2], token) != PDCBB_OK) {
+        fprintf(stderr, "cannot read token %s\n", argv[2]);
+        return 2;
+    }
+    const char *c = argv[3];
+    if (strcmp(c, "wrongtoken") == 0)
+        token[0] ^= 0xff;
+    if (strcmp(c, "notoken") == 0)
+        memset(token, 0, sizeof(token));
+
+    pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
+                         .op = PDCBB_OP_STATS, .req_id = 7};
+    memcpy(h.token, token, sizeof(token));
+    pdcbb_cont_open_req_t q = {.name = "x"};
+    const void *body = NULL;
+    if (strcmp(c, "badop") == 0)
+        h.op = 999;
+    if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
+        strcmp(c, "badstring") == 0) {
+        h.op = PDCBB_OP_CONT_OPEN;
+        body = &q;
+    }
+    void *msg;
+    size_t len;
+    if (h.op < PDCBB_OP_MAX_)
+        pdcbb_msg_build(&h, body, &msg, &len);
+    else {
+        msg = calloc(1, PDCBB_HDR_LEN);
+        pdcbb_hdr_encode(&h, msg);
+        len = PDCBB_HDR_LEN;
+    }
+    uint8_t *m = realloc(msg, len + 16);
+    if (strcmp(c, "badmagic") == 0)
+        m[0] ^= 0x55;
+    if (strcmp(c, "badversion") == 0)
+        m[4] = 77;
+    if (strcmp(c, "truncated") == 0)
+        len -= 1, m[24] -= 0; /* declared length stays, one byte fewer sent */
+    if (strcmp(c, "trailing") == 0) {
+        m[len] = 0;
+        m[24] += 1; /* declare and send one byte more than the body has */
+        len += 1;
+    }
+    if (strcmp(c, "badstring") == 0)
+        m[len - 1] = 'x'; /* the name loses its NUL */
+    if (strcmp(c, "short") == 0)
+        len = 10;
+    if (strcmp(c, "oversized") == 0)
+        m[27] = 0x7f;
+
+    pdcbb_ucx_t u;
+    char err[512];
+    const char *tls = getenv("PDCBB_UCX_TLS");
+    if (pdcbb_ucx_open(&u, tls ? tls : "cma,tcp", "lo", err, sizeof(err)) != PDCBB_OK) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                                               UCP_AM_HANDLER_PARAM_FIELD_CB |
+                                               UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
+                                 .id = PDCBB_AM_ID_MSG,
+                                 .cb = on_reply,
+                                 .flags = UCP_AM_FLAG_WHOLE_MSG};
+    ucp_worker_set_am_recv_handler(u.worker, &hp);
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    pdcbb_sockaddr_make(ep.ip, ep.port, &ss, &sl);
+    ucp_ep_params_t epp = {.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                                         UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                         UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                           .flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER,
+                           .sockaddr = {(const struct sockaddr *)&ss, sl},
+                           .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                           .err_handler = {on_error, NULL}};
+    ucp_ep_h uep;
+    if (ucp_ep_create(u.worker, &epp, &uep) != UCS_OK) {
+        fprintf(stderr, "cannot connect\n");
+        return 1;
+    }
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                               .flags = UCP_AM_SEND_FLAG_REPLY};
+    pdcbb_ucx_wait(u.worker, ucp_am_send_nbx(uep, PDCBB_AM_ID_MSG, NULL, 0, m, len, &prm));
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        ucp_worker_progress(u.worker);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (!got_reply && (t.tv_sec - t0.tv_sec) < 3);
+    int rc = 1;
+    if (got_reply) {
+        pdcbb_msg_hdr_t rh;
+        pdcbb_err_t e = pdcbb_hdr_decode(reply, reply_len, &rh);
+        if (e != PDCBB_OK) {
+            printf("bad reply: %s\n", pdcbb_errname(e));
+        } else {
+            printf("status %s\n", pdcbb_errname(rh.status));
+            if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_STATS) {
+                pdcbb_stats_rep_t s;
+                if (pdcbb_body_decode(PDCBB_OP_STATS, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
+                                      rh.payload_len, &s) == PDCBB_OK)
+                    printf("requests %llu auth_failures %llu proto_errors %llu objects %llu\n",
+                           (unsigned long long)s.requests, (unsigned long long)s.auth_failures,
+                           (unsigned long long)s.proto_errors, (unsigned long long)s.objects);
+            }
+            rc = 0;
+        }
+    } else {
+        printf("no reply\n");
+    }
+    ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    pdcbb_ucx_wait(u.worker, ucp_ep_close_nbx(uep, &cp));
+    pdcbb_ucx_close(&u);
+    free(m);
+    free(reply);
+    return rc;
+}
