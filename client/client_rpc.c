@@ -386,7 +386,8 @@ pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep,
         free(p->buf);
         free(p);
         /* The daemon's own cause; callers add the names involved. */
-        return client_fail(h.status, "%s: %s", pdcbb_op_name(op), pdcbb_strerror(h.status));
+        return client_fail(h.status, "daemon %u: %s (%s)", server, pdcbb_strerror(h.status),
+                           pdcbb_op_name(op));
     }
     rc = pdcbb_body_decode(op, 1, (uint8_t *)p->buf + PDCBB_HDR_LEN, h.payload_len, rep);
     if (rc != PDCBB_OK) {

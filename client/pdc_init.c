@@ -19,10 +19,13 @@ static _Thread_local char last_msg[1024];
 
 pdcbb_err_t client_fail(pdcbb_err_t err, const char *fmt, ...)
 {
+    char msg[sizeof(last_msg)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+    /* Format aside first: callers often add context to the previous message. */
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    memcpy(last_msg, msg, sizeof(msg));
     last_err = err;
     PDCBB_DEBUG("%s (%s)", last_msg, pdcbb_errname(err));
     return err;

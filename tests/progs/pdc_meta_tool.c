@@ -241,18 +241,14 @@ static int run(int argc, char **argv)
         pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
         if (argc >= 4) {
             int t = type_of(argv[3]);
-            if (PDCprop_set_obj_type(prop, (pdc_var_type_t)t) != SUCCEED) {
-                PDCprop_close(prop);
+            if (PDCprop_set_obj_type(prop, (pdc_var_type_t)t) != SUCCEED)
                 return -1;
-            }
             int nd = argc >= 5 ? atoi(argv[4]) : 0;
             uint64_t dims[16];
             for (int i = 0; i < nd && i < 16 && 5 + i < argc; i++)
                 dims[i] = strtoull(argv[5 + i], NULL, 10);
-            if (nd && PDCprop_set_obj_dims(prop, nd, dims) != SUCCEED) {
-                PDCprop_close(prop);
+            if (nd && PDCprop_set_obj_dims(prop, nd, dims) != SUCCEED)
                 return -1;
-            }
         }
         PDCprop_set_obj_app_name(prop, "pdc_meta_tool");
         pdcid_t id = PDCobj_create(cont, argv[2], prop);

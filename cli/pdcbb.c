@@ -1,0 +1,1022 @@
+/*
+ * pdcbb.c - the `pdcbb` command, the user-facing front of pdcbb.
+ *
+ * One table (cli_cmds) lists the subcommands: name, handler, one-line help. Each handler parses
+ * its own options with getopt_long, answers --help, and returns the process exit status
+ * (CLI_EXIT_USAGE for a bad command line). Subcommands so far:
+ *   run     a local job on one machine without Slurm: N "nodes" as N directories, the same
+ *           prolog/epilog library calls the Slurm plugin makes, then the user's command;
+ *   status  the daemons of a job, from the files in its job directories.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pdcbb_config.h"
+#include "pdcbb_job.h"
+#include "pdcbb_jobdir.h"
+#include "pdcbb_log.h"
+
+#ifndef PDCBB_VERSION
+#define PDCBB_VERSION "0.1.0"
+#endif
+
+#define CLI_EXIT_USAGE 2
+#define CLI_NODES_MAX 256
+#define CLI_PDC_SPECS_MAX 32
+
+typedef struct cli_cmd {
+    const char *name;
+    int (*handler)(int argc, char **argv); /* argv[0] is the subcommand's name */
+    const char *help;                      /* one line for `pdcbb --help` */
+} cli_cmd_t;
+
+static int cmd_run(int argc, char **argv);
+static int cmd_status(int argc, char **argv);
+
+static const cli_cmd_t cli_cmds[] = {
+    {"run", cmd_run, "run a command with a burst buffer on this machine (no Slurm)"},
+    {"status", cmd_status, "show the burst-buffer daemons of a job and whether they run"},
+};
+#define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command-line helpers                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* "pdcbb run: bad value for --nodes: 'x' (expected an integer from 1 to 256)" */
+static int cli_parse_u64(const char *cmd, const char *opt, const char *val, uint64_t min,
+                         uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = 0;
+    bool ok = val[0] >= '0' && val[0] <= '9';
+    if (ok) {
+        v = strtoull(val, &end, 10);
+        ok = errno == 0 && *end == '\0' && v >= min && v <= max;
+    }
+    if (!ok) {
+        fprintf(stderr, "pdcbb %s: bad value for %s: '%s' (expected an integer from %" PRIu64
+                        " to %" PRIu64 ")\n",
+                cmd, opt, val, min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * Report what getopt_long (with opterr = 0 and a leading ':' in optstring) refused. Returns
+ * CLI_EXIT_USAGE.
+ */
+static int cli_bad_option(const char *cmd, int c, char **argv)
+{
+    const char *arg = argv[optind - 1];
+    if (c == ':')
+        fprintf(stderr, "pdcbb %s: option '%s' needs a value (see pdcbb %s --help)\n", cmd, arg,
+                cmd);
+    else if (optopt != 0 && strncmp(arg, "--", 2) != 0)
+        fprintf(stderr, "pdcbb %s: unknown option '-%c' (see pdcbb %s --help)\n", cmd, optopt,
+                cmd);
+    else
+        fprintf(stderr, "pdcbb %s: unknown option '%s' (see pdcbb %s --help)\n", cmd, arg, cmd);
+    return CLI_EXIT_USAGE;
+}
+
+/* Library logging goes to stderr at the level $PDCBB_LOG names (default: none, the CLI speaks). */
+static void cli_log_setup(void)
+{
+    int lvl = pdcbb_log_level_parse(getenv("PDCBB_LOG"));
+    pdcbb_log_set_level(lvl < 0 ? PDCBB_LOG_NONE : (pdcbb_log_level_t)lvl);
+    pdcbb_log_set_ident("pdcbb");
+}
+
+static bool cli_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* mkdir -p, mode for each created component. 0 or -1 with errno. */
+static int cli_mkdir_p(const char *path, mode_t mode)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+            return -1;
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+static int cli_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if ((flag == FTW_DP || flag == FTW_D) ? rmdir(path) : unlink(path))
+        if (errno != ENOENT)
+            fprintf(stderr, "pdcbb: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* pdcbb run                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+static void run_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: pdcbb run [OPTIONS] -- CMD [ARGS...]\n"
+            "\n"
+            "Run CMD with a burst buffer on this machine, without Slurm: create N node-local\n"
+            "directories, start the burst-buffer daemons of N \"nodes\" with the same prolog the\n"
+            "Slurm plugin uses, run CMD with the environment a job step gets, then stop the\n"
+            "daemons. The exit status is CMD's (128+N if it died of signal N).\n"
+            "\n"
+            "Options:\n"
+            "  -n, --nodes N          number of simulated nodes (1 to %d; default 1)\n"
+            "  -w, --workdir DIR      keep node directories in DIR (created if missing, kept);\n"
+            "                         default: a temporary directory, removed at the end\n"
+            "      --pdc SPEC         job options as for sbatch --pdc, e.g.\n"
+            "                         capacity=2G,servers_per_node=2 (may be repeated)\n"
+            "      --site-config FILE site configuration (default: $PDCBB_SITE_CONFIG, if set)\n"
+            "      --job-id ID        job id (default: the pid of pdcbb)\n"
+            "  -k, --keep             keep the temporary work directory and its data\n"
+            "  -q, --quiet            no report at the end (errors are still printed)\n"
+            "  -h, --help             show this help\n"
+            "\n"
+            "Environment given to CMD: PDCBB_JOB_ID, PDCBB_JOB_DIR, PDCBB_SERVER_DIRS,\n"
+            "PDCBB_NNODES, PDCBB_NODE_NAME. Read by pdcbb: PDCBB_SITE_CONFIG, PDCBB_DAEMON_PATH,\n"
+            "TMPDIR, PDCBB_LOG, and the PDCBB_<KEY> debugging knobs of the configuration.\n",
+            CLI_NODES_MAX);
+}
+
+/* Signal state while CMD runs (see run_on_signal). */
+static volatile sig_atomic_t run_child_pid;
+static volatile sig_atomic_t run_last_signal;
+
+/*
+ * Forward SIGINT/SIGTERM/SIGHUP to CMD and remember them. A signal the terminal generated
+ * (si_code SI_KERNEL) already went to CMD if it is in our process group: do not send it twice.
+ */
+static void run_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    run_last_signal = sig;
+    pid_t child = (pid_t)run_child_pid;
+    if (child > 0) {
+        bool from_tty = si != NULL && si->si_code == SI_KERNEL;
+        if (!from_tty || getpgid(child) != getpgrp())
+            kill(child, sig);
+    }
+    errno = saved;
+}
+
+static const int run_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define RUN_NSIGNALS (sizeof(run_signals) / sizeof(run_signals[0]))
+
+static void run_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = run_on_signal;
+    sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: let waits see EINTR */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < RUN_NSIGNALS; i++)
+        sigaction(run_signals[i], &sa, NULL);
+}
+
+static void run_signals_block(bool block, sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < RUN_NSIGNALS; i++)
+        sigaddset(&set, run_signals[i]);
+    sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
+}
+
+/* Where the daemon is: $PDCBB_DAEMON_PATH, the configured one if it exists, else next to us. */
+static void run_find_daemon(pdcbb_config_t *cfg)
+{
+    const char *env = getenv("PDCBB_DAEMON_PATH");
+    char buf[PATH_MAX];
+    if (env != NULL && env[0] != '\0') {
+        if (realpath(env, buf) != NULL) {
+            snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", buf);
+        } else if (env[0] != '/' && getcwd(buf, sizeof(buf)) != NULL) {
+            /* missing: keep it, the prolog reports "cannot execute", but make it absolute */
+            size_t bl = strlen(buf), el = strlen(env);
+            if (bl + 1 + el < sizeof(cfg->daemon_path)) {
+                memcpy(cfg->daemon_path, buf, bl);
+                cfg->daemon_path[bl] = '/';
+                memcpy(cfg->daemon_path + bl + 1, env, el + 1);
+            }
+        } else {
+            snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", env);
+        }
+        return;
+    }
+    if (cfg->daemon_path[0] != '\0' && access(cfg->daemon_path, X_OK) == 0)
+        return;
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        char *dir = dirname(buf);
+        static const char *const rel[] = {"/../bbd/pdc_bbd", "/../sbin/pdc_bbd"};
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+            char cand[PATH_MAX + 32], real[PATH_MAX];
+            snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
+            if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
+                snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", real);
+                return;
+            }
+        }
+    }
+#ifdef PDCBB_BUILD_DAEMON_PATH
+    if (access(PDCBB_BUILD_DAEMON_PATH, X_OK) == 0)
+        snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", PDCBB_BUILD_DAEMON_PATH);
+#endif
+}
+
+/* Build the resolved configuration; on error prints it and returns false. */
+static bool run_config(pdcbb_config_t *cfg, const char *site, const char **specs, int nspecs)
+{
+    char err[PDCBB_CONFIG_ERR_LEN];
+    pdcbb_err_t rc;
+
+    pdcbb_config_init(cfg);
+    /* one machine: loopback unless the site file or the user says otherwise */
+    snprintf(cfg->listen_address, sizeof(cfg->listen_address), "127.0.0.1");
+    snprintf(cfg->ucx_net_devices, sizeof(cfg->ucx_net_devices), "lo");
+    if (site == NULL || site[0] == '\0')
+        site = getenv("PDCBB_SITE_CONFIG");
+    if (site != NULL && site[0] != '\0') {
+        rc = pdcbb_config_load_file(cfg, site, PDCBB_SCOPE_SITE, err, sizeof(err));
+        if (rc != PDCBB_OK) {
+            if (rc == PDCBB_ERR_NOT_FOUND && err[0] == '\0')
+                snprintf(err, sizeof(err), "cannot open site config %s", site);
+            fprintf(stderr, "pdcbb run: %s\n", err);
+            return false;
+        }
+    }
+    for (int i = 0; i < nspecs; i++) {
+        rc = pdcbb_config_parse_spec(cfg, specs[i], err, sizeof(err));
+        if (rc != PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: %s\n", err);
+            return false;
+        }
+    }
+    if ((rc = pdcbb_config_apply_env(cfg, err, sizeof(err))) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb run: %s\n", err);
+        return false;
+    }
+    run_find_daemon(cfg);
+    if ((rc = pdcbb_config_validate(cfg, err, sizeof(err))) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb run: %s\n", err);
+        return false;
+    }
+    return true;
+}
+
+/* Run CMD with the job's environment; returns its wait status, or -1 if it was never run. */
+static int run_command(char **cmd, pdcbb_job_t *jobs, unsigned nodes, bool *exec_failed)
+{
+    char jobdir[PATH_MAX], num[32];
+    size_t dirs_len = (size_t)nodes * (PATH_MAX + 1) + 1;
+    char *dirs = malloc(dirs_len);
+    int errpipe[2];
+    sigset_t old;
+
+    *exec_failed = false;
+    if (dirs == NULL) {
+        fprintf(stderr, "pdcbb run: out of memory\n");
+        return -1;
+    }
+    dirs[0] = '\0';
+    for (unsigned k = 0; k < nodes; k++) {
+        char d[PATH_MAX];
+        pdcbb_job_dir(&jobs[k], d, sizeof(d));
+        if (k == 0)
+            snprintf(jobdir, sizeof(jobdir), "%s", d);
+        if (k > 0)
+            strcat(dirs, ":");
+        strcat(dirs, d);
+    }
+    if (pipe2(errpipe, O_CLOEXEC) != 0) {
+        fprintf(stderr, "pdcbb run: pipe: %s\n", strerror(errno));
+        free(dirs);
+        return -1;
+    }
+    run_signals_block(true, &old);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "pdcbb run: cannot fork: %s\n", strerror(errno));
+        run_signals_block(false, &old);
+        close(errpipe[0]);
+        close(errpipe[1]);
+        free(dirs);
+        return -1;
+    }
+    if (pid == 0) {
+        for (size_t i = 0; i < RUN_NSIGNALS; i++)
+            signal(run_signals[i], SIG_DFL);
+        run_signals_block(false, &old);
+        close(errpipe[0]);
+        snprintf(num, sizeof(num), "%" PRIu64, jobs[0].job_id);
+        setenv("PDCBB_JOB_ID", num, 1);
+        setenv("PDCBB_JOB_DIR", jobdir, 1);
+        setenv("PDCBB_SERVER_DIRS", dirs, 1);
+        snprintf(num, sizeof(num), "%u", nodes);
+        setenv("PDCBB_NNODES", num, 1);
+        setenv("PDCBB_NODE_NAME", jobs[0].node_name, 1);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        fprintf(stderr, "pdcbb run: cannot execute '%s': %s\n", cmd[0], strerror(e));
+        ssize_t w = write(errpipe[1], &e, sizeof(e));
+        (void)w;
+        _exit(127);
+    }
+    run_child_pid = pid;
+    int pending = run_last_signal;
+    run_signals_block(false, &old);
+    close(errpipe[1]);
+    free(dirs);
+    if (pending != 0) /* arrived while we were forking: CMD has not seen it */
+        kill(pid, pending);
+
+    int e = 0;
+    ssize_t r;
+    while ((r = read(errpipe[0], &e, sizeof(e))) < 0 && errno == EINTR)
+        ;
+    close(errpipe[0]);
+    *exec_failed = r == (ssize_t)sizeof(e);
+
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "pdcbb run: waitpid: %s\n", strerror(errno));
+            st = 127 << 8;
+            break;
+        }
+    }
+    run_child_pid = 0;
+    return st;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"nodes", required_argument, NULL, 'n'},   {"workdir", required_argument, NULL, 'w'},
+        {"pdc", required_argument, NULL, 'p'},     {"site-config", required_argument, NULL, 's'},
+        {"job-id", required_argument, NULL, 'j'},  {"keep", no_argument, NULL, 'k'},
+        {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *specs[CLI_PDC_SPECS_MAX];
+    const char *workdir_opt = NULL, *site = NULL;
+    int nspecs = 0, c;
+    uint64_t nodes = 1, job_id = (uint64_t)getpid();
+    bool keep = false, quiet = false;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+:n:w:kqh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (cli_parse_u64("run", "--nodes", optarg, 1, CLI_NODES_MAX, &nodes) != 0)
+                return CLI_EXIT_USAGE;
+            break;
+        case 'w':
+            workdir_opt = optarg;
+            break;
+        case 'p':
+            if (nspecs == CLI_PDC_SPECS_MAX) {
+                fprintf(stderr, "pdcbb run: too many --pdc options (at most %d)\n",
+                        CLI_PDC_SPECS_MAX);
+                return CLI_EXIT_USAGE;
+            }
+            specs[nspecs++] = optarg;
+            break;
+        case 's':
+            site = optarg;
+            break;
+        case 'j':
+            if (cli_parse_u64("run", "--job-id", optarg, 1, UINT32_MAX, &job_id) != 0)
+                return CLI_EXIT_USAGE;
+            break;
+        case 'k':
+            keep = true;
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            run_usage(stdout);
+            return 0;
+        default:
+            return cli_bad_option("run", c, argv);
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "pdcbb run: no command given (usage: pdcbb run [OPTIONS] -- CMD "
+                        "[ARGS...])\n");
+        return CLI_EXIT_USAGE;
+    }
+    char **cmd = argv + optind;
+    cli_log_setup();
+
+    pdcbb_config_t *cfg = malloc(sizeof(*cfg));
+    pdcbb_job_t *jobs = calloc((size_t)nodes, sizeof(*jobs));
+    if (cfg == NULL || jobs == NULL) {
+        fprintf(stderr, "pdcbb run: out of memory\n");
+        free(cfg);
+        free(jobs);
+        return 1;
+    }
+    int status = 1;
+    char workdir[PATH_MAX] = "";
+    bool temp_workdir = false, prolog_failed = false, cleanup_failed = false, ran = false;
+    bool exec_failed = false;
+    int wst = 0, interrupted = 0, setup_status = 0;
+    unsigned prologs = 0;
+    pdcbb_job_stop_stats_t total = {0};
+
+    if (!run_config(cfg, site, specs, nspecs)) {
+        status = CLI_EXIT_USAGE;
+        goto out;
+    }
+
+    /* the work directory: absolute, because the daemons chdir into their job directories */
+    if (workdir_opt != NULL) {
+        if (cli_mkdir_p(workdir_opt, 0700) != 0 || realpath(workdir_opt, workdir) == NULL) {
+            fprintf(stderr, "pdcbb run: cannot create work directory %s: %s\n", workdir_opt,
+                    strerror(errno));
+            goto out;
+        }
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        char templ[PATH_MAX];
+        if (tmp == NULL || tmp[0] == '\0')
+            tmp = "/tmp";
+        snprintf(templ, sizeof(templ), "%s/pdcbb-run.XXXXXX", tmp);
+        if (mkdtemp(templ) == NULL || realpath(templ, workdir) == NULL) {
+            fprintf(stderr, "pdcbb run: cannot create a temporary directory %s: %s\n", templ,
+                    strerror(errno));
+            goto out;
+        }
+        temp_workdir = true;
+    }
+    if (strchr(workdir, ':') != NULL) { /* ':' separates PDCBB_SERVER_DIRS */
+        fprintf(stderr, "pdcbb run: the work directory %s must not contain ':'\n", workdir);
+        setup_status = CLI_EXIT_USAGE;
+        goto cleanup;
+    }
+
+    /* the same token on every node: clients present one token to every daemon */
+    uint8_t token[PDCBB_TOKEN_LEN];
+    pdcbb_err_t rc = pdcbb_token_generate(token);
+    if (rc != PDCBB_OK) {
+        fprintf(stderr, "pdcbb run: cannot generate the job token: %s\n", pdcbb_strerror(rc));
+        goto cleanup;
+    }
+    for (unsigned k = 0; k < nodes; k++) {
+        pdcbb_job_t *j = &jobs[k];
+        j->job_id = job_id;
+        j->uid = getuid();
+        j->gid = getgid();
+        snprintf(j->node_name, sizeof(j->node_name), "node%u", k);
+        j->node_index = k;
+        j->nnodes = (unsigned)nodes;
+        j->cfg = *cfg;
+        if (snprintf(j->local_root, sizeof(j->local_root), "%s/node%u", workdir, k) >=
+            (int)sizeof(j->local_root)) {
+            fprintf(stderr, "pdcbb run: work directory path %s is too long\n", workdir);
+            goto cleanup;
+        }
+    }
+
+    run_signals_install();
+    pdcbb_job_set_interrupt_flag(&run_last_signal);
+    for (unsigned k = 0; k < nodes && !run_last_signal; k++) {
+        char err[PDCBB_JOB_ERR_LEN];
+        prologs = k + 1;
+        rc = pdcbb_job_prolog(&jobs[k], token, err, sizeof(err));
+        if (rc != PDCBB_OK && run_last_signal)
+            break; /* Ctrl-C while waiting: reported as an interruption below */
+        if (rc != PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+            prolog_failed = true;
+            /* busy: the daemons there belong to another live run of this job id: hands off */
+            if (rc == PDCBB_ERR_BUSY)
+                prologs = k;
+            break;
+        }
+    }
+    pdcbb_job_set_interrupt_flag(NULL);
+    interrupted = run_last_signal;
+    if (!prolog_failed && !interrupted) {
+        wst = run_command(cmd, jobs, (unsigned)nodes, &exec_failed);
+        ran = wst >= 0;
+    }
+
+cleanup:
+    /* every node, whatever happened: stop the daemons */
+    for (unsigned k = 0; k < prologs; k++) {
+        char err[PDCBB_JOB_ERR_LEN];
+        pdcbb_job_stop_stats_t st;
+        rc = pdcbb_job_epilog_stats(&jobs[k], &st, err, sizeof(err));
+        total.found += st.found;
+        total.killed += st.killed;
+        total.running += st.running;
+        total.stale += st.stale;
+        if (rc != PDCBB_OK) {
+            cleanup_failed = true;
+            fprintf(stderr, "pdcbb run: node%u: cannot stop the burst buffer: %s\n", k, err);
+        } else if (err[0] != '\0' && (!prolog_failed || st.found > 0 || st.killed > 0)) {
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+        }
+    }
+    if (total.running > 0) {
+        fprintf(stderr, "pdcbb run: %u daemon%s of job %" PRIu64 " still running: "
+                        "see above; the work directory %s is kept\n",
+                total.running, total.running == 1 ? " is" : "s are", job_id, workdir);
+    }
+
+    /* the exit status and the report */
+    char what[PATH_MAX + 128];
+    if (prolog_failed) {
+        status = 1;
+        snprintf(what, sizeof(what), "burst buffer not started, %s not run", cmd[0]);
+    } else if (interrupted) {
+        status = 128 + interrupted;
+        snprintf(what, sizeof(what), "interrupted by signal %d (%s) before %s started",
+                 interrupted, strsignal(interrupted), cmd[0]);
+    } else if (!ran) {
+        status = setup_status != 0 ? setup_status : 1;
+        snprintf(what, sizeof(what), "%s not run", cmd[0]);
+    } else if (exec_failed) {
+        status = 127;
+        snprintf(what, sizeof(what), "%s could not be executed (status 127)", cmd[0]);
+    } else if (WIFSIGNALED(wst)) {
+        status = 128 + WTERMSIG(wst);
+        snprintf(what, sizeof(what), "%s was killed by signal %d (%s)", cmd[0], WTERMSIG(wst),
+                 strsignal(WTERMSIG(wst)));
+    } else {
+        status = WEXITSTATUS(wst);
+        snprintf(what, sizeof(what), "%s exited with status %d", cmd[0], status);
+    }
+    if (cleanup_failed && status == 0)
+        status = 1;
+
+    bool removed = false;
+    /* a failed prolog points at daemon logs: keep them for the user to read */
+    if (workdir[0] != '\0' && temp_workdir && !keep && !cleanup_failed && !prolog_failed) {
+        bool ok = true;
+        for (unsigned k = 0; k < nodes; k++) {
+            char err[PDCBB_JOB_ERR_LEN];
+            if (pdcbb_job_remove_dir(&jobs[k], err, sizeof(err)) != PDCBB_OK) {
+                fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+                ok = false;
+            }
+        }
+        if (ok) {
+            nftw(workdir, cli_rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+            removed = !cli_exists(workdir);
+        }
+    }
+    /* a temporary directory left behind is news even to --quiet */
+    if (!quiet || (temp_workdir && !keep && !removed && workdir[0] != '\0')) {
+        char stopped[96] = "";
+        if (total.killed > 0)
+            snprintf(stopped, sizeof(stopped), " (%u killed after ignoring SIGTERM)",
+                     total.killed);
+        if (workdir[0] == '\0')
+            fprintf(stderr, "pdcbb run: %s; %u daemon%s stopped%s\n", what, total.found,
+                    total.found == 1 ? "" : "s", stopped);
+        else
+            fprintf(stderr, "pdcbb run: %s; %u daemon%s stopped%s; job data %s%s\n", what,
+                    total.found, total.found == 1 ? "" : "s", stopped,
+                    removed ? "removed" : "kept in ", removed ? "" : workdir);
+    }
+out:
+    free(cfg);
+    free(jobs);
+    return status;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* pdcbb status                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+static void status_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: pdcbb status [--job-dir DIR ...] [--workdir WORKDIR]\n"
+            "\n"
+            "Show the burst-buffer daemons of a job: rank, node, address, pid and state\n"
+            "(running, dead (stale pid file), no pid file), and why the prolog failed if it did.\n"
+            "Without options: the job directories named by $PDCBB_JOB_DIR and\n"
+            "$PDCBB_SERVER_DIRS (set inside a job). Exit status: 0 if every daemon runs,\n"
+            "1 if one is not running or the prolog failed, 2 on a usage error.\n"
+            "\n"
+            "Options:\n"
+            "  -d, --job-dir DIR      a job directory (may be repeated)\n"
+            "  -w, --workdir WORKDIR  every job directory WORKDIR/node*/pdcbb.* of a\n"
+            "                         `pdcbb run --workdir WORKDIR` job\n"
+            "  -h, --help             show this help\n");
+}
+
+typedef struct status_dirs {
+    char **v;
+    size_t n, cap;
+} status_dirs_t;
+
+static int status_dirs_add(status_dirs_t *d, const char *dir)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->v[i], dir) == 0)
+            return 0;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 8;
+        char **v = realloc(d->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        d->v = v;
+        d->cap = cap;
+    }
+    if ((d->v[d->n] = strdup(dir)) == NULL)
+        return -1;
+    d->n++;
+    return 0;
+}
+
+static void status_dirs_free(status_dirs_t *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->v[i]);
+    free(d->v);
+}
+
+static int status_verscmp(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One daemon as the files of its job directory describe it. */
+typedef struct status_rank {
+    unsigned rank;
+    bool has_ep, ep_bad, has_pid;
+    pdcbb_endpoint_t ep;
+    pid_t pid; /* 0: pid file unreadable */
+} status_rank_t;
+
+static int status_rank_cmp(const void *a, const void *b)
+{
+    const status_rank_t *x = a, *y = b;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* "bbd-R.<kind>" -> R, kind 1 = endpoint, 2 = pid; -1 otherwise. */
+static long status_name_rank(const char *name, int *kind)
+{
+    if (strncmp(name, "bbd-", 4) != 0 || name[4] < '0' || name[4] > '9')
+        return -1;
+    char *e;
+    errno = 0;
+    unsigned long r = strtoul(name + 4, &e, 10);
+    if (errno != 0 || r >= PDCBB_SERVERS_MAX)
+        return -1;
+    if (strcmp(e, ".endpoint") == 0)
+        *kind = 1;
+    else if (strcmp(e, ".pid") == 0)
+        *kind = 2;
+    else
+        return -1;
+    return (long)r;
+}
+
+static pid_t status_read_pid(const char *path)
+{
+    char buf[32];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    ssize_t r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r <= 0)
+        return 0;
+    buf[r] = '\0';
+    char *e;
+    long v = strtol(buf, &e, 10);
+    if (e == buf || (*e != '\0' && *e != '\n') || v <= 0 || v > INT32_MAX)
+        return 0;
+    return (pid_t)v;
+}
+
+/* Print one job directory; returns true if its burst buffer is healthy. */
+static bool status_one(const char *dir)
+{
+    char path[PATH_MAX + 64];
+    uint64_t job_id = 0;
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (strncmp(base, "pdcbb.", 6) == 0)
+        job_id = strtoull(base + 6, NULL, 10);
+
+    printf("%s", dir);
+    if (job_id != 0)
+        printf(" (job %" PRIu64 ")", job_id);
+    printf(":\n");
+
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        printf("  cannot read the job directory: %s\n", strerror(errno));
+        return false;
+    }
+    bool healthy = true;
+    snprintf(path, sizeof(path), "%s/prolog.error", dir);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        char line[PDCBB_JOB_ERR_LEN];
+        if (fgets(line, sizeof(line), f) != NULL) {
+            line[strcspn(line, "\n")] = '\0';
+            printf("  prolog failed: %s\n", line);
+        } else {
+            printf("  prolog failed (no reason recorded)\n");
+        }
+        fclose(f);
+        healthy = false;
+    }
+
+    status_rank_t *rs = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int kind = 0;
+        long r = status_name_rank(de->d_name, &kind);
+        if (r < 0)
+            continue;
+        status_rank_t *x = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (rs[i].rank == (unsigned)r)
+                x = &rs[i];
+        if (x == NULL) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 8;
+                status_rank_t *v = realloc(rs, cap * sizeof(*v));
+                if (v == NULL) {
+                    fprintf(stderr, "pdcbb status: out of memory\n");
+                    free(rs);
+                    closedir(d);
+                    return false;
+                }
+                rs = v;
+            }
+            x = &rs[n++];
+            memset(x, 0, sizeof(*x));
+            x->rank = (unsigned)r;
+        }
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (kind == 1) {
+            x->has_ep = true;
+            x->ep_bad = pdcbb_endpoint_read(path, &x->ep) != PDCBB_OK;
+        } else {
+            x->has_pid = true;
+            x->pid = status_read_pid(path);
+        }
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(rs, n, sizeof(*rs), status_rank_cmp);
+
+    if (n == 0) {
+        printf("  no daemons (none started yet, or stopped by the epilog)\n");
+        healthy = false;
+    } else {
+        printf("  %-5s %-16s %-22s %-8s %s\n", "RANK", "NODE", "ADDRESS", "PID", "STATE");
+    }
+    for (size_t i = 0; i < n; i++) {
+        status_rank_t *x = &rs[i];
+        char addr[96] = "-", pidtxt[24] = "-";
+        const char *node = "-";
+        const char *state;
+        pid_t pid = x->pid;
+        if (x->has_ep && !x->ep_bad) {
+            snprintf(addr, sizeof(addr), "%s:%u", x->ep.ip, x->ep.port);
+            node = x->ep.node;
+            if (pid == 0 && !x->has_pid)
+                pid = x->ep.pid;
+        } else if (x->has_ep) {
+            snprintf(addr, sizeof(addr), "(bad endpoint record)");
+        }
+        if (pid > 0)
+            snprintf(pidtxt, sizeof(pidtxt), "%ld", (long)pid);
+        if (!x->has_pid) {
+            state = "no pid file";
+            healthy = false;
+        } else if (x->pid > 0 && pdcbb_job_daemon_alive(x->pid, job_id, dir)) {
+            state = "running";
+        } else {
+            state = x->pid > 0 ? "dead (stale pid file)" : "dead (unreadable pid file)";
+            healthy = false;
+        }
+        printf("  %-5u %-16s %-22s %-8s %s\n", x->rank, node, addr, pidtxt, state);
+    }
+    free(rs);
+    return healthy;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"job-dir", required_argument, NULL, 'd'},
+        {"workdir", required_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    status_dirs_t dirs = {0};
+    int c, status = CLI_EXIT_USAGE;
+    bool given = false;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":d:w:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            given = true;
+            if (status_dirs_add(&dirs, optarg) != 0)
+                goto nomem;
+            break;
+        case 'w': {
+            given = true;
+            char pat[PATH_MAX + 32];
+            glob_t g;
+            snprintf(pat, sizeof(pat), "%s/node*/pdcbb.*", optarg);
+            int gr = glob(pat, GLOB_NOSORT, NULL, &g);
+            if (gr == GLOB_NOMATCH) {
+                fprintf(stderr, "pdcbb status: no job directories in %s (expected "
+                                "%s/node*/pdcbb.*)\n",
+                        optarg, optarg);
+                status = 1;
+                goto out;
+            }
+            if (gr != 0) {
+                fprintf(stderr, "pdcbb status: cannot read %s\n", optarg);
+                status = 1;
+                goto out;
+            }
+            qsort(g.gl_pathv, g.gl_pathc, sizeof(char *), status_verscmp);
+            for (size_t i = 0; i < g.gl_pathc; i++) {
+                if (status_dirs_add(&dirs, g.gl_pathv[i]) != 0) {
+                    globfree(&g);
+                    goto nomem;
+                }
+            }
+            globfree(&g);
+            break;
+        }
+        case 'h':
+            status_usage(stdout);
+            status = 0;
+            goto out;
+        default:
+            status = cli_bad_option("status", c, argv);
+            goto out;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "pdcbb status: unexpected argument '%s' (see pdcbb status --help)\n",
+                argv[optind]);
+        goto out;
+    }
+    if (!given) {
+        const char *jd = getenv("PDCBB_JOB_DIR");
+        const char *sd = getenv("PDCBB_SERVER_DIRS");
+        if (jd != NULL && jd[0] != '\0' && status_dirs_add(&dirs, jd) != 0)
+            goto nomem;
+        if (sd != NULL && sd[0] != '\0') {
+            char *copy = strdup(sd), *save = NULL;
+            if (copy == NULL)
+                goto nomem;
+            for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
+                if (status_dirs_add(&dirs, t) != 0) {
+                    free(copy);
+                    goto nomem;
+                }
+            }
+            free(copy);
+        }
+        if (dirs.n == 0) {
+            fprintf(stderr, "pdcbb status: no job directory: give --job-dir or --workdir, or "
+                            "run inside a job (PDCBB_JOB_DIR)\n");
+            goto out;
+        }
+    }
+    status = 0;
+    for (size_t i = 0; i < dirs.n; i++)
+        if (!status_one(dirs.v[i]))
+            status = 1;
+    goto out;
+nomem:
+    fprintf(stderr, "pdcbb status: out of memory\n");
+    status = 1;
+out:
+    status_dirs_free(&dirs);
+    return status;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* main                                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+static void main_usage(FILE *out)
+{
+    fprintf(out, "Usage: pdcbb COMMAND [OPTIONS] [ARGS...]\n"
+                 "       pdcbb --help | --version\n"
+                 "\n"
+                 "pdcbb is a job-scoped burst buffer. Commands:\n");
+    for (size_t i = 0; i < CLI_NCMDS; i++)
+        fprintf(out, "  %-10s %s\n", cli_cmds[i].name, cli_cmds[i].help);
+    fprintf(out, "\n`pdcbb COMMAND --help` describes a command's options.\n");
+}
+
+static const cli_cmd_t *main_find(const char *name)
+{
+    for (size_t i = 0; i < CLI_NCMDS; i++)
+        if (strcmp(cli_cmds[i].name, name) == 0)
+            return &cli_cmds[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        main_usage(stdout);
+        return 0;
+    }
+    if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+        printf("pdcbb %s\n", PDCBB_VERSION);
+        return 0;
+    }
+    if (strcmp(a, "help") == 0) {
+        if (argc < 3) {
+            main_usage(stdout);
+            return 0;
+        }
+        const cli_cmd_t *cmd = main_find(argv[2]);
+        if (cmd == NULL) {
+            fprintf(stderr, "pdcbb: unknown command '%s' (see pdcbb --help)\n", argv[2]);
+            return CLI_EXIT_USAGE;
+        }
+        char *hargv[] = {argv[2], "--help", NULL};
+        return cmd->handler(2, hargv);
+    }
+    if (a[0] == '-') {
+        fprintf(stderr, "pdcbb: unknown option '%s' (see pdcbb --help)\n", a);
+        return CLI_EXIT_USAGE;
+    }
+    const cli_cmd_t *cmd = main_find(a);
+    if (cmd == NULL) {
+        fprintf(stderr, "pdcbb: unknown command '%s' (see pdcbb --help)\n", a);
+        return CLI_EXIT_USAGE;
+    }
+    return cmd->handler(argc - 1, argv + 1);
+}

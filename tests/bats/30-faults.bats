@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# Bad input on the wire, the job token, and daemon death: errors are clear, nothing hangs, the
+# daemon keeps serving, and a restarted daemon serves what it acknowledged.
+
+load helpers
+
+setup() {
+    require_build
+    make_workdir
+}
+
+teardown() {
+    cleanup_workdir
+}
+
+@test "requests without the job's token are refused and counted; malformed ones are answered" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet -- bash -c '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        for c in notoken wrongtoken; do "'"$RAWMSG"'" "$ep" "$tok" $c; done
+        "'"$RAWMSG"'" "$ep" none notoken
+        for c in badmagic badversion badop truncated trailing badstring oversized; do
+            echo -n "$c: "; "'"$RAWMSG"'" "$ep" "$tok" $c
+        done
+        "'"$RAWMSG"'" "$ep" "$tok" short
+        "'"$RAWMSG"'" "$ep" "$tok" good
+        "'"$TOOL"'" "cont-create after-abuse" "obj-create after-abuse still-serving"
+    '
+    assert_success
+    [ "$(grep -c 'status PDCBB_ERR_AUTH' <<<"$output")" -eq 3 ]
+    assert_output --partial "badmagic: status PDCBB_ERR_PROTO"
+    assert_output --partial "badversion: status PDCBB_ERR_VERSION"
+    assert_output --partial "badop: status PDCBB_ERR_BAD_OP"
+    assert_output --partial "truncated: status PDCBB_ERR_TRUNCATED"
+    assert_output --partial "trailing: status PDCBB_ERR_PROTO"
+    assert_output --partial "badstring: status PDCBB_ERR_PROTO"
+    assert_output --partial "oversized: status PDCBB_ERR_TOO_BIG"
+    assert_output --partial "no reply"
+    assert_output --regexp "auth_failures 3 proto_errors 8"
+    assert_output --partial "ok obj-create name=still-serving"
+    grep -q "wrong or missing job token" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+}
+
+@test "a client of another job (other token) cannot use this job's daemons" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR/a" --job-id 1001 --quiet -- bash -c '
+        other="$(mktemp -d)"; chmod 700 "$other"
+        cp "$PDCBB_JOB_DIR/bbd-0.endpoint" "$PDCBB_JOB_DIR/config.yaml" "$other/"
+        head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n" > "$other/token"; echo >> "$other/token"
+        PDCBB_SERVER_DIRS= PDCBB_JOB_DIR="$other" "'"$TOOL"'" info "cont-create stolen"
+        echo "exit=$?"
+        rm -rf "$other"
+        "'"$TOOL"'" "!NOT_FOUND cont-open stolen"
+    '
+    assert_success
+    assert_output --partial "PDCBB_ERR_AUTH"
+    assert_output --partial "refused this client"
+    assert_output --partial "exit=1"
+}
+
+@test "after kill -9 of a daemon a call fails within 5 s and a restarted daemon serves the old objects" {
+    run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" --quiet -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        "'"$TOOL"'" "cont-create c" "many-objs c k 10" "tag-put obj k1 v int 11" "tag-put obj k2 v int 12" || exit 1
+        # A client holding connections to both daemons; daemon 1 dies under it.
+        "'"$TOOL"'" "obj-open k1" "obj-open k2" "sleep 2" "tag-get obj k1 v" "tag-get obj k2 v" > client.out 2>&1 &
+        client=$!
+        sleep 1
+        kill -9 "$(cat "$d1/bbd-1.pid")"
+        start=$(date +%s.%N)
+        wait $client
+        end=$(date +%s.%N)
+        cat client.out
+        echo "client_seconds_after_kill=$(echo "$end - $start" | bc)"
+        # A fresh client gets a clear error for names on the dead daemon, at once.
+        start=$(date +%s.%N)
+        "'"$TOOL"'" "obj-open k1" "obj-open k2"
+        echo "fresh_seconds=$(echo "$(date +%s.%N) - $start" | bc)"
+        # Restart daemon 1 on its job directory, as the same job.
+        "'"$BBD"'" --job-dir "$d1" --rank 1 --nservers 2 --job-id "$PDCBB_JOB_ID" --node node1 3>ready --ready-fd 3 &
+        for i in $(seq 100); do grep -q ready ready 2>/dev/null && break; sleep 0.05; done
+        "'"$TOOL"'" "obj-open k1" "obj-open k2" "tag-get obj k1 v" "tag-get obj k2 v" "obj-list c"
+    '
+    echo "$output"
+    assert_success
+    assert_output --partial "PDCBB_ERR_UNREACHABLE"
+    assert_output --partial "lost the connection to daemon 1"
+    secs="$(grep -o 'client_seconds_after_kill=[0-9.]*' <<<"$output" | cut -d= -f2)"
+    [ "$(echo "$secs < 5" | bc)" -eq 1 ]
+    fresh="$(grep -o 'fresh_seconds=[0-9.]*' <<<"$output" | cut -d= -f2)"
+    [ "$(echo "$fresh < 5" | bc)" -eq 1 ]
+    assert_output --partial "cannot reach daemon 1"
+    assert_output --partial "type=PDC_INT size=4 value=11"
+    assert_output --partial "type=PDC_INT size=4 value=12"
+    [ "$(grep -o ' k[0-9]' <<<"$(grep 'ok obj-list' <<<"$output")" | wc -l)" -eq 10 ]
+    assert_no_daemons "$WORKDIR"
+}

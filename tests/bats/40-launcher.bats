@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# `pdcbb run`, the local job: the same prolog/epilog the Slurm plugin uses, the step's
+# environment, exit status, failures, Ctrl-C, and nothing left running afterwards.
+
+load helpers
+
+setup() {
+    require_build
+    make_workdir
+}
+
+teardown() {
+    cleanup_workdir
+}
+
+@test "pdcbb --help, --version and bad usage" {
+    run "$PDCBB" --help
+    assert_success
+    assert_output --partial "run"
+    assert_output --partial "status"
+    run "$PDCBB" --version
+    assert_success
+    assert_output --regexp "[0-9]+\.[0-9]+\.[0-9]+"
+    run "$PDCBB" frobnicate
+    assert_failure 2
+    assert_output --partial "frobnicate"
+    run "$PDCBB" run --nodes zero -- true
+    assert_failure 2
+    assert_output --partial "--nodes"
+    assert_output --partial "'zero'"
+    run "$PDCBB" run --nodes 2
+    assert_failure 2
+    run "$PDCBB" run --pdc capasity=1G -- true
+    assert_failure 2
+    assert_output --partial "unknown key 'capasity'"
+    run "$PDCBB" run --pdc capacity=12Q -- true
+    assert_failure 2
+    assert_output --partial "bad size '12Q'"
+    run "$PDCBB" run --pdc local_root=/tmp -- true
+    assert_failure 2
+    assert_output --partial "site configuration"
+}
+
+@test "the command gets the step environment and its exit status is returned" {
+    run "$PDCBB" run --nodes 3 --workdir "$WORKDIR" --job-id 4242 -- bash -c '
+        echo "job=$PDCBB_JOB_ID nnodes=$PDCBB_NNODES node=$PDCBB_NODE_NAME"
+        echo "dir=$PDCBB_JOB_DIR"
+        echo "dirs=$PDCBB_SERVER_DIRS"
+        ls "$PDCBB_JOB_DIR"
+        stat -c "mode=%a" "$PDCBB_JOB_DIR"
+        exit 7'
+    assert_failure 7
+    assert_output --partial "job=4242 nnodes=3 node=node0"
+    assert_output --partial "dir=$WORKDIR/node0/pdcbb.4242"
+    assert_output --partial "dirs=$WORKDIR/node0/pdcbb.4242:$WORKDIR/node1/pdcbb.4242:$WORKDIR/node2/pdcbb.4242"
+    assert_output --partial "bbd-0.endpoint"
+    assert_output --partial "token"
+    assert_output --partial "mode=700"
+    assert_output --partial "status 7"
+    assert_no_daemons "$WORKDIR"
+    # Data is kept in the work directory given by the user; daemons are gone.
+    [ -f "$WORKDIR/node1/pdcbb.4242/bbd-1/data.mdb" ]
+    [ ! -e "$WORKDIR/node1/pdcbb.4242/bbd-1.pid" ]
+}
+
+@test "servers_per_node starts several daemons per node and pdcbb status lists them" {
+    run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" --pdc servers_per_node=2 -- bash -c '
+        "'"$PDCBB"'" status
+        echo "status_exit=$?"
+        "'"$TOOL"'" info "cont-create c" "many-objs c x 40"'
+    assert_success
+    [ "$(grep -c running <<<"$output")" -eq 4 ]
+    assert_output --partial "status_exit=0"
+    assert_output --partial "nservers=4"
+    assert_output --regexp "per-server: [1-9][0-9]* [1-9][0-9]* [1-9][0-9]* [1-9][0-9]*"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "pdcbb status reports a dead daemon" {
+    run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" --quiet -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        kill -9 "$(cat "$d1/bbd-1.pid")"
+        sleep 0.5
+        "'"$PDCBB"'" status
+        echo "status_exit=$?"'
+    assert_output --partial "dead"
+    assert_output --partial "status_exit=1"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a command that cannot be executed exits 127 and the daemons are stopped" {
+    run -127 "$PDCBB" run --nodes 2 --workdir "$WORKDIR" -- /no/such/program
+    assert_failure 127
+    assert_output --partial "/no/such/program"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a daemon that cannot start fails the run with its reason, without running the command" {
+    PDCBB_DAEMON_PATH=/no/such/pdc_bbd run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" -- \
+        bash -c 'echo command-ran'
+    assert_failure 1
+    refute_output --partial "command-ran"
+    assert_output --partial "/no/such/pdc_bbd"
+    assert_no_daemons "$WORKDIR"
+    # The reason is recorded where clients and pdcbb status find it.
+    run cat "$WORKDIR"/node0/pdcbb.*/prolog.error
+    assert_output --partial "/no/such/pdc_bbd"
+    run "$PDCBB" status --workdir "$WORKDIR"
+    assert_failure 1
+}
+
+@test "a capacity larger than the filesystem is refused with both sizes named" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --pdc capacity=1P -- true
+    assert_failure 1
+    assert_output --partial "1P"
+    assert_output --partial "free"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "Ctrl-C stops the command and the daemons" {
+    "$PDCBB" run --nodes 2 --workdir "$WORKDIR" -- sleep 60 > "$WORKDIR/out" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+        [ "$(daemons_under "$WORKDIR" | wc -l)" -eq 2 ] && pgrep -f "^sleep 60" > /dev/null && break
+        sleep 0.1
+    done
+    [ "$(daemons_under "$WORKDIR" | wc -l)" -eq 2 ]
+    kill -INT "$pid"
+    status=0
+    wait "$pid" || status=$?
+    cat "$WORKDIR/out"
+    [ "$status" -eq 130 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "the temporary work directory is removed unless --keep" {
+    export TMPDIR="$WORKDIR"
+    run "$PDCBB" run --nodes 1 -- bash -c 'echo "dir=$PDCBB_JOB_DIR"'
+    assert_success
+    dir="$(sed -n 's/^dir=//p' <<<"$output")"
+    [ -n "$dir" ]
+    [ ! -e "$dir" ]
+    run "$PDCBB" run --nodes 1 --keep -- bash -c 'echo "dir=$PDCBB_JOB_DIR"'
+    assert_success
+    dir="$(sed -n 's/^dir=//p' <<<"$output")"
+    [ -d "$dir" ]
+}

@@ -1,0 +1,67 @@
+# Shared set-up for pdcbb's end-to-end tests: where the build is, the environment the real
+# parts need on this machine, and helpers to start and check local jobs.
+#
+# PDCBB_BUILD_DIR names the CMake build tree (default: <repo>/build).
+
+load '/usr/lib/bats/bats-support/load.bash'
+load '/usr/lib/bats/bats-assert/load.bash'
+
+REPO_DIR="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+BUILD_DIR="${PDCBB_BUILD_DIR:-$REPO_DIR/build}"
+PDCBB="$BUILD_DIR/cli/pdcbb"
+BBD="$BUILD_DIR/bbd/pdc_bbd"
+TOOL="$BUILD_DIR/tests/pdc_meta_tool"
+MPI_TOOL="$BUILD_DIR/tests/pdc_mpi_meta"
+RAWMSG="$BUILD_DIR/tests/pdcbb_rawmsg"
+DEMO="$BUILD_DIR/examples/pdc_demo"
+
+export UCX_WARN_UNUSED_ENV_VARS=n
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo
+unset PDCBB_JOB_DIR PDCBB_SERVER_DIRS PDCBB_JOB_ID
+
+require_build() {
+    for f in "$PDCBB" "$BBD" "$TOOL" "$RAWMSG"; do
+        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
+    done
+}
+
+# A fresh work directory per test, removed by the test's teardown.
+make_workdir() {
+    WORKDIR="$(mktemp -d "${BATS_TMPDIR:-/tmp}/pdcbb-bats.XXXXXX")"
+    export WORKDIR
+}
+
+# pdc_bbd processes whose command line mentions the given directory.
+daemons_under() {
+    pgrep -f "pdc_bbd .*--job-dir $1" || true
+}
+
+# Fail if any daemon of this work directory is still running.
+assert_no_daemons() {
+    local left
+    left="$(daemons_under "$1")"
+    if [ -n "$left" ]; then
+        echo "pdc_bbd still running under $1: $left" >&2
+        pkill -9 -f "pdc_bbd .*--job-dir $1" || true
+        return 1
+    fi
+}
+
+# Stop by pid anything a test left behind, then remove the work directory.
+cleanup_workdir() {
+    [ -n "${WORKDIR:-}" ] || return 0
+    local pids
+    pids="$(daemons_under "$WORKDIR")"
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    rm -rf "$WORKDIR"
+}
+
+# Wait until pid is gone (zombies count as gone), at most $2 seconds.
+wait_gone() {
+    local pid=$1 deadline=$(( $(date +%s) + ${2:-10} ))
+    while [ -e "/proc/$pid" ] && ! grep -q '^[^ ]* ([^)]*) [ZX]' "/proc/$pid/stat" 2>/dev/null; do
+        [ "$(date +%s)" -ge "$deadline" ] && return 1
+        sleep 0.05
+    done
+}
