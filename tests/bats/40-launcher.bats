@@ -3,6 +3,7 @@
 # environment, exit status, failures, Ctrl-C, and nothing left running afterwards.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
     require_build
