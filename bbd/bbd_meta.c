@@ -163,6 +163,28 @@ static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, uint64_t id)
     }
 }
 
+/*
+ * Delete a named record: its name entry, its record and its tags. name points into the store,
+ * so it is copied before anything is deleted.
+ */
+static pdcbb_err_t delete_named(bbd_req_t *r, bbd_table_t names, bbd_table_t records,
+                                uint64_t id, const char *stored_name)
+{
+    uint8_t key[8];
+    pdcbb_err_t rc;
+    char *name = bbd_req_alloc(r, strlen(stored_name) + 1);
+    if (name == NULL)
+        return PDCBB_ERR_NOMEM;
+    strcpy(name, stored_name);
+    bbd_key_u64(key, id);
+    if ((rc = OPS->del(r->txn, names, val_str(name))) != PDCBB_OK ||
+        (rc = OPS->del(r->txn, records, (bbd_val_t){key, 8})) != PDCBB_OK ||
+        (rc = delete_prefix(r, BBD_T_TAG, id)) != PDCBB_OK)
+        return rc;
+    PDCBB_DEBUG("'%s' (%#llx) deleted", name, (unsigned long long)id);
+    return PDCBB_OK;
+}
+
 /* Collect up to max ids (8-byte big-endian keys or key prefixes) after 'after' into p. */
 typedef int (*id_filter_fn)(bbd_req_t *r, uint64_t id, bbd_val_t v, const void *arg);
 
@@ -298,25 +320,14 @@ pdcbb_err_t bbd_op_cont_persist(bbd_req_t *r, const pdcbb_cont_persist_req_t *q,
 pdcbb_err_t bbd_op_cont_del(bbd_req_t *r, const pdcbb_cont_del_req_t *q, pdcbb_cont_del_rep_t *p)
 {
     pdcbb_cont_info_rep_t rec;
-    uint8_t key[8];
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_CONT);
     if (rc == PDCBB_OK)
         rc = record_get(r, BBD_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
-    /* The name points into the store: delete the name entry before the record. */
-    char *name = bbd_req_alloc(r, strlen(rec.name) + 1);
-    if (name == NULL)
-        return PDCBB_ERR_NOMEM;
-    strcpy(name, rec.name);
-    bbd_key_u64(key, q->id);
-    if ((rc = OPS->del(r->txn, BBD_T_CONT_NAME, val_str(name))) != PDCBB_OK ||
-        (rc = OPS->del(r->txn, BBD_T_CONT, (bbd_val_t){key, 8})) != PDCBB_OK ||
-        (rc = delete_prefix(r, BBD_T_TAG, q->id)) != PDCBB_OK ||
-        (rc = delete_prefix(r, BBD_T_OBJIDS, q->id)) != PDCBB_OK)
+    if ((rc = delete_named(r, BBD_T_CONT_NAME, BBD_T_CONT, q->id, rec.name)) != PDCBB_OK)
         return rc;
-    PDCBB_DEBUG("container '%s' (%#llx) deleted", name, (unsigned long long)q->id);
-    return PDCBB_OK;
+    return delete_prefix(r, BBD_T_OBJIDS, q->id);
 }
 
 pdcbb_err_t bbd_op_cont_list(bbd_req_t *r, const pdcbb_cont_list_req_t *q,
@@ -475,23 +486,12 @@ pdcbb_err_t bbd_op_obj_info(bbd_req_t *r, const pdcbb_obj_info_req_t *q, pdcbb_o
 pdcbb_err_t bbd_op_obj_del(bbd_req_t *r, const pdcbb_obj_del_req_t *q, pdcbb_obj_del_rep_t *p)
 {
     pdcbb_obj_info_rep_t rec;
-    uint8_t key[8];
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_OBJ);
     if (rc == PDCBB_OK)
         rc = record_get(r, BBD_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
-    char *name = bbd_req_alloc(r, strlen(rec.name) + 1);
-    if (name == NULL)
-        return PDCBB_ERR_NOMEM;
-    strcpy(name, rec.name);
-    bbd_key_u64(key, q->id);
-    if ((rc = OPS->del(r->txn, BBD_T_OBJ_NAME, val_str(name))) != PDCBB_OK ||
-        (rc = OPS->del(r->txn, BBD_T_OBJ, (bbd_val_t){key, 8})) != PDCBB_OK ||
-        (rc = delete_prefix(r, BBD_T_TAG, q->id)) != PDCBB_OK)
-        return rc;
-    PDCBB_DEBUG("object '%s' (%#llx) deleted", name, (unsigned long long)q->id);
-    return PDCBB_OK;
+    return delete_named(r, BBD_T_OBJ_NAME, BBD_T_OBJ, q->id, rec.name);
 }
 
 pdcbb_err_t bbd_op_obj_set_dims(bbd_req_t *r, const pdcbb_obj_set_dims_req_t *q,

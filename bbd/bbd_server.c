@@ -56,20 +56,8 @@ static void conn_release(bbd_t *d, bbd_conn_t *c)
 
 static void conn_close_ep(bbd_t *d, bbd_conn_t *c, int force)
 {
-    if (c->ep == NULL)
-        return;
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    void *req = ucp_ep_close_nbx(c->ep, &prm);
+    pdcbb_ucx_ep_close(d->ucx.worker, c->ep, force, 2.0);
     c->ep = NULL;
-    if (req != NULL && !UCS_PTR_IS_ERR(req)) {
-        ucs_status_t st;
-        while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS)
-            ucp_worker_progress(d->ucx.worker);
-        ucp_request_free(req);
-    }
 }
 
 static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
@@ -318,20 +306,9 @@ pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen)
     if (rc != PDCBB_OK)
         return rc;
 
-    ucp_am_handler_param_t hp;
-    memset(&hp, 0, sizeof(hp));
-    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    hp.id = PDCBB_AM_ID_MSG;
-    hp.cb = am_recv_cb;
-    hp.arg = d;
-    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    ucs_status_t st = ucp_worker_set_am_recv_handler(d->ucx.worker, &hp);
-    if (st != UCS_OK) {
-        snprintf(err, errlen, "UCX cannot register the message handler: %s",
-                 ucs_status_string(st));
-        return PDCBB_ERR_TRANSPORT;
-    }
+    if ((rc = pdcbb_ucx_set_am_handler(d->ucx.worker, PDCBB_AM_ID_MSG, am_recv_cb, d, err,
+                                       errlen)) != PDCBB_OK)
+        return rc;
 
     if ((rc = pick_listen_ip(d)) != PDCBB_OK) {
         snprintf(err, errlen, "cannot find this node's IP address (set listen_address)");
@@ -350,7 +327,8 @@ pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen)
     lp.sockaddr.addrlen = sslen;
     lp.conn_handler.cb = conn_request_cb;
     lp.conn_handler.arg = d;
-    if ((st = ucp_listener_create(d->ucx.worker, &lp, &d->listener)) != UCS_OK) {
+    ucs_status_t st = ucp_listener_create(d->ucx.worker, &lp, &d->listener);
+    if (st != UCS_OK) {
         snprintf(err, errlen, "UCX cannot listen on %s: %s", d->listen_ip,
                  ucs_status_string(st));
         return PDCBB_ERR_TRANSPORT;

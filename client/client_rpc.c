@@ -130,43 +130,19 @@ pdcbb_err_t client_rpc_open(char *err, size_t errlen)
                                     client_g.cfg.ucx_net_devices, err, errlen);
     if (rc != PDCBB_OK)
         return rc;
-    ucp_am_handler_param_t hp;
-    memset(&hp, 0, sizeof(hp));
-    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    hp.id = PDCBB_AM_ID_MSG;
-    hp.cb = am_reply_cb;
-    hp.arg = NULL;
-    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    ucs_status_t st = ucp_worker_set_am_recv_handler(client_g.ucx.worker, &hp);
-    if (st != UCS_OK) {
-        snprintf(err, errlen, "UCX cannot register the reply handler: %s",
-                 ucs_status_string(st));
+    if ((rc = pdcbb_ucx_set_am_handler(client_g.ucx.worker, PDCBB_AM_ID_MSG, am_reply_cb, NULL,
+                                       err, errlen)) != PDCBB_OK) {
         pdcbb_ucx_close(&client_g.ucx);
-        return PDCBB_ERR_TRANSPORT;
+        return rc;
     }
     return PDCBB_OK;
 }
 
 static void ep_close(client_server_t *s)
 {
-    if (s->ep == NULL)
-        return;
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = s->failed ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    void *req = ucp_ep_close_nbx(s->ep, &prm);
+    pdcbb_ucx_ep_close(client_g.ucx.worker, s->ep, s->failed, 2.0);
     s->ep = NULL;
     s->connected = 0;
-    if (req != NULL && !UCS_PTR_IS_ERR(req)) {
-        double deadline = now_seconds() + 2.0;
-        while (ucp_request_check_status(req) == UCS_INPROGRESS && now_seconds() < deadline)
-            ucp_worker_progress(client_g.ucx.worker);
-        if (ucp_request_check_status(req) == UCS_INPROGRESS)
-            ucp_request_cancel(client_g.ucx.worker, req);
-        ucp_request_free(req);
-    }
 }
 
 void client_rpc_close(void)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 pdcbb_err_t pdcbb_err_from_ucs(ucs_status_t st)
 {
@@ -162,4 +163,54 @@ pdcbb_err_t pdcbb_node_address(char *out, size_t len)
     }
     snprintf(out, len, "127.0.0.1");
     return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_ucx_set_am_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
+                                     void *arg, char *err, size_t errlen)
+{
+    ucp_am_handler_param_t hp;
+    memset(&hp, 0, sizeof(hp));
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = id;
+    hp.cb = cb;
+    hp.arg = arg;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    ucs_status_t st = ucp_worker_set_am_recv_handler(worker, &hp);
+    if (st != UCS_OK) {
+        if (err)
+            snprintf(err, errlen, "UCX cannot register the handler of message %u: %s", id,
+                     ucs_status_string(st));
+        return PDCBB_ERR_TRANSPORT;
+    }
+    return PDCBB_OK;
+}
+
+static double ucx_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void pdcbb_ucx_ep_close(ucp_worker_h worker, ucp_ep_h ep, int force, double timeout)
+{
+    if (ep == NULL)
+        return;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    void *req = ucp_ep_close_nbx(ep, &prm);
+    if (req == NULL || UCS_PTR_IS_ERR(req))
+        return;
+    double deadline = ucx_now() + timeout;
+    while (ucp_request_check_status(req) == UCS_INPROGRESS && ucx_now() < deadline)
+        ucp_worker_progress(worker);
+    if (ucp_request_check_status(req) == UCS_INPROGRESS) {
+        ucp_request_cancel(worker, req);
+        while (ucp_request_check_status(req) == UCS_INPROGRESS)
+            ucp_worker_progress(worker);
+    }
+    ucp_request_free(req);
 }

@@ -42,6 +42,16 @@ pdcbb_err_t pdcbb_sockaddr_make(const char *ip, uint16_t port, struct sockaddr_s
  */
 pdcbb_err_t pdcbb_node_address(char *out, size_t len);
 
+/* Register cb for active messages with id (whole messages only). */
+pdcbb_err_t pdcbb_ucx_set_am_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
+                                     void *arg, char *err, size_t errlen);
+
+/*
+ * Close ep (force: without flushing, for a failed peer) and progress the worker until the
+ * close completes or timeout seconds pass; a close still pending then is cancelled.
+ */
+void pdcbb_ucx_ep_close(ucp_worker_h worker, ucp_ep_h ep, int force, double timeout);
+
 /* Wait for a request from a *_nbx call to complete, progressing the worker. */
 ucs_status_t pdcbb_ucx_wait(ucp_worker_h worker, void *request);
 

@@ -317,7 +317,7 @@ static bool job_same_dir(const char *a, const char *b)
 
 /* What the command line of a process says about it. */
 typedef struct job_proc_info {
-    bool is_bbd;        /* argv[0] or /proc/PID/exe names pdc_bbd */
+    bool is_bbd;        /* an argument or /proc/PID/exe names pdc_bbd */
     bool has_job_id, has_job_dir, has_rank;
     uint64_t job_id;
     unsigned rank;
@@ -335,9 +335,14 @@ static bool job_proc_read(pid_t pid, job_proc_info_t *pi)
     buf[n] = '\0';
     const char *end = buf + n;
     const char *argv0 = buf;
-    const char *base = strrchr(argv0, '/');
-    if (strstr(base ? base + 1 : argv0, "pdc_bbd") != NULL)
-        pi->is_bbd = true;
+    const char *base;
+    /* Any argument, not only argv[0]: a daemon run under a wrapper (valgrind, strace) is still
+     * the job's daemon; the job id and directory on its command line identify it. */
+    for (const char *a = argv0; a < end && !pi->is_bbd; a += strlen(a) + 1) {
+        base = strrchr(a, '/');
+        if (strstr(base ? base + 1 : a, "pdc_bbd") != NULL)
+            pi->is_bbd = true;
+    }
     if (!pi->is_bbd) {
         char exe[PATH_MAX];
         snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);

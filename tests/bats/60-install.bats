@@ -72,3 +72,11 @@ CM
     assert_success
     assert_output --partial "demo done"
 }
+
+@test "configuring without a dependency stops with the Debian package to install" {
+    # An empty pkg-config search path: every pkg-config module is missing.
+    run env PKG_CONFIG_LIBDIR="$WORKDIR/empty" PKG_CONFIG_PATH= \
+        cmake -S "$REPO_DIR" -B "$WORKDIR/b"
+    assert_failure
+    assert_output --partial "pkg-config module 'ucx' not found: install the Debian package 'libucx-dev'"
+}
