@@ -32,7 +32,10 @@ typedef struct bbd_msg {
     struct bbd_msg *next;
     bbd_conn_t *conn;
     size_t len;
-    uint8_t *data; /* malloc'ed copy of the whole message */
+    uint8_t *data; /* malloc'ed copy of the whole control message */
+    uint8_t *bulk; /* bulk part of a PDCBB_AM_ID_DATA message (malloc'ed), or NULL */
+    size_t bulk_len;
+    int pending;   /* bulk still arriving (rendezvous) */
 } bbd_msg_t;
 
 typedef struct bbd_stats {
@@ -68,6 +71,8 @@ typedef struct bbd {
     bbd_msg_t *queue_tail;
     volatile int stopping;
     bbd_stats_t stats;
+    uint64_t data_used;     /* bytes the data files occupy */
+    uint64_t data_capacity; /* this daemon's share of the job's capacity */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -79,6 +84,10 @@ typedef struct bbd_req {
     bbd_t *d;
     bbd_txn_t *txn;
     bbd_scratch_t *scratch;
+    const uint8_t *in_bulk; /* bulk part received with the request */
+    size_t in_bulk_len;
+    void *out_bulk;         /* bulk part of the reply (malloc'ed; the sender frees it) */
+    size_t out_bulk_len;
 } bbd_req_t;
 
 /* Memory freed after the reply is built. */
@@ -92,8 +101,13 @@ pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen);
 void bbd_server_run(bbd_t *d);
 void bbd_server_stop(bbd_t *d);
 
-/* bbd_dispatch.c: handle one whole message; returns the reply to send (malloc'ed) or NULL. */
-void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, void **reply, size_t *reply_len);
+/*
+ * bbd_dispatch.c: handle one message (control part msg, bulk part bulk); returns the reply to
+ * send (malloc'ed) or NULL, and the reply's bulk part (malloc'ed) or NULL.
+ */
+void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
+                  size_t bulk_len, void **reply, size_t *reply_len, void **reply_bulk,
+                  size_t *reply_bulk_len);
 /* 1 if op changes the store (runs in a write transaction). */
 int bbd_op_is_write(unsigned op);
 
@@ -103,6 +117,10 @@ int bbd_op_is_write(unsigned op);
                                pdcbb_##lname##_rep_t *p);
 PDCBB_OPS(BBD_X_HANDLER)
 #undef BBD_X_HANDLER
+
+/* bbd_data.c: region data files and capacity. */
+pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
+void bbd_data_close(bbd_t *d);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

@@ -45,7 +45,10 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_TAG_DEL:
     case PDCBB_OP_OBJ_CREATE:
     case PDCBB_OP_OBJ_DEL:
-    case PDCBB_OP_OBJ_SET_DIMS: return 1;
+    case PDCBB_OP_OBJ_SET_DIMS:
+    case PDCBB_OP_DATA_WRITE:
+    case PDCBB_OP_DATA_DROP:
+    case PDCBB_OP_MAP_PUT: return 1;
     default: return 0;
     }
 }
@@ -95,14 +98,18 @@ static void build_reply(const pdcbb_msg_hdr_t *req, int status, const void *body
     }
 }
 
-void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, void **reply, size_t *reply_len)
+void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
+                  size_t bulk_len, void **reply, size_t *reply_len, void **reply_bulk,
+                  size_t *reply_bulk_len)
 {
     pdcbb_msg_hdr_t h;
     any_body_t q, p;
-    bbd_req_t r = {.d = d};
+    bbd_req_t r = {.d = d, .in_bulk = bulk, .in_bulk_len = bulk_len};
     pdcbb_err_t rc;
 
     *reply = NULL;
+    *reply_bulk = NULL;
+    *reply_bulk_len = 0;
     d->stats.requests++;
     rc = pdcbb_hdr_decode(msg, len, &h);
     if (rc != PDCBB_OK) {
@@ -173,6 +180,12 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, void **reply, size_t
     if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_EXISTS)
         PDCBB_INFO("%s request %llu failed: %s", pdcbb_op_name(h.op),
                    (unsigned long long)h.req_id, pdcbb_errname(rc));
+    if (rc == PDCBB_OK && r.out_bulk) {
+        *reply_bulk = r.out_bulk;
+        *reply_bulk_len = r.out_bulk_len;
+    } else {
+        free(r.out_bulk);
+    }
     pdcbb_body_free(h.op, 0, &q);
     req_scratch_free(&r);
 }

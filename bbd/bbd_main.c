@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -114,6 +115,10 @@ int main(int argc, char **argv)
     sigset_t shutdown_signals;
 
     bbd_signals_block(&shutdown_signals);
+    /* Staging buffers for region data are large and reused: keep freed memory in the process
+     * instead of returning it, so buffers are not page-faulted in again for every message. */
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (opt) {
         case 'd': job_dir = optarg; break;
@@ -250,6 +255,8 @@ int main(int argc, char **argv)
     if ((rc = d->store_ops->open(d->data_dir, d->cfg.lmdb_map_size, &d->store, err,
                                  sizeof(err))) != PDCBB_OK)
         goto fail;
+    if ((rc = bbd_data_open(d, err, sizeof(err))) != PDCBB_OK)
+        goto fail;
     if ((rc = bbd_server_start(d, err, sizeof(err))) != PDCBB_OK)
         goto fail;
 
@@ -276,6 +283,7 @@ int main(int argc, char **argv)
 
     unlink(d->endpoint_path);
     bbd_server_stop(d);
+    bbd_data_close(d);
     if ((rc = d->store_ops->sync(d->store)) != PDCBB_OK)
         PDCBB_ERROR("final sync of the store failed: %s", pdcbb_strerror(rc));
     d->store_ops->close(d->store);

@@ -24,6 +24,7 @@
 
 typedef struct send_ctx {
     void *buf;
+    void *bulk; /* the bulk part of a reply, or NULL */
     bbd_conn_t *conn;
 } send_ctx_t;
 
@@ -133,20 +134,87 @@ static void queue_push(bbd_t *d, bbd_msg_t *m)
     d->queue_tail = m;
 }
 
+static void msg_free(bbd_msg_t *m)
+{
+    free(m->data);
+    free(m->bulk);
+    free(m);
+}
+
 static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     bbd_msg_t *m = user_data;
     bbd_t *d = the_daemon;
     if (status != UCS_OK) {
-        PDCBB_WARN("receiving a %zu-byte request failed: %s", m->len, ucs_status_string(status));
+        PDCBB_WARN("receiving a %zu-byte request failed: %s", m->bulk ? m->bulk_len : m->len,
+                   ucs_status_string(status));
         conn_release(d, m->conn);
-        free(m->data);
-        free(m);
+        msg_free(m);
     } else {
-        m->len = length;
+        if (m->bulk)
+            m->bulk_len = length;
+        else
+            m->len = length;
         queue_push(d, m);
     }
     ucp_request_free(request);
+}
+
+/* Start receiving rendezvous data into buf; the message is queued when it is in. */
+static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t length)
+{
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    prm.cb.recv_am = rndv_recv_cb;
+    prm.user_data = m;
+    void *req = ucp_am_recv_data_nbx(d->ucx.worker, data, buf, length, &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        PDCBB_WARN("cannot receive a %zu-byte request: %s", length,
+                   ucs_status_string(UCS_PTR_STATUS(req)));
+        conn_release(d, m->conn);
+        msg_free(m);
+    }
+}
+
+/* Messages with a bulk part: control message in the AM header, bulk in the AM data. */
+static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_length, void *data,
+                               size_t length, const ucp_am_recv_param_t *param)
+{
+    bbd_t *d = arg;
+    bbd_conn_t *c = NULL;
+    int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
+        c = conn_of_ep(d, param->reply_ep);
+    bbd_msg_t *m = c ? calloc(1, sizeof(*m)) : NULL;
+    if (m)
+        m->data = malloc(header_length ? header_length : 1);
+    if (m && m->data)
+        m->bulk = malloc(length ? length : 1);
+    if (m == NULL || m->data == NULL || m->bulk == NULL || length > ((size_t)1 << 36)) {
+        d->stats.proto_errors++;
+        PDCBB_WARN("dropped a %zu-byte data message (%s)", length,
+                   c ? "out of memory or too big" : "unknown endpoint");
+        if (m)
+            msg_free(m);
+        if (rndv)
+            ucp_am_data_release(d->ucx.worker, data);
+        return UCS_OK;
+    }
+    memcpy(m->data, header, header_length);
+    m->len = header_length;
+    m->bulk_len = length;
+    m->conn = c;
+    c->refs++;
+    if (rndv) {
+        recv_rndv(d, m, data, m->bulk, length);
+        return UCS_OK;
+    }
+    if (length)
+        memcpy(m->bulk, data, length);
+    queue_push(d, m);
+    return UCS_OK;
 }
 
 static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
@@ -184,20 +252,7 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     m->len = length;
     c->refs++;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV && length > 0) {
-        ucp_request_param_t prm;
-        memset(&prm, 0, sizeof(prm));
-        prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-        prm.cb.recv_am = rndv_recv_cb;
-        prm.user_data = m;
-        void *req = ucp_am_recv_data_nbx(d->ucx.worker, data, buf, length, &prm);
-        if (UCS_PTR_IS_ERR(req)) {
-            PDCBB_WARN("cannot receive a %zu-byte request: %s", length,
-                       ucs_status_string(UCS_PTR_STATUS(req)));
-            conn_release(d, c);
-            free(buf);
-            free(m);
-        }
+        recv_rndv(d, m, data, buf, length);
         return UCS_OK;
     }
     if (length)
@@ -212,37 +267,46 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
     if (status != UCS_OK && status != UCS_ERR_CANCELED)
         PDCBB_DEBUG("reply not delivered: %s", ucs_status_string(status));
     free(s->buf);
+    free(s->bulk);
     conn_release(the_daemon, s->conn);
     free(s);
     pending_sends--;
     ucp_request_free(request);
 }
 
-static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len)
+/* Send a reply (and its bulk part, as a PDCBB_AM_ID_DATA message); takes both buffers. */
+static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, void *bulk,
+                       size_t bulk_len)
 {
-    if (c->dead || c->ep == NULL) {
+    send_ctx_t *s = NULL;
+    if (c->dead || c->ep == NULL || (s = malloc(sizeof(*s))) == NULL) {
         free(buf);
-        return;
-    }
-    send_ctx_t *s = malloc(sizeof(*s));
-    if (s == NULL) {
-        free(buf);
+        free(bulk);
         return;
     }
     s->buf = buf;
+    s->bulk = bulk;
     s->conn = c;
     c->refs++;
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    prm.flags = UCP_AM_SEND_FLAG_EAGER; /* replies are small; clients need no rendezvous */
     prm.cb.send = send_cb;
     prm.user_data = s;
-    void *req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_MSG, NULL, 0, buf, len, &prm);
+    void *req;
+    if (bulk) {
+        /* Control message in the header (it must stay valid until completion: it does, in s),
+         * data in the body: large read replies go by rendezvous, single-copy. */
+        req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_DATA, buf, len, bulk, bulk_len, &prm);
+    } else {
+        prm.flags = UCP_AM_SEND_FLAG_EAGER; /* replies are small; clients need no rendezvous */
+        req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_MSG, NULL, 0, buf, len, &prm);
+    }
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_DEBUG("cannot send reply: %s", ucs_status_string(UCS_PTR_STATUS(req)));
         free(buf);
+        free(bulk);
         free(s);
         conn_release(d, c);
         return;
@@ -257,21 +321,23 @@ static void process_queue(bbd_t *d)
         d->queue_head = m->next;
         if (d->queue_head == NULL)
             d->queue_tail = NULL;
-        void *reply = NULL;
-        size_t reply_len = 0;
+        void *reply = NULL, *bulk = NULL;
+        size_t reply_len = 0, bulk_len = 0;
         if (m->len == 0) {
             /* An oversized message: answer with TOO_BIG and no request id. */
             pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
                                  .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
             pdcbb_msg_build(&h, NULL, &reply, &reply_len);
         } else {
-            bbd_dispatch(d, m->data, m->len, &reply, &reply_len);
+            bbd_dispatch(d, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len, &bulk,
+                         &bulk_len);
         }
         if (reply)
-            send_reply(d, m->conn, reply, reply_len);
+            send_reply(d, m->conn, reply, reply_len, bulk, bulk_len);
+        else
+            free(bulk);
         conn_release(d, m->conn);
-        free(m->data);
-        free(m);
+        msg_free(m);
     }
 }
 
@@ -307,6 +373,8 @@ pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen)
         return rc;
 
     if ((rc = pdcbb_ucx_set_am_handler(d->ucx.worker, PDCBB_AM_ID_MSG, am_recv_cb, d, err,
+                                       errlen)) != PDCBB_OK ||
+        (rc = pdcbb_ucx_set_am_handler(d->ucx.worker, PDCBB_AM_ID_DATA, am_data_cb, d, err,
                                        errlen)) != PDCBB_OK)
         return rc;
 

@@ -29,6 +29,8 @@ typedef enum bbd_table {
     BBD_T_OBJ,        /* id -> encoded OBJ_INFO reply body */
     BBD_T_TAG,        /* id + tag name -> i32 type (LE) + value bytes */
     BBD_T_OBJIDS,     /* container id + object id -> "" (PDCcont_put_objids) */
+    BBD_T_DATA,       /* object id -> layout of its data file here (bbd_data.c) */
+    BBD_T_MAP,        /* object id + sequence -> data daemon and box (REGION_LOCAL/DYNAMIC) */
     BBD_T_COUNT_
 } bbd_table_t;
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const char *const table_names[BBD_T_COUNT_] = {
-    "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids",
+    "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids", "data", "map",
 };
 
 struct bbd_store {

@@ -78,10 +78,21 @@ typedef struct client_pending {
     struct client_pending *next;
     uint64_t req_id;
     unsigned server;
+    unsigned op;
     int done;
     pdcbb_err_t status;      /* transport-level outcome */
-    void *buf;               /* the whole reply message, malloc'ed */
+    void *msg;               /* the request as sent (must live until the send completes) */
+    size_t msg_len;
+    void *sreq;              /* UCX send request, or NULL */
+    void *buf;               /* the reply's control part, malloc'ed */
     size_t len;
+    void *dest;              /* where a reply's bulk part goes (caller's), or NULL */
+    size_t dest_len;
+    void *bulk;              /* the bulk part as received: dest, or bulk_own */
+    size_t bulk_len;
+    void *bulk_own;          /* malloc'ed when dest was not given or too small */
+    int receiving;           /* a rendezvous receive into bulk is in progress */
+    void *owner;             /* the transfer batch waiting for it (client_transfer.c) */
 } client_pending_t;
 
 typedef struct client_state {
@@ -95,6 +106,7 @@ typedef struct client_state {
     uint64_t next_req_id;
     client_pending_t *pending;
     char discovery[16];
+    size_t max_am_header;     /* largest control part of a message with a bulk part */
     char node[PDCBB_NODE_NAME_MAX];
     int pmix_initialised;
     /* statistics for PDC_timing_report */
@@ -130,6 +142,22 @@ void client_rpc_close(void);
  */
 pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep, void **keep);
 void client_rpc_release(unsigned op, void *rep, void *keep);
+
+/*
+ * Asynchronous requests. client_rpc_post connects if needed and sends req (and bulk, as a
+ * PDCBB_AM_ID_DATA message, which must stay valid until the request is finished); a reply's
+ * bulk part is received into dest when it fits in dest_len bytes, else into a malloc'ed buffer
+ * (p->bulk either way). client_rpc_wait progresses until p is done or timeout seconds pass.
+ * client_rpc_finish decodes the reply into rep and frees p (the bulk part too: copy it first).
+ */
+pdcbb_err_t client_rpc_post(unsigned server, unsigned op, const void *req, const void *bulk,
+                            size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out);
+void client_rpc_wait(client_pending_t *p, double timeout);
+pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep);
+void client_pending_free(client_pending_t *p);
+/* One non-blocking progress step; non-zero if something happened. */
+int client_rpc_progress(void);
+double client_now(void);
 
 /* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */
 #define CLIENT_X_STUB(OP, val, lname, RQ, RP)                                                     \

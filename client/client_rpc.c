@@ -8,6 +8,11 @@
  * that is alive but stuck. A failed connection is retried on the next call, after re-reading
  * the daemon's endpoint record when this process can see it (a restarted daemon listens on a
  * new port).
+ *
+ * Requests are posted asynchronously (client_rpc_post) and completed by progressing the one
+ * worker: control replies arrive as PDCBB_AM_ID_MSG messages, replies with a bulk part (region
+ * reads) as PDCBB_AM_ID_DATA, whose data is received straight into the caller's destination.
+ * client_rpc() is the synchronous round trip built on the same calls.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +29,11 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double client_now(void)
+{
+    return now_seconds();
 }
 
 static client_pending_t *pending_find(uint64_t req_id)
@@ -58,55 +68,107 @@ static int reply_req_id(const void *data, size_t len, uint64_t *req_id)
     return 0;
 }
 
-static void reply_complete(void *buf, size_t len)
+static void pending_done(client_pending_t *p, pdcbb_err_t status)
 {
-    uint64_t req_id;
-    client_pending_t *p = NULL;
-    if (reply_req_id(buf, len, &req_id) == 0)
-        p = pending_find(req_id);
-    if (p == NULL || p->done) {
-        free(buf); /* malformed, or a late reply to a request that timed out */
+    if (p->done)
         return;
-    }
     p->done = 1;
-    p->status = PDCBB_OK;
-    p->buf = buf;
-    p->len = len;
+    p->status = status;
 }
 
 static void rndv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
-    if (status == UCS_OK)
-        reply_complete(user_data, length);
-    else
-        free(user_data);
+    client_pending_t *p = user_data;
+    p->bulk_len = length;
+    p->receiving = 0;
+    pending_done(p, status == UCS_OK ? PDCBB_OK : pdcbb_err_from_ucs(status));
     ucp_request_free(request);
 }
 
-static ucs_status_t am_reply_cb(void *arg, const void *header, size_t header_length, void *data,
-                                size_t length, const ucp_am_recv_param_t *param)
+/* A reply's control part arrived (copied into p); data is its bulk part, if any. */
+static void reply_arrived(client_pending_t *p, const void *ctrl, size_t ctrl_len, void *data,
+                          size_t length, int rndv)
 {
-    void *buf = malloc(length ? length : 1);
-    if (buf == NULL) {
-        if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)
+    p->buf = malloc(ctrl_len ? ctrl_len : 1);
+    if (p->buf == NULL) {
+        if (rndv)
             ucp_am_data_release(client_g.ucx.worker, data);
-        return UCS_OK; /* the waiting call times out with a clear error */
+        pending_done(p, PDCBB_ERR_NOMEM);
+        return;
     }
-    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-        memcpy(buf, data, length);
-        reply_complete(buf, length);
-        return UCS_OK;
+    memcpy(p->buf, ctrl, ctrl_len);
+    p->len = ctrl_len;
+    if (data == NULL || length == 0) {
+        pending_done(p, PDCBB_OK);
+        return;
     }
-    /* Daemons send replies eagerly; accept a rendezvous one anyway. */
+    void *dest = p->dest;
+    if (dest == NULL || length > p->dest_len) {
+        dest = p->bulk_own = malloc(length);
+        if (dest == NULL) {
+            if (rndv)
+                ucp_am_data_release(client_g.ucx.worker, data);
+            pending_done(p, PDCBB_ERR_NOMEM);
+            return;
+        }
+    }
+    p->bulk = dest;
+    p->bulk_len = length;
+    if (!rndv) {
+        memcpy(dest, data, length);
+        pending_done(p, PDCBB_OK);
+        return;
+    }
+    /* Large read data: pulled straight into the destination (single-copy over cma). */
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     prm.cb.recv_am = rndv_cb;
-    prm.user_data = buf;
-    void *req = ucp_am_recv_data_nbx(client_g.ucx.worker, data, buf, length, &prm);
-    if (UCS_PTR_IS_ERR(req))
-        free(buf);
+    prm.user_data = p;
+    p->receiving = 1;
+    void *req = ucp_am_recv_data_nbx(client_g.ucx.worker, data, dest, length, &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        p->receiving = 0;
+        pending_done(p, pdcbb_err_from_ucs(UCS_PTR_STATUS(req)));
+    }
+}
+
+static ucs_status_t am_reply_cb(void *arg, const void *header, size_t header_length, void *data,
+                                size_t length, const ucp_am_recv_param_t *param)
+{
+    uint64_t id;
+    int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    client_pending_t *p = NULL;
+    if (rndv) {
+        /* Daemons send control replies eagerly; refuse anything else. */
+        ucp_am_data_release(client_g.ucx.worker, data);
+        return UCS_OK;
+    }
+    if (reply_req_id(data, length, &id) == 0)
+        p = pending_find(id);
+    if (p == NULL || p->done || p->buf) {
+        PDCBB_DEBUG("dropped a %zu-byte reply to no pending request", length);
+        return UCS_OK; /* a late reply to a request that timed out, or junk */
+    }
+    reply_arrived(p, data, length, NULL, 0, 0);
+    return UCS_OK;
+}
+
+static ucs_status_t am_data_reply_cb(void *arg, const void *header, size_t header_length,
+                                     void *data, size_t length, const ucp_am_recv_param_t *param)
+{
+    uint64_t id;
+    int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    client_pending_t *p = NULL;
+    if (reply_req_id(header, header_length, &id) == 0)
+        p = pending_find(id);
+    if (p == NULL || p->done || p->buf) {
+        if (rndv)
+            ucp_am_data_release(client_g.ucx.worker, data);
+        return UCS_OK;
+    }
+    reply_arrived(p, header, header_length, data, length, rndv);
     return UCS_OK;
 }
 
@@ -117,10 +179,8 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     s->failed = 1;
     s->fail_status = status;
     for (client_pending_t *p = client_g.pending; p; p = p->next)
-        if (p->server == rank && !p->done) {
-            p->done = 1;
-            p->status = PDCBB_ERR_UNREACHABLE;
-        }
+        if (p->server == rank && !p->done && !p->receiving)
+            pending_done(p, PDCBB_ERR_UNREACHABLE);
     PDCBB_DEBUG("connection to daemon %u failed: %s", rank, ucs_status_string(status));
 }
 
@@ -131,10 +191,18 @@ pdcbb_err_t client_rpc_open(char *err, size_t errlen)
     if (rc != PDCBB_OK)
         return rc;
     if ((rc = pdcbb_ucx_set_am_handler(client_g.ucx.worker, PDCBB_AM_ID_MSG, am_reply_cb, NULL,
-                                       err, errlen)) != PDCBB_OK) {
+                                       err, errlen)) != PDCBB_OK ||
+        (rc = pdcbb_ucx_set_am_handler(client_g.ucx.worker, PDCBB_AM_ID_DATA, am_data_reply_cb,
+                                       NULL, err, errlen)) != PDCBB_OK) {
         pdcbb_ucx_close(&client_g.ucx);
         return rc;
     }
+    ucp_worker_attr_t wa;
+    memset(&wa, 0, sizeof(wa));
+    wa.field_mask = UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER;
+    client_g.max_am_header = 1024;
+    if (ucp_worker_query(client_g.ucx.worker, &wa) == UCS_OK && wa.max_am_header > 256)
+        client_g.max_am_header = wa.max_am_header;
     return PDCBB_OK;
 }
 
@@ -145,6 +213,41 @@ static void ep_close(client_server_t *s)
     s->connected = 0;
 }
 
+/* Wait for a posted send to finish (the message buffer is freed after it). */
+static void send_finish(client_pending_t *p)
+{
+    if (p->sreq == NULL)
+        return;
+    double deadline = now_seconds() + 2.0;
+    while (ucp_request_check_status(p->sreq) == UCS_INPROGRESS && now_seconds() < deadline)
+        ucp_worker_progress(client_g.ucx.worker);
+    if (ucp_request_check_status(p->sreq) == UCS_INPROGRESS) {
+        ucp_request_cancel(client_g.ucx.worker, p->sreq);
+        while (ucp_request_check_status(p->sreq) == UCS_INPROGRESS)
+            ucp_worker_progress(client_g.ucx.worker);
+    }
+    ucp_request_free(p->sreq);
+    p->sreq = NULL;
+}
+
+void client_pending_free(client_pending_t *p)
+{
+    if (p == NULL)
+        return;
+    pending_remove(p);
+    send_finish(p);
+    if (p->receiving) {
+        /* Never free a buffer UCX is still writing into: let the receive end first. */
+        double deadline = now_seconds() + 2.0;
+        while (p->receiving && now_seconds() < deadline)
+            ucp_worker_progress(client_g.ucx.worker);
+    }
+    free(p->msg);
+    free(p->buf);
+    free(p->bulk_own);
+    free(p);
+}
+
 void client_rpc_close(void)
 {
     for (unsigned i = 0; i < client_g.nservers; i++)
@@ -152,18 +255,20 @@ void client_rpc_close(void)
     /* Let UCX finish what the closes queued before the worker goes. */
     for (int i = 0; i < 100; i++)
         ucp_worker_progress(client_g.ucx.worker);
-    while (client_g.pending) {
-        client_pending_t *p = client_g.pending;
-        client_g.pending = p->next;
-        free(p->buf);
-        free(p);
-    }
+    while (client_g.pending)
+        client_pending_free(client_g.pending);
     pdcbb_ucx_close(&client_g.ucx);
 }
 
-/* Progress until p is done or the deadline passes; sleeps in poll when idle. */
-static void wait_done(client_pending_t *p, double deadline)
+int client_rpc_progress(void)
 {
+    return (int)ucp_worker_progress(client_g.ucx.worker);
+}
+
+/* Progress until p is done or timeout seconds pass; sleeps in poll when idle. */
+void client_rpc_wait(client_pending_t *p, double timeout)
+{
+    double deadline = now_seconds() + timeout;
     int efd = -1;
     ucp_worker_get_efd(client_g.ucx.worker, &efd);
     int idle = 0;
@@ -185,10 +290,12 @@ static void wait_done(client_pending_t *p, double deadline)
         int ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
         poll(&pfd, 1, ms);
     }
+    if (!p->done && !p->receiving)
+        pending_done(p, PDCBB_ERR_TIMEOUT);
 }
 
-static pdcbb_err_t send_and_wait(unsigned server, unsigned op, const void *req, double timeout,
-                                 client_pending_t **out)
+static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const void *bulk,
+                        size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out)
 {
     client_server_t *s = &client_g.servers[server];
     pdcbb_msg_hdr_t h;
@@ -198,19 +305,27 @@ static pdcbb_err_t send_and_wait(unsigned server, unsigned op, const void *req, 
     h.op = (uint16_t)op;
     h.req_id = ++client_g.next_req_id;
     memcpy(h.token, s->info.token, PDCBB_TOKEN_LEN);
-    void *msg;
-    size_t len;
-    pdcbb_err_t rc = pdcbb_msg_build(&h, req, &msg, &len);
-    if (rc != PDCBB_OK)
+    client_pending_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return client_fail(PDCBB_ERR_NOMEM, "out of memory");
+    pdcbb_err_t rc = pdcbb_msg_build(&h, req, &p->msg, &p->msg_len);
+    if (rc != PDCBB_OK) {
+        free(p);
         return client_fail(rc, "%s: cannot encode the request: %s", pdcbb_op_name(op),
                            pdcbb_strerror(rc));
-    client_pending_t *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        free(msg);
-        return client_fail(PDCBB_ERR_NOMEM, "out of memory");
+    }
+    if (bulk && p->msg_len > client_g.max_am_header) {
+        size_t len = p->msg_len;
+        free(p->msg);
+        free(p);
+        return client_fail(PDCBB_ERR_TOO_BIG, "%s: control part of %zu bytes exceeds %zu",
+                           pdcbb_op_name(op), len, client_g.max_am_header);
     }
     p->req_id = h.req_id;
     p->server = server;
+    p->op = op;
+    p->dest = dest;
+    p->dest_len = dest_len;
     p->next = client_g.pending;
     client_g.pending = p;
 
@@ -218,38 +333,14 @@ static pdcbb_err_t send_and_wait(unsigned server, unsigned op, const void *req, 
     memset(&prm, 0, sizeof(prm));
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     prm.flags = UCP_AM_SEND_FLAG_REPLY;
-    void *sreq = ucp_am_send_nbx(s->ep, PDCBB_AM_ID_MSG, NULL, 0, msg, len, &prm);
-    double deadline = now_seconds() + timeout;
-    if (UCS_PTR_IS_ERR(sreq)) {
-        p->done = 1;
-        p->status = pdcbb_err_from_ucs(UCS_PTR_STATUS(sreq));
-    } else if (sreq != NULL) {
-        /* The message buffer must live until the send completes. */
-        while (ucp_request_check_status(sreq) == UCS_INPROGRESS && !p->done &&
-               now_seconds() < deadline)
-            ucp_worker_progress(client_g.ucx.worker);
-        ucs_status_t st = ucp_request_check_status(sreq);
-        if (st == UCS_INPROGRESS) {
-            ucp_request_cancel(client_g.ucx.worker, sreq);
-            while (ucp_request_check_status(sreq) == UCS_INPROGRESS)
-                ucp_worker_progress(client_g.ucx.worker);
-            if (!p->done) {
-                p->done = 1;
-                p->status = PDCBB_ERR_TIMEOUT;
-            }
-        } else if (st != UCS_OK && !p->done) {
-            p->done = 1;
-            p->status = pdcbb_err_from_ucs(st);
-        }
-        ucp_request_free(sreq);
-    }
-    free(msg);
-    wait_done(p, deadline);
-    if (!p->done) {
-        p->done = 1;
-        p->status = PDCBB_ERR_TIMEOUT;
-    }
-    pending_remove(p);
+    void *sreq = bulk ? ucp_am_send_nbx(s->ep, PDCBB_AM_ID_DATA, p->msg, p->msg_len, bulk,
+                                        bulk_len, &prm)
+                      : ucp_am_send_nbx(s->ep, PDCBB_AM_ID_MSG, NULL, 0, p->msg, p->msg_len,
+                                        &prm);
+    if (UCS_PTR_IS_ERR(sreq))
+        pending_done(p, pdcbb_err_from_ucs(UCS_PTR_STATUS(sreq)));
+    else
+        p->sreq = sreq;
     *out = p;
     return PDCBB_OK;
 }
@@ -298,15 +389,15 @@ static pdcbb_err_t connect_server(unsigned server)
     pdcbb_hello_req_t q = {.client_pid = (uint32_t)getpid(), .job_id = client_g.job_id,
                            .client_node = client_g.node};
     client_pending_t *p;
-    pdcbb_err_t rc = send_and_wait(server, PDCBB_OP_HELLO, &q, client_g.cfg.connect_timeout, &p);
+    pdcbb_err_t rc = post(server, PDCBB_OP_HELLO, &q, NULL, 0, NULL, 0, &p);
     if (rc != PDCBB_OK)
         return rc;
+    client_rpc_wait(p, client_g.cfg.connect_timeout);
     rc = p->status;
     pdcbb_msg_hdr_t h;
     if (rc == PDCBB_OK && (rc = pdcbb_hdr_decode(p->buf, p->len, &h)) == PDCBB_OK)
         rc = h.status;
-    free(p->buf);
-    free(p);
+    client_pending_free(p);
     if (rc != PDCBB_OK) {
         s->failed = 1;
         if (rc == PDCBB_ERR_AUTH)
@@ -321,25 +412,24 @@ static pdcbb_err_t connect_server(unsigned server)
     return PDCBB_OK;
 }
 
-pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep, void **keep)
+pdcbb_err_t client_rpc_post(unsigned server, unsigned op, const void *req, const void *bulk,
+                            size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out)
 {
-    double t0 = now_seconds();
-    *keep = NULL;
     if (server >= client_g.nservers)
         return client_fail(PDCBB_ERR_BAD_ID, "%s: no daemon %u (the job has %u)",
                            pdcbb_op_name(op), server, client_g.nservers);
     pdcbb_err_t rc = connect_server(server);
-    if (rc != PDCBB_OK)
-        return rc;
-    client_pending_t *p;
-    rc = send_and_wait(server, op, req, client_g.cfg.request_timeout, &p);
-    if (rc != PDCBB_OK)
-        return rc;
-    rc = p->status;
+    return rc != PDCBB_OK ? rc : post(server, op, req, bulk, bulk_len, dest, dest_len, out);
+}
+
+pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep)
+{
+    unsigned op = p->op, server = p->server;
     client_server_t *s = &client_g.servers[server];
+    pdcbb_err_t rc = p->status;
+    *keep = NULL;
     if (rc != PDCBB_OK) {
-        free(p->buf);
-        free(p);
+        client_pending_free(p);
         if (rc == PDCBB_ERR_TIMEOUT)
             return client_fail(rc, "%s: daemon %u at %s:%u did not answer within %.1f s",
                                pdcbb_op_name(op), server, s->info.ip, s->info.port,
@@ -353,32 +443,44 @@ pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep,
     if (rc == PDCBB_OK && (h.op != op || !(h.flags & PDCBB_MSG_FLAG_REPLY)))
         rc = PDCBB_ERR_PROTO;
     if (rc != PDCBB_OK) {
-        free(p->buf);
-        free(p);
+        client_pending_free(p);
         return client_fail(rc, "%s: bad reply from daemon %u: %s", pdcbb_op_name(op), server,
                            pdcbb_strerror(rc));
     }
     if (h.status != PDCBB_OK) {
-        free(p->buf);
-        free(p);
+        client_pending_free(p);
         /* The daemon's own cause; callers add the names involved. */
         return client_fail(h.status, "daemon %u: %s (%s)", server, pdcbb_strerror(h.status),
                            pdcbb_op_name(op));
     }
     rc = pdcbb_body_decode(op, 1, (uint8_t *)p->buf + PDCBB_HDR_LEN, h.payload_len, rep);
     if (rc != PDCBB_OK) {
-        free(p->buf);
-        free(p);
+        client_pending_free(p);
         return client_fail(rc, "%s: malformed reply from daemon %u: %s", pdcbb_op_name(op),
                            server, pdcbb_strerror(rc));
     }
+    /* The caller keeps the reply buffer (strings in rep point into it). */
     *keep = p->buf;
-    free(p);
-    if (op < PDCBB_OP_MAX_) {
+    p->buf = NULL;
+    client_pending_free(p);
+    return PDCBB_OK;
+}
+
+pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep, void **keep)
+{
+    double t0 = now_seconds();
+    client_pending_t *p;
+    *keep = NULL;
+    pdcbb_err_t rc = client_rpc_post(server, op, req, NULL, 0, NULL, 0, &p);
+    if (rc != PDCBB_OK)
+        return rc;
+    client_rpc_wait(p, client_g.cfg.request_timeout);
+    rc = client_rpc_finish(p, rep, keep);
+    if (rc == PDCBB_OK && op < PDCBB_OP_MAX_) {
         client_g.op_count[op]++;
         client_g.op_seconds[op] += now_seconds() - t0;
     }
-    return PDCBB_OK;
+    return rc;
 }
 
 void client_rpc_release(unsigned op, void *rep, void *keep)

@@ -118,7 +118,13 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(OBJ_SET_DIMS, 18, obj_set_dims, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                              \
     X(OBJ_LIST, 19, obj_list, PDCBB_OBJ_LIST_REQ, PDCBB_IDS_REP)                                  \
     X(STATS, 20, stats, PDCBB_EMPTY, PDCBB_STATS_REP)                                          \
-    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY)
+    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY)                              \
+    X(DATA_WRITE, 22, data_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                              \
+    X(DATA_READ, 23, data_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                                \
+    X(DATA_FLUSH, 24, data_flush, PDCBB_ID_REQ, PDCBB_EMPTY)                                   \
+    X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY)                                     \
+    X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                               \
+    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -146,6 +152,29 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
 #define PDCBB_STATS_REP(F, T)                                                                     \
     F(T, U32, rank) F(T, U64, requests) F(T, U64, auth_failures) F(T, U64, proto_errors)          \
     F(T, U64, containers) F(T, U64, objects) F(T, U64, connections)
+
+/*
+ * Region data. A DATA_WRITE or DATA_READ carries a batch of region descriptors, flattened into
+ * descs as, per region: object id, element size, ndim, the object's dims (ndim values),
+ * offsets (ndim), sizes (ndim). Write data is the message's bulk part: the regions' elements
+ * packed row-major, one region after the other. results holds one status per region; a read
+ * reply's bulk part holds every region's elements (zeros for a failed region).
+ * DATA_FLUSH / DATA_DROP: id is an object id (0 for DATA_FLUSH: every object).
+ * MAP_PUT / MAP_GET run on an object's home daemon for the placements whose data location is
+ * remembered (PDC_REGION_LOCAL, PDC_REGION_DYNAMIC): entries are, per region, data daemon
+ * (UINT32_MAX in MAP_PUT: let the home daemon choose the one with the fewest bytes), bytes,
+ * ndim, offsets, sizes. MAP_PUT answers the data daemon of each entry; MAP_GET answers the
+ * entries overlapping a box, oldest first, each prefixed by its sequence number.
+ */
+#define PDCBB_DATA_REQ(F, T) F(T, U64S, descs)
+#define PDCBB_DATA_REP(F, T) F(T, U64S, results)
+#define PDCBB_MAP_PUT_REQ(F, T) F(T, U64, id) F(T, U64S, entries)
+#define PDCBB_MAP_PUT_REP(F, T) F(T, U64S, daemons)
+#define PDCBB_MAP_GET_REQ(F, T) F(T, U64, id) F(T, U64S, box)
+#define PDCBB_MAP_GET_REP(F, T) F(T, U64S, entries)
+/* UCX active-message id of messages with a bulk part: the control message travels as the AM
+ * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
+#define PDCBB_AM_ID_DATA 2
 
 typedef enum pdcbb_op {
 #define PDCBB_X_OPENUM(OP, val, lname, RQ, RP) PDCBB_OP_##OP = val,

@@ -1,0 +1,616 @@
+/*
+ * bbd_data.c - region data in the daemon: the object data files, capacity, and the placement
+ * map of PDC_REGION_LOCAL / PDC_REGION_DYNAMIC objects.
+ *
+ * Storage (decided by measurement, see docs/PERFORMANCE.md): each object this daemon holds data
+ * of has one sparse file, <data dir>/objects/<object id>.dat, laid out like the object itself
+ * (row-major, element offset * element size). A region write is one pwrite per contiguous run
+ * of the region, in place: the newest write of an element wins, elements never written are
+ * holes and read as zero, and overwriting the same region never grows the file. The index in
+ * LMDB (table BBD_T_DATA) maps each object to its layout (element size and dimensions, fixed at
+ * its first write here) so that every later access is checked against it.
+ *
+ * Capacity: the bytes the data files occupy (st_blocks) are counted; a write that may not fit
+ * is checked exactly (SEEK_DATA/SEEK_HOLE: only holes need new space) and refused with
+ * PDCBB_ERR_NOSPC, and the daemon keeps serving.
+ *
+ * Durability: pwrite goes to the page cache, which survives the daemon's death; the reply is
+ * sent after the writes and the index commit. DATA_FLUSH (and shutdown) fsync.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bbd.h"
+#include "pdcbb_log.h"
+#include "pdcbb_region.h"
+
+#define OPS (r->d->store_ops)
+#define FD_CACHE 256
+
+/* One region of a DATA message. */
+typedef struct data_desc {
+    uint64_t obj;
+    uint64_t unit;
+    uint32_t ndim;
+    uint64_t dims[PDCBB_REGION_NDIM_MAX];
+    pdcbb_box_t box;
+    uint64_t bytes;
+} data_desc_t;
+
+typedef struct fd_slot {
+    uint64_t obj;
+    int fd;
+    uint64_t alloc; /* bytes the file occupies, as last measured */
+} fd_slot_t;
+
+static fd_slot_t fd_cache[FD_CACHE];
+
+static void path_of(bbd_t *d, uint64_t obj, char *out, size_t len)
+{
+    snprintf(out, len, "%s/objects/%016" PRIx64 ".dat", d->data_dir, obj);
+}
+
+static uint64_t file_alloc(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 ? (uint64_t)st.st_blocks * 512u : 0;
+}
+
+pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/objects", d->data_dir);
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    for (int i = 0; i < FD_CACHE; i++)
+        fd_cache[i].fd = -1;
+    /* What the job already stored here (a restart) counts against its capacity. */
+    d->data_used = 0;
+    DIR *dir = opendir(path);
+    if (dir == NULL) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        struct stat st;
+        if (de->d_name[0] != '.' && fstatat(dirfd(dir), de->d_name, &st, 0) == 0 &&
+            S_ISREG(st.st_mode))
+            d->data_used += (uint64_t)st.st_blocks * 512u;
+    }
+    closedir(dir);
+    uint64_t cap = d->cfg.capacity / (d->cfg.servers_per_node ? d->cfg.servers_per_node : 1);
+    d->data_capacity = cap;
+    PDCBB_INFO("region data: %" PRIu64 " bytes stored, capacity %" PRIu64 " bytes", d->data_used,
+               cap);
+    return PDCBB_OK;
+}
+
+void bbd_data_close(bbd_t *d)
+{
+    for (int i = 0; i < FD_CACHE; i++)
+        if (fd_cache[i].fd >= 0) {
+            if (fsync(fd_cache[i].fd) != 0)
+                PDCBB_ERROR("fsync of the data of object %#" PRIx64 " failed: %s",
+                            fd_cache[i].obj, strerror(errno));
+            close(fd_cache[i].fd);
+            fd_cache[i].fd = -1;
+        }
+    (void)d;
+}
+
+/* The data file of obj, opened (created if create) and cached; -1 with *rc on failure. */
+static int obj_fd(bbd_t *d, uint64_t obj, int create, pdcbb_err_t *rc)
+{
+    fd_slot_t *s = &fd_cache[(obj * 0x9e3779b97f4a7c15ull) >> 56 & (FD_CACHE - 1)];
+    if (s->fd >= 0 && s->obj == obj)
+        return s->fd;
+    char path[PATH_MAX + 64];
+    path_of(d, obj, path, sizeof(path));
+    int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    if (fd < 0) {
+        *rc = errno == ENOENT ? PDCBB_ERR_NOT_FOUND : pdcbb_err_from_errno(errno);
+        return -1;
+    }
+    if (s->fd >= 0)
+        close(s->fd);
+    s->obj = obj;
+    s->fd = fd;
+    s->alloc = file_alloc(fd);
+    return fd;
+}
+
+static fd_slot_t *slot_of(uint64_t obj)
+{
+    fd_slot_t *s = &fd_cache[(obj * 0x9e3779b97f4a7c15ull) >> 56 & (FD_CACHE - 1)];
+    return s->fd >= 0 && s->obj == obj ? s : NULL;
+}
+
+/* Parse one descriptor at a[*pos]; checks every field (nothing from a client is trusted). */
+static pdcbb_err_t desc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, data_desc_t *dd)
+{
+    uint32_t p = *pos;
+    if (n - p < 3)
+        return PDCBB_ERR_PROTO;
+    dd->obj = a[p];
+    dd->unit = a[p + 1];
+    uint64_t ndim = a[p + 2];
+    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || n - p - 3 < 3 * ndim)
+        return PDCBB_ERR_PROTO;
+    dd->ndim = (uint32_t)ndim;
+    memcpy(dd->dims, a + p + 3, ndim * 8);
+    *pos = p + 3 + 3 * (uint32_t)ndim;
+    if (pdcbb_meta_id_kind(dd->obj) != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_BAD_ID;
+    if (dd->unit == 0 || dd->unit > 64)
+        return PDCBB_ERR_BAD_REGION;
+    pdcbb_err_t rc = pdcbb_box_make(&dd->box, dd->ndim, a + p + 3 + ndim, a + p + 3 + 2 * ndim);
+    uint64_t count;
+    if (rc == PDCBB_OK)
+        rc = pdcbb_box_check_within(&dd->box, dd->ndim, dd->dims);
+    if (rc == PDCBB_OK)
+        rc = pdcbb_box_count(&dd->box, &count);
+    if (rc == PDCBB_OK && __builtin_mul_overflow(count, dd->unit, &dd->bytes))
+        rc = PDCBB_ERR_TOO_BIG;
+    if (rc == PDCBB_OK) {
+        uint64_t strides[PDCBB_REGION_NDIM_MAX];
+        rc = pdcbb_layout_strides(dd->ndim, dd->dims, (size_t)dd->unit, strides);
+    }
+    return rc == PDCBB_ERR_TOO_BIG || rc == PDCBB_ERR_PROTO ? rc : rc ? PDCBB_ERR_BAD_REGION : rc;
+}
+
+/* The layout record of an object here: element size, ndim and dims[1..] (dims[0] may grow). */
+static pdcbb_err_t layout_check(bbd_req_t *r, const data_desc_t *dd, int create, int *exists)
+{
+    uint8_t key[8];
+    uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
+    bbd_val_t v;
+    bbd_key_u64(key, dd->obj);
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
+    if (rc == PDCBB_OK) {
+        *exists = 1;
+        if (v.len != 8 * (2 + (size_t)dd->ndim))
+            return PDCBB_ERR_BAD_REGION;
+        memcpy(rec, v.data, v.len);
+        if (rec[0] != dd->unit || rec[1] != dd->ndim)
+            return PDCBB_ERR_BAD_REGION;
+        for (uint32_t i = 1; i < dd->ndim; i++)
+            if (rec[2 + i] != dd->dims[i])
+                return PDCBB_ERR_BAD_REGION; /* only the first dimension may change */
+        return PDCBB_OK;
+    }
+    *exists = 0;
+    if (rc != PDCBB_ERR_NOT_FOUND || !create)
+        return rc;
+    rec[0] = dd->unit;
+    rec[1] = dd->ndim;
+    memcpy(rec + 2, dd->dims, 8 * (size_t)dd->ndim);
+    return OPS->put(r->txn, BBD_T_DATA, (bbd_val_t){key, 8},
+                    (bbd_val_t){rec, 8 * (2 + (size_t)dd->ndim)}, 0);
+}
+
+/* Bytes of [off, off+len) of fd that are holes (need new space when written). */
+static uint64_t hole_bytes(int fd, uint64_t off, uint64_t len)
+{
+    uint64_t holes = 0, pos = off, end = off + len;
+    while (pos < end) {
+        off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
+        if (data < 0) { /* ENXIO: no data after pos */
+            holes += end - pos;
+            break;
+        }
+        if ((uint64_t)data > pos)
+            holes += ((uint64_t)data < end ? (uint64_t)data : end) - pos;
+        if ((uint64_t)data >= end)
+            break;
+        off_t hole = lseek(fd, data, SEEK_HOLE);
+        if (hole < 0)
+            break;
+        pos = (uint64_t)hole;
+    }
+    return holes;
+}
+
+typedef struct run_ctx {
+    int fd;
+    uint8_t *buf;
+    uint64_t need; /* hole bytes (capacity check) */
+    int err;
+} run_ctx_t;
+
+static int run_write(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
+{
+    run_ctx_t *c = arg;
+    uint64_t done = 0;
+    while (done < len) {
+        ssize_t w = pwrite(c->fd, c->buf + packed_off + done, len - done,
+                           (off_t)(array_off + done));
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            c->err = errno;
+            return -1;
+        }
+        done += (uint64_t)w;
+    }
+    return 0;
+}
+
+static int run_read(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
+{
+    run_ctx_t *c = arg;
+    uint64_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(c->fd, c->buf + packed_off + done, len - done,
+                          (off_t)(array_off + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            c->err = errno;
+            return -1;
+        }
+        if (n == 0) { /* past the end of the file: never written */
+            memset(c->buf + packed_off + done, 0, len - done);
+            break;
+        }
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
+static int run_holes(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
+{
+    run_ctx_t *c = arg;
+    c->need += hole_bytes(c->fd, array_off, len);
+    (void)packed_off;
+    return 0;
+}
+
+/*
+ * A malformed descriptor fails the whole message (its bulk bytes could not be located); errors
+ * of one region at run time (no space, I/O, a layout that does not match the object's) are
+ * reported in that region's result and the other regions proceed.
+ */
+pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
+                              pdcbb_data_write_rep_t *p)
+{
+    bbd_t *d = r->d;
+    uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)q->descs_count / 6 + 1));
+    if (results == NULL)
+        return PDCBB_ERR_NOMEM;
+    uint32_t pos = 0, n = 0;
+    uint64_t data_off = 0;
+    while (pos < q->descs_count) {
+        data_desc_t dd;
+        pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
+        if (one != PDCBB_OK)
+            return one;
+        if (dd.bytes > r->in_bulk_len - data_off)
+            return PDCBB_ERR_TRUNCATED; /* the bulk part is shorter than the regions */
+        int exists = 0, fd = -1;
+        one = layout_check(r, &dd, 1, &exists);
+        if (one == PDCBB_OK && (fd = obj_fd(d, dd.obj, 1, &one)) < 0)
+            PDCBB_ERROR("cannot open the data file of object %#" PRIx64 ": %s", dd.obj,
+                        pdcbb_strerror(one));
+        run_ctx_t c = {.fd = fd, .buf = (uint8_t *)r->in_bulk + data_off};
+        if (one == PDCBB_OK && d->data_used + dd.bytes > d->data_capacity) {
+            /* May not fit: count exactly what is new. */
+            pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_holes, &c);
+            if (d->data_used + c.need > d->data_capacity) {
+                PDCBB_INFO("write of %" PRIu64 " bytes to object %#" PRIx64 " refused: %" PRIu64
+                           " new bytes do not fit (%" PRIu64 " of %" PRIu64 " used)",
+                           dd.bytes, dd.obj, c.need, d->data_used, d->data_capacity);
+                one = PDCBB_ERR_NOSPC;
+            }
+        }
+        if (one == PDCBB_OK &&
+            pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_write, &c) != 0) {
+            one = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
+            PDCBB_ERROR("write to object %#" PRIx64 " failed: %s", dd.obj,
+                        c.err ? strerror(c.err) : "bad region");
+        }
+        fd_slot_t *s = fd >= 0 ? slot_of(dd.obj) : NULL;
+        if (s) {
+            uint64_t now = file_alloc(fd);
+            d->data_used = d->data_used + now - s->alloc;
+            s->alloc = now;
+        }
+        results[n++] = (uint64_t)(uint32_t)one;
+        data_off += dd.bytes;
+    }
+    if (data_off != r->in_bulk_len)
+        return PDCBB_ERR_PROTO; /* more bulk bytes than regions */
+    p->results = results;
+    p->results_count = n;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
+                             pdcbb_data_read_rep_t *p)
+{
+    bbd_t *d = r->d;
+    uint32_t pos = 0, n = 0;
+    uint64_t total = 0;
+    /* First pass: check every descriptor and size the reply's bulk part. */
+    while (pos < q->descs_count) {
+        data_desc_t dd;
+        pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
+        if (one != PDCBB_OK)
+            return one;
+        if (__builtin_add_overflow(total, dd.bytes, &total) || total > ((uint64_t)1 << 36))
+            return PDCBB_ERR_TOO_BIG; /* clients split reads far below this */
+        n++;
+    }
+    uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)n + 1));
+    uint8_t *out = malloc(total ? total : 1);
+    if (results == NULL || out == NULL) {
+        free(out);
+        return PDCBB_ERR_NOMEM;
+    }
+    pos = 0;
+    n = 0;
+    uint64_t off = 0;
+    while (pos < q->descs_count) {
+        data_desc_t dd;
+        desc_parse(q->descs, q->descs_count, &pos, &dd);
+        int exists = 0;
+        pdcbb_err_t one = layout_check(r, &dd, 0, &exists);
+        if (one == PDCBB_ERR_NOT_FOUND || (one == PDCBB_OK && !exists)) {
+            one = PDCBB_OK;
+            memset(out + off, 0, dd.bytes); /* nothing of this object here: zeros */
+        } else if (one == PDCBB_OK) {
+            int fd = obj_fd(d, dd.obj, 1, &one);
+            run_ctx_t c = {.fd = fd, .buf = out + off};
+            if (fd >= 0 &&
+                pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_read, &c) != 0)
+                one = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
+        }
+        if (one != PDCBB_OK)
+            memset(out + off, 0, dd.bytes);
+        off += dd.bytes;
+        results[n++] = (uint64_t)(uint32_t)one;
+    }
+    r->out_bulk = out;
+    r->out_bulk_len = total;
+    p->results = results;
+    p->results_count = n;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_op_data_flush(bbd_req_t *r, const pdcbb_data_flush_req_t *q,
+                              pdcbb_data_flush_rep_t *p)
+{
+    pdcbb_err_t rc = PDCBB_OK;
+    for (int i = 0; i < FD_CACHE; i++)
+        if (fd_cache[i].fd >= 0 && (q->id == 0 || fd_cache[i].obj == q->id) &&
+            fdatasync(fd_cache[i].fd) != 0)
+            rc = pdcbb_err_from_errno(errno);
+    if (rc == PDCBB_OK)
+        rc = OPS->sync(r->d->store);
+    return rc;
+}
+
+pdcbb_err_t bbd_op_data_drop(bbd_req_t *r, const pdcbb_data_drop_req_t *q,
+                             pdcbb_data_drop_rep_t *p)
+{
+    bbd_t *d = r->d;
+    uint8_t key[8];
+    char path[PATH_MAX + 64];
+    struct stat st;
+    if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_BAD_ID;
+    fd_slot_t *s = slot_of(q->id);
+    if (s) {
+        close(s->fd);
+        s->fd = -1;
+    }
+    path_of(d, q->id, path, sizeof(path));
+    if (stat(path, &st) == 0) {
+        uint64_t alloc = (uint64_t)st.st_blocks * 512u;
+        if (unlink(path) != 0)
+            return pdcbb_err_from_errno(errno);
+        d->data_used = d->data_used > alloc ? d->data_used - alloc : 0;
+    }
+    bbd_key_u64(key, q->id);
+    pdcbb_err_t rc = OPS->del(r->txn, BBD_T_DATA, (bbd_val_t){key, 8});
+    return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
+}
+
+/* ---------------------------------------------------------------- placement map */
+
+/* Map entries: key = object id + sequence (both big-endian), value = u64 daemon, u64 ndim,
+ * offsets, sizes. The home daemon of the object keeps them. */
+
+static pdcbb_err_t map_next_seq(bbd_req_t *r, uint64_t *seq)
+{
+    static const char key[] = "map_seq";
+    uint8_t buf[8];
+    bbd_val_t v;
+    uint64_t s = 1;
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1}, &v);
+    if (rc == PDCBB_OK && v.len == 8)
+        s = bbd_key_get_u64(v.data);
+    else if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_OK)
+        return rc;
+    bbd_key_u64(buf, s + 1);
+    *seq = s;
+    return OPS->put(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1}, (bbd_val_t){buf, 8},
+                    0);
+}
+
+/* Bytes assigned so far to each daemon by this home daemon (REGION_DYNAMIC's choice). */
+static pdcbb_err_t assigned_get(bbd_req_t *r, uint64_t *assigned)
+{
+    static const char key[] = "map_assigned";
+    bbd_val_t v;
+    memset(assigned, 0, 8 * (size_t)r->d->nservers);
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1}, &v);
+    if (rc == PDCBB_OK && v.len == 8 * (size_t)r->d->nservers)
+        memcpy(assigned, v.data, v.len);
+    return rc == PDCBB_ERR_NOT_FOUND || rc == PDCBB_OK ? PDCBB_OK : rc;
+}
+
+static pdcbb_err_t assigned_put(bbd_req_t *r, const uint64_t *assigned)
+{
+    static const char key[] = "map_assigned";
+    return OPS->put(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1},
+                    (bbd_val_t){assigned, 8 * (size_t)r->d->nservers}, 0);
+}
+
+static pdcbb_err_t entry_box(const uint64_t *v, size_t len, pdcbb_box_t *b)
+{
+    if (len < 2 || v[1] == 0 || v[1] > PDCBB_REGION_NDIM_MAX || len != 2 + 2 * v[1])
+        return PDCBB_ERR_STORE;
+    return pdcbb_box_make(b, (uint32_t)v[1], v + 2, v + 2 + v[1]);
+}
+
+pdcbb_err_t bbd_op_map_put(bbd_req_t *r, const pdcbb_map_put_req_t *q, pdcbb_map_put_rep_t *p)
+{
+    bbd_t *d = r->d;
+    if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ ||
+        pdcbb_meta_id_server(q->id) != d->rank)
+        return PDCBB_ERR_BAD_ID;
+    uint64_t *assigned = bbd_req_alloc(r, 8 * (size_t)d->nservers);
+    uint64_t *daemons = bbd_req_alloc(r, 8 * ((size_t)q->entries_count / 4 + 1));
+    if (assigned == NULL || daemons == NULL)
+        return PDCBB_ERR_NOMEM;
+    pdcbb_err_t rc = assigned_get(r, assigned);
+    uint32_t pos = 0, n = 0;
+    while (rc == PDCBB_OK && pos < q->entries_count) {
+        const uint64_t *e = q->entries + pos;
+        if (q->entries_count - pos < 3 || e[2] == 0 || e[2] > PDCBB_REGION_NDIM_MAX ||
+            q->entries_count - pos - 3 < 2 * e[2])
+            return PDCBB_ERR_PROTO;
+        uint64_t daemon = e[0], bytes = e[1], ndim = e[2];
+        pdcbb_box_t nb;
+        if ((rc = pdcbb_box_make(&nb, (uint32_t)ndim, e + 3, e + 3 + ndim)) != PDCBB_OK)
+            return PDCBB_ERR_BAD_REGION;
+        pos += 3 + 2 * (uint32_t)ndim;
+        if (daemon == UINT32_MAX) { /* choose: the daemon with the fewest bytes so far */
+            daemon = 0;
+            for (unsigned i = 1; i < d->nservers; i++)
+                if (assigned[i] < assigned[daemon])
+                    daemon = i;
+        } else if (daemon >= d->nservers) {
+            return PDCBB_ERR_BAD_ID;
+        }
+        assigned[daemon] += bytes;
+        /* Drop older entries this one covers completely: repeated overwrites stay bounded. */
+        uint8_t prefix[8];
+        bbd_key_u64(prefix, q->id);
+        bbd_cursor_t *c;
+        bbd_val_t k, v;
+        if ((rc = OPS->cursor_open(r->txn, BBD_T_MAP, &c)) != PDCBB_OK)
+            return rc;
+        uint8_t(*doomed)[16] = NULL;
+        size_t ndoomed = 0, cap = 0;
+        pdcbb_err_t crc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
+        while (crc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
+            pdcbb_box_t ob;
+            uint64_t vals[2 + 2 * PDCBB_REGION_NDIM_MAX];
+            if (v.len <= sizeof(vals) && v.len % 8 == 0) {
+                memcpy(vals, v.data, v.len);
+                if (entry_box(vals, v.len / 8, &ob) == PDCBB_OK && pdcbb_box_contains(&nb, &ob)) {
+                    if (ndoomed == cap) {
+                        cap = cap ? 2 * cap : 16;
+                        void *g = realloc(doomed, cap * 16);
+                        if (g == NULL)
+                            break;
+                        doomed = g;
+                    }
+                    memcpy(doomed[ndoomed++], k.data, 16);
+                }
+            }
+            crc = OPS->cursor_next(c, &k, &v);
+        }
+        OPS->cursor_close(c);
+        for (size_t i = 0; i < ndoomed && rc == PDCBB_OK; i++)
+            rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){doomed[i], 16});
+        free(doomed);
+        uint64_t seq;
+        if (rc == PDCBB_OK)
+            rc = map_next_seq(r, &seq);
+        if (rc == PDCBB_OK) {
+            uint8_t key[16];
+            uint64_t val[2 + 2 * PDCBB_REGION_NDIM_MAX];
+            bbd_key_u64(key, q->id);
+            bbd_key_u64(key + 8, seq);
+            val[0] = daemon;
+            val[1] = ndim;
+            memcpy(val + 2, e + 3, 16 * ndim);
+            rc = OPS->put(r->txn, BBD_T_MAP, (bbd_val_t){key, 16},
+                          (bbd_val_t){val, 8 * (2 + 2 * ndim)}, 0);
+        }
+        daemons[n++] = daemon;
+    }
+    if (rc == PDCBB_OK)
+        rc = assigned_put(r, assigned);
+    p->daemons = daemons;
+    p->daemons_count = n;
+    return rc;
+}
+
+pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map_get_rep_t *p)
+{
+    pdcbb_box_t want;
+    if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ ||
+        pdcbb_meta_id_server(q->id) != r->d->rank)
+        return PDCBB_ERR_BAD_ID;
+    if (q->box_count < 3 || q->box[0] == 0 || q->box[0] > PDCBB_REGION_NDIM_MAX ||
+        q->box_count != 1 + 2 * q->box[0] ||
+        pdcbb_box_make(&want, (uint32_t)q->box[0], q->box + 1, q->box + 1 + q->box[0]) != PDCBB_OK)
+        return PDCBB_ERR_BAD_REGION;
+    uint8_t prefix[8];
+    bbd_key_u64(prefix, q->id);
+    bbd_cursor_t *c;
+    bbd_val_t k, v;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_MAP, &c);
+    if (rc != PDCBB_OK)
+        return rc;
+    uint64_t *out = NULL;
+    size_t n = 0, cap = 0;
+    rc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
+    while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
+        uint64_t vals[2 + 2 * PDCBB_REGION_NDIM_MAX];
+        pdcbb_box_t eb, x;
+        if (v.len <= sizeof(vals) && v.len % 8 == 0) {
+            memcpy(vals, v.data, v.len);
+            if (entry_box(vals, v.len / 8, &eb) == PDCBB_OK && pdcbb_box_intersect(&eb, &want, &x)) {
+                size_t need = 1 + v.len / 8;
+                if (n + need > cap) {
+                    size_t ncap = cap ? 2 * cap : 64;
+                    while (ncap < n + need)
+                        ncap *= 2;
+                    uint64_t *g = bbd_req_alloc(r, 8 * ncap);
+                    if (g == NULL) {
+                        rc = PDCBB_ERR_NOMEM;
+                        break;
+                    }
+                    if (n)
+                        memcpy(g, out, 8 * n);
+                    out = g;
+                    cap = ncap;
+                }
+                out[n++] = bbd_key_get_u64((const uint8_t *)k.data + 8);
+                memcpy(out + n, vals, v.len);
+                n += v.len / 8;
+            }
+        }
+        rc = OPS->cursor_next(c, &k, &v);
+    }
+    OPS->cursor_close(c);
+    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
+        return rc;
+    p->entries = out;
+    p->entries_count = (uint32_t)n;
+    return PDCBB_OK;
+}

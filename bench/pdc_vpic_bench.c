@@ -1,0 +1,581 @@
+/*
+ * pdc_vpic_bench - VPIC-IO-style write and BD-CATS-style read through the PDC API, against a
+ * raw baseline measured in the same run.
+ *
+ *   pdc_vpic_bench [--particles N] [--repeat R] [--dir DIR]
+ *
+ * Run it inside a job:  pdcbb run --nodes 1 -- pdc_vpic_bench
+ *             or:       pdcbb run --nodes 2 -- mpirun -np 2 pdc_vpic_bench   (MPI builds)
+ *
+ * Like PDC's own vpicio / bdcats benchmarks: 8 variables per particle, x y z px py pz (float)
+ * and id1 id2 (int), 32 bytes per particle, N particles per process, stored as 8 one-dimensional
+ * objects of N x nprocs elements in one container. Each process owns the elements
+ * [rank*N, rank*N + N) of every object.
+ *
+ *  write  one transfer request per variable per process (PDCregion_transfer_create), one
+ *         PDCregion_transfer_start_all over the 8, one PDCregion_transfer_wait_all, then
+ *         PDCregion_transfer_close. Timed from the first region create to the last close.
+ *  read   the objects are closed, reopened by name (untimed), and read the same way into
+ *         separate buffers that were cleared (and so pre-touched) before timing; every element
+ *         is then checked against the fill values (which depend on the particle index, the
+ *         variable and the repeat). A mismatch is an error exit (status 1).
+ *  raw    in the same run, on the same bytes, in the same directory (--dir, default
+ *         $PDCBB_JOB_DIR, where the daemons keep their data): each process writes each
+ *         variable's N*4 bytes with one buffered write() into a new file of its own, then
+ *         closes it (no fsync: the daemon does not fsync either); raw read reads the files back
+ *         (page cache, as the daemon's data also is), checks them, deletes them.
+ *
+ * With MPI (libpdc built with MPI and the program started by mpirun), every rank takes part:
+ * rank 0 creates the container and the objects, the others open them, and each measurement is
+ * bracketed by barriers; the time reported is the slowest rank's. Without mpirun the program
+ * runs as one process and does not initialise MPI.
+ *
+ * Output: one table line per measurement (MB/s = 10^6 bytes/s, MiB/s for comparison with
+ * PDC's published numbers, ratio_to_raw), the issue's target (regions >= 1 MiB at >= 60% of
+ * raw; informational only), and machine-readable lines such as
+ *   RESULT name=vpic_write particles=8388608 procs=1 daemons=1 bytes=268435456 mbps=... ratio=...
+ * Exit status: 0 after a complete run, 1 on any error, 2 on usage errors.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pdc.h"
+
+#define NVARS        8
+#define MAX_REPEAT   101
+#define TARGET_RATIO 0.60
+
+static const char *prog = "pdc_vpic_bench";
+static const char *var_names[NVARS] = {"x", "y", "z", "px", "py", "pz", "id1", "id2"};
+static int rank = 0, nprocs = 1;
+static char raw_paths[NVARS][4096];
+
+#ifdef ENABLE_MPI
+static int use_mpi;
+#endif
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void remove_raw(void)
+{
+    for (int v = 0; v < NVARS; v++)
+        if (raw_paths[v][0]) {
+            unlink(raw_paths[v]);
+            raw_paths[v][0] = '\0';
+        }
+}
+
+static void abort_all(int code) __attribute__((noreturn));
+static void abort_all(int code)
+{
+    remove_raw();
+    fflush(stdout);
+#ifdef ENABLE_MPI
+    if (use_mpi && nprocs > 1)
+        MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+    exit(code);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s[%d]: error: ", prog, rank);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort_all(1);
+}
+
+static void pdc_fail(const char *what)
+{
+    const char *name = PDCbb_last_error_name();
+    fprintf(stderr, "%s[%d]: error: %s failed: %s: %s\n", prog, rank, what, name,
+            PDCbb_last_error_message());
+    if (strcmp(name, "PDCBB_ERR_NOSPC") == 0)
+        fprintf(stderr, "%s: hint: give the job more capacity, e.g. "
+                        "pdcbb run --pdc capacity=8G -- ...\n", prog);
+    abort_all(1);
+}
+
+static pdcid_t pdc_id(pdcid_t id, const char *what)
+{
+    if (id == 0)
+        pdc_fail(what);
+    return id;
+}
+#define PDC_ID(call, what) pdc_id((call), (what))
+#define PDC_OK(call, what)                                                                        \
+    do {                                                                                          \
+        if ((call) != SUCCEED)                                                                    \
+            pdc_fail(what);                                                                       \
+    } while (0)
+
+static void barrier(void)
+{
+#ifdef ENABLE_MPI
+    if (use_mpi)
+        MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+static double max_all(double v)
+{
+#ifdef ENABLE_MPI
+    if (use_mpi) {
+        double out;
+        MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        return out;
+    }
+#endif
+    return v;
+}
+
+static long bcast_long(long v)
+{
+#ifdef ENABLE_MPI
+    if (use_mpi)
+        MPI_Bcast(&v, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+#endif
+    return v;
+}
+
+static uint64_t parse_count(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return 0;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end ? 0 : (uint64_t)v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+    double tmp[MAX_REPEAT];
+    memcpy(tmp, v, sizeof(double) * (size_t)n);
+    qsort(tmp, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/* ---- particle data --------------------------------------------------------------------- */
+
+/* The 32-bit pattern of element gi (global particle index) of variable v in repeat r. */
+static inline uint32_t value_bits(uint64_t gi, int v, int r)
+{
+    if (v < 6) { /* float: an integer below 2^24, exact */
+        float f = (float)((gi * 8 + (uint64_t)v * 1299721 + (uint64_t)r * 15485863) & 0xFFFFFF);
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    return (uint32_t)(gi * 2654435761u) ^ ((uint32_t)v << 28) ^ ((uint32_t)r * 0x9E3779B9u);
+}
+
+static void fill(uint32_t *buf, uint64_t n, uint64_t first, int v, int r)
+{
+    for (uint64_t i = 0; i < n; i++)
+        buf[i] = value_bits(first + i, v, r);
+}
+
+static void verify(const uint32_t *buf, uint64_t n, uint64_t first, int v, int r,
+                   const char *what)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t want = value_bits(first + i, v, r);
+        if (buf[i] != want)
+            die("%s: variable %s, particle %llu: expected bits %#010x, read %#010x", what,
+                var_names[v], (unsigned long long)(first + i), want, buf[i]);
+    }
+}
+
+/* ---- the PDC transfers ----------------------------------------------------------------- */
+
+struct phases {
+    double create, start, wait, close;
+};
+
+/* One request per variable: buf[v] (n elements) <-> elements [first, first+n) of obj[v]. */
+static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint64_t n,
+                           uint64_t first, pdc_access_t access, struct phases *ph)
+{
+    pdcid_t req[NVARS];
+    uint64_t zero = 0;
+    barrier();
+    double t0 = now();
+    for (int v = 0; v < NVARS; v++) {
+        pdcid_t lreg = PDC_ID(PDCregion_create(1, &zero, &n), "PDCregion_create(local)");
+        pdcid_t rreg = PDC_ID(PDCregion_create(1, &first, &n), "PDCregion_create(remote)");
+        req[v] = PDC_ID(PDCregion_transfer_create(buf[v], access, obj[v], lreg, rreg),
+                        "PDCregion_transfer_create");
+        PDC_OK(PDCregion_close(lreg), "PDCregion_close");
+        PDC_OK(PDCregion_close(rreg), "PDCregion_close");
+    }
+    double t1 = now();
+    PDC_OK(PDCregion_transfer_start_all(req, NVARS), "PDCregion_transfer_start_all");
+    double t2 = now();
+    PDC_OK(PDCregion_transfer_wait_all(req, NVARS), "PDCregion_transfer_wait_all");
+    double t3 = now();
+    for (int v = 0; v < NVARS; v++)
+        PDC_OK(PDCregion_transfer_close(req[v]), "PDCregion_transfer_close");
+    double t4 = now();
+    barrier();
+    ph->create = t1 - t0;
+    ph->start = t2 - t1;
+    ph->wait = t3 - t2;
+    ph->close = t4 - t3;
+    return max_all(t4 - t0);
+}
+
+/* ---- raw baseline ---------------------------------------------------------------------- */
+
+static double raw_write(const char *dir, long runid, uint32_t *buf[NVARS], uint64_t nbytes)
+{
+    barrier();
+    double t0 = now();
+    for (int v = 0; v < NVARS; v++) {
+        snprintf(raw_paths[v], sizeof(raw_paths[v]), "%s/pdcbb-vpic-raw.%ld.%d.%s", dir, runid,
+                 rank, var_names[v]);
+        int fd = open(raw_paths[v], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+            die("raw write: open %s: %s", raw_paths[v], strerror(errno));
+        const char *p = (const char *)buf[v];
+        for (uint64_t off = 0; off < nbytes;) {
+            ssize_t w = write(fd, p + off, (size_t)(nbytes - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                die("raw write: %s: %s", raw_paths[v], w < 0 ? strerror(errno) : "short write");
+            off += (uint64_t)w;
+        }
+        if (close(fd) != 0)
+            die("raw write: close %s: %s", raw_paths[v], strerror(errno));
+    }
+    double t = now() - t0;
+    barrier();
+    return max_all(t);
+}
+
+static double raw_read(uint32_t *buf[NVARS], uint64_t nbytes)
+{
+    barrier();
+    double t0 = now();
+    for (int v = 0; v < NVARS; v++) {
+        int fd = open(raw_paths[v], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            die("raw read: open %s: %s", raw_paths[v], strerror(errno));
+        char *p = (char *)buf[v];
+        for (uint64_t off = 0; off < nbytes;) {
+            ssize_t r = read(fd, p + off, (size_t)(nbytes - off));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                die("raw read: %s: %s", raw_paths[v], r < 0 ? strerror(errno) : "end of file");
+            off += (uint64_t)r;
+        }
+        close(fd);
+    }
+    double t = now() - t0;
+    barrier();
+    return max_all(t);
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s [OPTIONS]\n"
+            "VPIC-IO-style write and BD-CATS-style read of 8 particle variables (32 bytes per\n"
+            "particle) through the PDC region transfer API, against raw write()/read() of the\n"
+            "same bytes in the daemons' node-local directory. Run inside a pdcbb job, e.g.\n"
+            "  pdcbb run --nodes 1 -- %s\n"
+            "  pdcbb run --nodes 2 -- mpirun -np 2 %s     (MPI builds)\n"
+            "Options:\n"
+            "  --particles N   particles per process (default 8M = 256 MiB per process);\n"
+            "                  K, M, G suffixes are powers of 1024\n"
+            "  --repeat R      repetitions, median reported (default 3)\n"
+            "  --dir DIR       where the raw baseline files go (default $PDCBB_JOB_DIR)\n"
+            "  -h, --help      this text\n"
+            "MB/s means 10^6 bytes/s; MiB/s is also printed for comparison with PDC's numbers.\n",
+            prog, prog, prog);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = 8ULL << 20;
+    int repeat = 3;
+    const char *dir = getenv("PDCBB_JOB_DIR");
+    static const struct option opts[] = {{"particles", required_argument, 0, 'p'},
+                                         {"repeat", required_argument, 0, 'r'},
+                                         {"dir", required_argument, 0, 'd'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            n = parse_count(optarg);
+            if (n == 0 || n > (1ULL << 31)) {
+                fprintf(stderr, "%s: bad --particles '%s'\n", prog, optarg);
+                return 2;
+            }
+            break;
+        case 'r':
+            repeat = atoi(optarg);
+            if (repeat < 1 || repeat > MAX_REPEAT) {
+                fprintf(stderr, "%s: bad --repeat '%s' (1..%d)\n", prog, optarg, MAX_REPEAT);
+                return 2;
+            }
+            break;
+        case 'd':
+            dir = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (!dir || !*dir) {
+        fprintf(stderr, "%s: no directory for the raw baseline: PDCBB_JOB_DIR is not set "
+                        "(run inside 'pdcbb run', or give --dir)\n", prog);
+        return 2;
+    }
+
+#ifdef ENABLE_MPI
+    /* Initialise MPI only when a launcher started us (no singleton start-up otherwise). */
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK")) {
+        MPI_Init(&argc, &argv);
+        use_mpi = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    }
+#endif
+    atexit(remove_raw);
+
+    uint64_t nbytes = n * 4, first = (uint64_t)rank * n;
+    uint64_t total = nbytes * NVARS * (uint64_t)nprocs;
+    uint32_t *wbuf[NVARS], *rbuf[NVARS];
+    for (int v = 0; v < NVARS; v++) {
+        if (posix_memalign((void **)&wbuf[v], 4096, nbytes) ||
+            posix_memalign((void **)&rbuf[v], 4096, nbytes))
+            die("cannot allocate 16 x %llu bytes", (unsigned long long)nbytes);
+        memset(wbuf[v], 1, nbytes); /* pre-touch: first-touch page faults are not measured */
+        memset(rbuf[v], 2, nbytes);
+    }
+
+    pdcid_t pdc = PDC_ID(PDCinit("pdc"), "PDCinit");
+    int nservers = PDCbb_nservers();
+    long runid = bcast_long((long)getpid());
+    char cname[128];
+    snprintf(cname, sizeof(cname), "bench-vpic-%ld", runid);
+    pdcid_t cprop = PDC_ID(PDCprop_create(PDC_CONT_CREATE, pdc), "PDCprop_create(cont)");
+    pdcid_t cont = 0;
+    if (rank == 0)
+        cont = PDC_ID(PDCcont_create(cname, cprop), "PDCcont_create");
+    barrier();
+    if (rank != 0)
+        cont = PDC_ID(PDCcont_open(cname, pdc), "PDCcont_open");
+    pdcid_t oprop = PDC_ID(PDCprop_create(PDC_OBJ_CREATE, pdc), "PDCprop_create(obj)");
+    uint64_t dims[1] = {n * (uint64_t)nprocs};
+    PDC_OK(PDCprop_set_obj_dims(oprop, 1, dims), "PDCprop_set_obj_dims");
+
+    if (rank == 0) {
+        printf("# pdc_vpic_bench: %d process(es), %d daemon(s) via %s, %llu particles per "
+               "process, 8 variables (6 float, 2 int) = %llu bytes per process, %llu in all; "
+               "repeat %d (median)\n",
+               nprocs, nservers, PDCbb_discovery_method(), (unsigned long long)n,
+               (unsigned long long)(nbytes * NVARS), (unsigned long long)total, repeat);
+        printf("# PDC: one request of %llu bytes per variable per process, create + start_all "
+               "+ wait_all + close timed; objects created / reopened untimed\n",
+               (unsigned long long)nbytes);
+        printf("# raw baseline in %s: per process and variable one buffered write() of %llu "
+               "bytes into a new file, close, no fsync; read() back from the page cache\n",
+               dir, (unsigned long long)nbytes);
+        fflush(stdout);
+    }
+
+    /* Create (rank 0) or open (others) the 8 objects of repeat r (r < 0: the warm-up). */
+    pdcid_t obj[NVARS];
+    double t_meta_create = 0, t_meta_open = 0;
+    struct phases wph[MAX_REPEAT], rph[MAX_REPEAT], warm;
+    double wt[MAX_REPEAT], rt[MAX_REPEAT], rwt[MAX_REPEAT], rrt[MAX_REPEAT];
+
+    for (int r = -1; r < repeat; r++) {
+        int rr = r < 0 ? 0x7fff : r; /* fill salt */
+        char oname[NVARS][160];
+        for (int v = 0; v < NVARS; v++) {
+            snprintf(oname[v], sizeof(oname[v]), "vpic-%ld-%s%d-%s", runid, r < 0 ? "w" : "r",
+                     r < 0 ? 0 : r, var_names[v]);
+            fill(wbuf[v], n, first, v, rr);
+        }
+        /* Alternate which of PDC and raw goes first. */
+        for (int pass = 0; pass < 2; pass++) {
+            int do_raw = (pass == 0) == (r >= 0 && r % 2 == 1);
+            if (!do_raw) {
+                barrier();
+                double t0 = now();
+                if (rank == 0)
+                    for (int v = 0; v < NVARS; v++) {
+                        PDC_OK(PDCprop_set_obj_type(oprop, v < 6 ? PDC_FLOAT : PDC_INT),
+                               "PDCprop_set_obj_type");
+                        obj[v] = PDC_ID(PDCobj_create(cont, oname[v], oprop), "PDCobj_create");
+                    }
+                barrier();
+                if (rank != 0)
+                    for (int v = 0; v < NVARS; v++)
+                        obj[v] = PDC_ID(PDCobj_open(oname[v], pdc), "PDCobj_open");
+                double tc = max_all(now() - t0);
+
+                double tw = pdc_transfer(obj, wbuf, n, first, PDC_WRITE, r < 0 ? &warm : &wph[r]);
+
+                /* BD-CATS side: close, reopen by name, read into cleared buffers. */
+                for (int v = 0; v < NVARS; v++)
+                    PDC_OK(PDCobj_close(obj[v]), "PDCobj_close");
+                barrier();
+                t0 = now();
+                for (int v = 0; v < NVARS; v++)
+                    obj[v] = PDC_ID(PDCobj_open(oname[v], pdc), "PDCobj_open");
+                double to = max_all(now() - t0);
+                for (int v = 0; v < NVARS; v++)
+                    memset(rbuf[v], 0xA5, nbytes);
+                double tr = pdc_transfer(obj, rbuf, n, first, PDC_READ, r < 0 ? &warm : &rph[r]);
+                for (int v = 0; v < NVARS; v++)
+                    verify(rbuf[v], n, first, v, rr, "PDC read");
+                barrier();
+                if (rank == 0)
+                    for (int v = 0; v < NVARS; v++)
+                        PDC_OK(PDCobj_del(obj[v]), "PDCobj_del");
+                for (int v = 0; v < NVARS; v++)
+                    PDC_OK(PDCobj_close(obj[v]), "PDCobj_close");
+                if (r >= 0) {
+                    wt[r] = tw;
+                    rt[r] = tr;
+                    t_meta_create += tc;
+                    t_meta_open += to;
+                }
+            } else {
+                double tw = raw_write(dir, runid, wbuf, nbytes);
+                for (int v = 0; v < NVARS; v++)
+                    memset(rbuf[v], 0x5A, nbytes);
+                double tr = raw_read(rbuf, nbytes);
+                for (int v = 0; v < NVARS; v++)
+                    verify(rbuf[v], n, first, v, rr, "raw read");
+                remove_raw();
+                if (r >= 0) {
+                    rwt[r] = tw;
+                    rrt[r] = tr;
+                }
+            }
+        }
+    }
+
+    if (rank == 0) {
+        double mw = median(wt, repeat), mr = median(rt, repeat);
+        double mrw = median(rwt, repeat), mrr = median(rrt, repeat);
+        double w = (double)total / mw / 1e6, rd = (double)total / mr / 1e6;
+        double rw = (double)total / mrw / 1e6, rr = (double)total / mrr / 1e6;
+        const double MiB = 1048576.0;
+        printf("%-12s %9s %7s %11s %10s %10s %10s %13s\n", "measurement", "particles", "procs",
+               "bytes", "MB/s", "MiB/s", "raw_MB/s", "ratio_to_raw");
+        printf("%-12s %9llu %7d %11llu %10.1f %10.1f %10.1f %13.2f\n", "vpic_write",
+               (unsigned long long)n, nprocs, (unsigned long long)total, w, (double)total / mw / MiB,
+               rw, w / rw);
+        printf("%-12s %9llu %7d %11llu %10.1f %10.1f %10.1f %13.2f\n", "bdcats_read",
+               (unsigned long long)n, nprocs, (unsigned long long)total, rd,
+               (double)total / mr / MiB, rr, rd / rr);
+        /* Phases of rank 0 in the repeat closest to the median. */
+        int bw = 0, br = 0;
+        for (int i = 1; i < repeat; i++) {
+            if ((wt[i] - mw) * (wt[i] - mw) < (wt[bw] - mw) * (wt[bw] - mw))
+                bw = i;
+            if ((rt[i] - mr) * (rt[i] - mr) < (rt[br] - mr) * (rt[br] - mr))
+                br = i;
+        }
+        printf("    phases (s, rank 0) write: create %.4f start_all %.4f wait_all %.4f close "
+               "%.4f | read: create %.4f start_all %.4f wait_all %.4f close %.4f\n",
+               wph[bw].create, wph[bw].start, wph[bw].wait, wph[bw].close, rph[br].create,
+               rph[br].start, rph[br].wait, rph[br].close);
+        printf("    metadata (untimed above, mean per repeat): create/open 8 objects %.2f ms, "
+               "reopen 8 objects by name %.2f ms\n",
+               t_meta_create / repeat * 1e3, t_meta_open / repeat * 1e3);
+        printf("\n# targets\n");
+        if (nbytes >= (1u << 20)) {
+            printf("TARGET vpic regions of %llu bytes: write >= %.0f%% of raw: %-7s (%.2f)\n",
+                   (unsigned long long)nbytes, TARGET_RATIO * 100,
+                   w / rw >= TARGET_RATIO ? "met" : "NOT met", w / rw);
+            printf("TARGET vpic regions of %llu bytes: read  >= %.0f%% of raw: %-7s (%.2f)\n",
+                   (unsigned long long)nbytes, TARGET_RATIO * 100,
+                   rd / rr >= TARGET_RATIO ? "met" : "NOT met", rd / rr);
+        } else {
+            printf("# (regions below 1 MiB: ratio target not evaluated)\n");
+        }
+        printf("\n# summary\n");
+        printf("RESULT name=vpic_write particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
+               "mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
+               (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
+               (unsigned long long)nbytes, w, (double)total / mw / MiB, rw, w / rw);
+        printf("RESULT name=bdcats_read particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
+               "mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
+               (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
+               (unsigned long long)nbytes, rd, (double)total / mr / MiB, rr, rd / rr);
+        fflush(stdout);
+    }
+
+    barrier();
+    PDC_OK(PDCprop_close(oprop), "PDCprop_close");
+    PDC_OK(PDCprop_close(cprop), "PDCprop_close");
+    if (rank == 0 && PDCcont_del(cont) != SUCCEED)
+        fprintf(stderr, "%s: warning: PDCcont_del: %s\n", prog, PDCbb_last_error_message());
+    PDCcont_close(cont);
+    barrier();
+    PDC_OK(PDCclose(pdc), "PDCclose");
+    for (int v = 0; v < NVARS; v++) {
+        free(wbuf[v]);
+        free(rbuf[v]);
+    }
+#ifdef ENABLE_MPI
+    if (use_mpi)
+        MPI_Finalize();
+#endif
+    return 0;
+}
