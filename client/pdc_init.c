@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "client_transfer.h"
 #include "pdcbb_log.h"
 
 client_state_t client_g;
@@ -127,6 +128,8 @@ static void free_handle(pdcid_t id, void *ptr, void *arg)
     case CLIENT_H_OBJ: client_obj_free(ptr); break;
     case CLIENT_H_OBJ_PROP: client_obj_prop_free(ptr); free(ptr); break;
     case CLIENT_H_CONT_PROP: free(ptr); break;
+    case CLIENT_H_REGION: free(ptr); break;
+    case CLIENT_H_TRANSFER: client_xfer_free(ptr); break;
     default: break;
     }
     (void)arg;
@@ -145,6 +148,8 @@ perr_t PDCclose(pdcid_t pdcid)
                     (unsigned long long)pdcid);
         goto out;
     }
+    /* Transfers first: an unfinished one is waited, as PDC does at close. */
+    client_handle_foreach(CLIENT_H_TRANSFER, free_handle, NULL);
     client_handle_foreach(CLIENT_H_NONE, free_handle, NULL);
     client_handle_reset();
     client_iter_cleanup();

@@ -282,7 +282,10 @@ perr_t PDCobj_close(pdcid_t obj_id)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    if (obj_get(obj_id, "PDCobj_close") != NULL) {
+    if (client_handle_kind(obj_id) == CLIENT_H_REGION) {
+        /* PDC applications close region ids with PDCobj_close too. */
+        ret = PDCregion_close(obj_id);
+    } else if (obj_get(obj_id, "PDCobj_close") != NULL) {
         client_obj_free(client_handle_remove(obj_id, CLIENT_H_OBJ));
         ret = SUCCEED;
     }
@@ -432,6 +435,19 @@ perr_t PDCobj_del(pdcid_t obj_id)
         if (e == PDCBB_OK) {
             client_rpc_release(PDCBB_OP_OBJ_DEL, &p, keep);
             ret = SUCCEED;
+            /* Its region data, wherever placements put it, frees capacity everywhere. */
+            for (unsigned s = 0; s < client_g.nservers; s++) {
+                pdcbb_data_drop_req_t dq = {.id = o->meta_id};
+                pdcbb_data_drop_rep_t dp;
+                if (client_op_data_drop(s, &dq, &dp, &keep) != PDCBB_OK) {
+                    client_fail(PDCbb_last_error(), "PDCobj_del: object '%s' is deleted, but "
+                                "its data on daemon %u could not be removed: %s",
+                                o->name, s, PDCbb_last_error_message());
+                    ret = FAIL;
+                    continue;
+                }
+                client_rpc_release(PDCBB_OP_DATA_DROP, &dp, keep);
+            }
         } else if (e == PDCBB_ERR_NOT_FOUND) {
             client_fail(e, "PDCobj_del: object '%s' no longer exists", o->name);
         }

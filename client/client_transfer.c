@@ -1,0 +1,560 @@
+/*
+ * client_transfer.c - the transfer engine: pieces by placement, DATA messages per daemon,
+ * completion. See client_transfer.h for the placement rules.
+ *
+ * Data moves without copies where it can: a write whose local region is the whole buffer is
+ * sent straight from the user's buffer (UCX rendezvous lets the daemon pull it, single-copy
+ * over cma), and a read of one piece is received straight into it. Other shapes are packed into
+ * (or unpacked from) one staging buffer per transfer. Several small pieces bound for one daemon
+ * travel in one message, their data concatenated.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client_transfer.h"
+#include "pdcbb_log.h"
+
+/* A piece larger than this is split into slabs along its first dimension. */
+#define PIECE_MAX_BYTES ((uint64_t)64 << 20)
+/* Pieces are gathered into one message up to this much data. */
+#define MSG_MAX_BULK ((uint64_t)32 << 20)
+
+typedef struct xfer_msg {
+    struct xfer_msg *next;
+    client_pending_t *p;
+    int write;
+    xfer_piece_t **pieces;
+    unsigned n;
+    uint8_t *staging; /* concatenated write data, or NULL */
+} xfer_msg_t;
+
+static xfer_msg_t *inflight;
+
+unsigned client_local_daemon(void)
+{
+    unsigned match[PDCBB_SERVERS_MAX < 64 ? PDCBB_SERVERS_MAX : 64], n = 0;
+    for (unsigned i = 0; i < client_g.nservers && n < 64; i++)
+        if (strcmp(client_g.servers[i].info.node, client_g.node) == 0)
+            match[n++] = i;
+    if (n > 0)
+        return match[(unsigned)getpid() % n];
+    /* No daemon names this node: the home daemon of the node name stands in. */
+    return client_home_of_name(client_g.node);
+}
+
+static void piece_free_data(xfer_piece_t *pc)
+{
+    if (pc->own)
+        free(pc->data);
+    pc->data = NULL;
+    pc->own = 0;
+}
+
+void client_xfer_reset(client_xfer_t *x)
+{
+    for (unsigned i = 0; i < x->npieces; i++)
+        piece_free_data(&x->pieces[i]);
+    free(x->pieces);
+    x->pieces = NULL;
+    x->npieces = x->left = 0;
+    if (x->own_packed)
+        free(x->packed_buf);
+    x->packed_buf = NULL;
+    x->own_packed = 0;
+}
+
+static pdcbb_err_t xfer_fail(client_xfer_t *x, pdcbb_err_t rc, const char *why)
+{
+    if (x->result == PDCBB_OK) {
+        x->result = rc;
+        snprintf(x->errmsg, sizeof(x->errmsg), "%s of object '%s': %s",
+                 x->access == PDC_WRITE ? "write" : "read", x->obj_name, why);
+    }
+    return rc;
+}
+
+/* Where a piece's data lives in the transfer's packed buffer, if it is contiguous there. */
+static int piece_slab_offset(const client_xfer_t *x, const pdcbb_box_t *b, uint64_t *off)
+{
+    uint64_t row = x->unit;
+    for (uint32_t d = 1; d < x->ndim; d++) {
+        if (b->off[d] != x->remote.off[d] || b->size[d] != x->remote.size[d])
+            return 0;
+        row *= b->size[d];
+    }
+    *off = (b->off[0] - x->remote.off[0]) * row;
+    return 1;
+}
+
+static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *b,
+                             int need_own)
+{
+    uint64_t count;
+    if (pdcbb_box_count(b, &count) != PDCBB_OK)
+        return PDCBB_ERR_TOO_BIG;
+    /* Large pieces become slabs along the first dimension with more than one element. */
+    uint64_t bytes = count * x->unit;
+    if (bytes > PIECE_MAX_BYTES && !need_own) {
+        for (uint32_t d = 0; d < b->ndim; d++) {
+            if (b->size[d] < 2)
+                continue;
+            uint64_t per = bytes / b->size[d]; /* bytes per index of dimension d */
+            uint64_t step = per >= PIECE_MAX_BYTES ? 1 : PIECE_MAX_BYTES / per;
+            if (d > 0)
+                break; /* only slabs of the first dimension stay contiguous */
+            for (uint64_t s = 0; s < b->size[0]; s += step) {
+                pdcbb_box_t slab = *b;
+                slab.off[0] = b->off[0] + s;
+                slab.size[0] = b->size[0] - s < step ? b->size[0] - s : step;
+                pdcbb_err_t rc = add_piece(x, daemon, &slab, 0);
+                if (rc != PDCBB_OK)
+                    return rc;
+            }
+            return PDCBB_OK;
+        }
+    }
+    xfer_piece_t *grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return PDCBB_ERR_NOMEM;
+    x->pieces = grown;
+    xfer_piece_t *pc = &x->pieces[x->npieces];
+    memset(pc, 0, sizeof(*pc));
+    pc->x = x;
+    pc->daemon = daemon;
+    pc->box = *b;
+    pc->bytes = bytes;
+    uint64_t off;
+    if (!need_own && piece_slab_offset(x, b, &off)) {
+        pc->data = x->packed_buf + off;
+    } else {
+        pc->data = malloc(bytes ? bytes : 1);
+        if (pc->data == NULL)
+            return PDCBB_ERR_NOMEM;
+        pc->own = 1;
+        if (x->access == PDC_WRITE) {
+            pdcbb_box_t rel = *b;
+            for (uint32_t d = 0; d < b->ndim; d++)
+                rel.off[d] -= x->remote.off[d];
+            pdcbb_err_t rc = pdcbb_box_copy(&rel, x->ndim, x->remote.size, x->unit, x->packed_buf,
+                                            pc->data, 1);
+            if (rc != PDCBB_OK) {
+                free(pc->data);
+                return rc;
+            }
+        }
+    }
+    x->npieces++;
+    return PDCBB_OK;
+}
+
+/* The dimension REGION_STATIC stripes along, or -1 (then the home daemon holds everything). */
+static int static_split_dim(const client_xfer_t *x)
+{
+    for (uint32_t d = 0; d < x->ndim; d++)
+        if (x->dims[d] != PDC_SIZE_UNLIMITED && x->dims[d] >= client_g.nservers)
+            return (int)d;
+    return -1;
+}
+
+static void box_to_u64(const pdcbb_box_t *b, uint64_t *out)
+{
+    memcpy(out, b->off, b->ndim * sizeof(uint64_t));
+    memcpy(out + b->ndim, b->size, b->ndim * sizeof(uint64_t));
+}
+
+/* Remembered placements: register a write's box with the object's home daemon. */
+static pdcbb_err_t map_put(client_xfer_t *x, unsigned *daemon)
+{
+    uint64_t entry[3 + 2 * PDCBB_REGION_NDIM_MAX];
+    entry[0] = x->partition == PDC_REGION_LOCAL ? client_local_daemon() : UINT32_MAX;
+    entry[1] = x->bytes;
+    entry[2] = x->ndim;
+    box_to_u64(&x->remote, entry + 3);
+    pdcbb_map_put_req_t q = {.id = x->obj_meta, .entries = entry,
+                             .entries_count = 3 + 2 * x->ndim};
+    pdcbb_map_put_rep_t p;
+    void *keep;
+    pdcbb_err_t rc = client_op_map_put(pdcbb_meta_id_server(x->obj_meta), &q, &p, &keep);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (p.daemons_count != 1 || p.daemons[0] >= client_g.nservers)
+        rc = client_fail(PDCBB_ERR_PROTO, "bad MAP_PUT reply");
+    else
+        *daemon = (unsigned)p.daemons[0];
+    client_rpc_release(PDCBB_OP_MAP_PUT, &p, keep);
+    return rc;
+}
+
+/* Remembered placements: the pieces a read must apply, oldest first. */
+static pdcbb_err_t map_get_pieces(client_xfer_t *x)
+{
+    uint64_t box[1 + 2 * PDCBB_REGION_NDIM_MAX];
+    box[0] = x->ndim;
+    box_to_u64(&x->remote, box + 1);
+    pdcbb_map_get_req_t q = {.id = x->obj_meta, .box = box, .box_count = 1 + 2 * x->ndim};
+    pdcbb_map_get_rep_t p;
+    void *keep;
+    pdcbb_err_t rc = client_op_map_get(pdcbb_meta_id_server(x->obj_meta), &q, &p, &keep);
+    if (rc != PDCBB_OK)
+        return rc;
+    uint32_t pos = 0;
+    while (rc == PDCBB_OK && pos < p.entries_count) {
+        /* seq, daemon, ndim, offsets, sizes */
+        const uint64_t *e = p.entries + pos;
+        pdcbb_box_t eb, xb;
+        if (p.entries_count - pos < 3 || e[2] != x->ndim || e[1] >= client_g.nservers ||
+            p.entries_count - pos - 3 < 2 * e[2] ||
+            pdcbb_box_make(&eb, x->ndim, e + 3, e + 3 + x->ndim) != PDCBB_OK) {
+            rc = client_fail(PDCBB_ERR_PROTO, "bad MAP_GET reply");
+            break;
+        }
+        pos += 3 + 2 * x->ndim;
+        if (pdcbb_box_intersect(&eb, &x->remote, &xb))
+            rc = add_piece(x, (unsigned)e[1], &xb, 1);
+    }
+    client_rpc_release(PDCBB_OP_MAP_GET, &p, keep);
+    return rc;
+}
+
+/* Split a created transfer into pieces; packs write data. */
+static pdcbb_err_t prepare(client_xfer_t *x)
+{
+    pdcbb_err_t rc = PDCBB_OK;
+    x->result = PDCBB_OK;
+    x->errmsg[0] = '\0';
+    x->packed = 1;
+    for (uint32_t d = 0; d < x->local.ndim; d++)
+        if (x->local.off[d] != 0)
+            x->packed = 0;
+    if (x->packed) {
+        x->packed_buf = x->buf;
+    } else {
+        if ((x->packed_buf = malloc(x->bytes)) == NULL)
+            return PDCBB_ERR_NOMEM;
+        x->own_packed = 1;
+        if (x->access == PDC_WRITE &&
+            (rc = pdcbb_box_copy(&x->local, x->local.ndim, x->local_shape, x->unit, x->buf,
+                                 x->packed_buf, 1)) != PDCBB_OK)
+            return rc;
+    }
+    unsigned home = pdcbb_meta_id_server(x->obj_meta);
+    switch (x->partition) {
+    case PDC_REGION_STATIC: {
+        int dim = static_split_dim(x);
+        if (dim < 0 || client_g.nservers == 1)
+            return add_piece(x, home, &x->remote, 0);
+        pdcbb_box_t *parts = malloc(client_g.nservers * sizeof(*parts));
+        unsigned *stripe = malloc(client_g.nservers * sizeof(*stripe));
+        int n = parts && stripe ? pdcbb_box_split_stripes(&x->remote, (uint32_t)dim, x->dims[dim],
+                                                          client_g.nservers, parts, stripe)
+                                : 0;
+        if (n <= 0)
+            rc = parts && stripe ? PDCBB_ERR_BAD_REGION : PDCBB_ERR_NOMEM;
+        for (int i = 0; i < n && rc == PDCBB_OK; i++)
+            rc = add_piece(x, stripe[i] % client_g.nservers, &parts[i], 0);
+        free(parts);
+        free(stripe);
+        return rc;
+    }
+    case PDC_REGION_LOCAL:
+    case PDC_REGION_DYNAMIC:
+        if (x->access == PDC_WRITE) {
+            unsigned daemon;
+            if ((rc = map_put(x, &daemon)) != PDCBB_OK)
+                return rc;
+            return add_piece(x, daemon, &x->remote, 0);
+        }
+        memset(x->packed_buf, 0, x->bytes); /* elements no write placed read as zero */
+        return map_get_pieces(x);
+    case PDC_OBJ_STATIC:
+    default: return add_piece(x, home, &x->remote, 0);
+    }
+}
+
+static void finish_xfer(client_xfer_t *x)
+{
+    if (x->access == PDC_READ && x->result == PDCBB_OK) {
+        /* Pieces with their own buffers are applied in order: oldest write first. */
+        for (unsigned i = 0; i < x->npieces; i++)
+            if (x->pieces[i].own &&
+                pdcbb_box_copy_overlap(&x->pieces[i].box, x->pieces[i].data, &x->remote,
+                                       x->packed_buf, x->unit) < 0)
+                xfer_fail(x, PDCBB_ERR_INTERNAL, "cannot assemble the pieces");
+        if (!x->packed && x->result == PDCBB_OK &&
+            pdcbb_box_copy(&x->local, x->local.ndim, x->local_shape, x->unit, x->buf,
+                           x->packed_buf, 0) != PDCBB_OK)
+            xfer_fail(x, PDCBB_ERR_INTERNAL, "cannot unpack into the buffer");
+    }
+    client_xfer_reset(x);
+    x->state = CLIENT_XFER_DONE;
+}
+
+static void piece_done(xfer_piece_t *pc, pdcbb_err_t rc, const char *why)
+{
+    client_xfer_t *x = pc->x;
+    pc->result = rc;
+    if (rc != PDCBB_OK) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "daemon %u: %s", pc->daemon, why ? why : pdcbb_strerror(rc));
+        xfer_fail(x, rc, msg);
+    }
+    if (x->left > 0 && --x->left == 0)
+        finish_xfer(x);
+}
+
+static void complete_msg(xfer_msg_t *m)
+{
+    client_pending_t *p = m->p;
+    uint64_t expected = 0;
+    for (unsigned i = 0; i < m->n; i++)
+        expected += m->pieces[i]->bytes;
+    uint64_t got = p->bulk ? p->bulk_len : 0;
+    /* Read data first: finishing frees a received bulk part that is not the caller's. */
+    if (!m->write && p->status == PDCBB_OK && p->buf && got == expected &&
+        (m->n > 1 || p->bulk != m->pieces[0]->data)) {
+        uint64_t off = 0;
+        for (unsigned i = 0; i < m->n; i++) {
+            memcpy(m->pieces[i]->data, (uint8_t *)p->bulk + off, m->pieces[i]->bytes);
+            off += m->pieces[i]->bytes;
+        }
+    }
+    pdcbb_data_write_rep_t rep;
+    void *keep;
+    pdcbb_err_t rc = client_rpc_finish(p, &rep, &keep);
+    if (rc == PDCBB_OK && (rep.results_count != m->n || (!m->write && got != expected))) {
+        client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);
+        rc = client_fail(PDCBB_ERR_PROTO,
+                         "malformed data reply: %u results and %llu bytes for %u regions of "
+                         "%llu bytes",
+                         rep.results_count, (unsigned long long)got, m->n,
+                         (unsigned long long)expected);
+    }
+    char why[512];
+    snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
+    for (unsigned i = 0; i < m->n; i++) {
+        pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[i] : rc;
+        piece_done(m->pieces[i], one, rc == PDCBB_OK ? NULL : why);
+    }
+    if (rc == PDCBB_OK)
+        client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);
+    free(m->staging);
+    free(m->pieces);
+    free(m);
+}
+
+void client_xfer_poll(void)
+{
+    for (int i = 0; i < 8 && client_rpc_progress(); i++)
+        ;
+    xfer_msg_t **pp = &inflight;
+    while (*pp) {
+        xfer_msg_t *m = *pp;
+        if (m->p->done && !m->p->receiving) {
+            *pp = m->next;
+            complete_msg(m);
+        } else {
+            pp = &m->next;
+        }
+    }
+}
+
+/* Post the pieces in ps (one daemon, one direction) as few messages as possible; a piece that
+ * cannot be posted is completed with its error at once. */
+static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write)
+{
+    size_t budget = (client_g.max_am_header - PDCBB_HDR_LEN - 64) / 8;
+    unsigned i = 0;
+    while (i < n) {
+        unsigned j = i;
+        size_t words = 0;
+        uint64_t bulk = 0;
+        while (j < n) {
+            size_t w = 3 + 3 * (size_t)ps[j]->x->ndim;
+            if (j > i && (words + w > budget || bulk + ps[j]->bytes > MSG_MAX_BULK))
+                break;
+            words += w;
+            bulk += ps[j]->bytes;
+            j++;
+        }
+        xfer_msg_t *m = calloc(1, sizeof(*m));
+        uint64_t *descs = malloc(words * sizeof(uint64_t));
+        if (m == NULL || descs == NULL || (m->pieces = malloc((j - i) * sizeof(*m->pieces))) ==
+                                              NULL) {
+            if (m)
+                free(m->pieces);
+            free(m);
+            free(descs);
+            for (unsigned k = i; k < j; k++)
+                piece_done(ps[k], PDCBB_ERR_NOMEM, "out of memory");
+            i = j;
+            continue;
+        }
+        m->write = write;
+        m->n = j - i;
+        size_t w = 0;
+        for (unsigned k = i; k < j; k++) {
+            client_xfer_t *x = ps[k]->x;
+            m->pieces[k - i] = ps[k];
+            descs[w++] = x->obj_meta;
+            descs[w++] = x->unit;
+            descs[w++] = x->ndim;
+            memcpy(descs + w, x->dims, x->ndim * sizeof(uint64_t));
+            w += x->ndim;
+            box_to_u64(&ps[k]->box, descs + w);
+            w += 2 * (size_t)x->ndim;
+        }
+        const void *bulk_ptr = NULL;
+        if (write) {
+            if (m->n == 1) {
+                bulk_ptr = ps[i]->data;
+            } else {
+                if ((m->staging = malloc(bulk)) == NULL) {
+                    free(descs);
+                    free(m->pieces);
+                    free(m);
+                    for (unsigned k = i; k < j; k++)
+                        piece_done(ps[k], PDCBB_ERR_NOMEM, "out of memory");
+                    i = j;
+                    continue;
+                }
+                uint64_t off = 0;
+                for (unsigned k = i; k < j; k++) {
+                    memcpy(m->staging + off, ps[k]->data, ps[k]->bytes);
+                    off += ps[k]->bytes;
+                }
+                bulk_ptr = m->staging;
+            }
+        }
+        pdcbb_data_write_req_t q = {.descs = descs, .descs_count = (uint32_t)words};
+        pdcbb_err_t rc = client_rpc_post(daemon, write ? PDCBB_OP_DATA_WRITE : PDCBB_OP_DATA_READ,
+                                         &q, bulk_ptr, write ? bulk : 0,
+                                         !write && m->n == 1 ? ps[i]->data : NULL,
+                                         !write && m->n == 1 ? ps[i]->bytes : 0, &m->p);
+        free(descs);
+        if (rc != PDCBB_OK) {
+            char why[512];
+            snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
+            for (unsigned k = 0; k < m->n; k++)
+                piece_done(m->pieces[k], rc, why);
+            free(m->staging);
+            free(m->pieces);
+            free(m);
+        } else {
+            m->p->owner = m;
+            m->next = inflight;
+            inflight = m;
+        }
+        i = j;
+    }
+}
+
+typedef struct piece_ref {
+    xfer_piece_t *p;
+    size_t order; /* position in the start call: overlapping writes keep their order */
+} piece_ref_t;
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const piece_ref_t *x = a, *y = b;
+    int wx = x->p->x->access == PDC_WRITE, wy = y->p->x->access == PDC_WRITE;
+    if (x->p->daemon != y->p->daemon)
+        return x->p->daemon < y->p->daemon ? -1 : 1;
+    if (wx != wy)
+        return wy - wx; /* writes first */
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed)
+{
+    size_t total = 0;
+    *failed = -1;
+    for (int i = 0; i < n; i++) {
+        client_xfer_t *x = xs[i];
+        pdcbb_err_t rc = prepare(x);
+        if (rc != PDCBB_OK) {
+            client_xfer_reset(x);
+            if (PDCbb_last_error() != (int)rc)
+                client_fail(rc, "%s", pdcbb_strerror(rc));
+            *failed = i;
+            /* Start the ones prepared so far, so none is left half-done. */
+            n = i;
+            break;
+        }
+        x->left = x->npieces;
+        x->state = CLIENT_XFER_STARTED;
+        x->reported = 0;
+        total += x->npieces;
+    }
+    piece_ref_t *refs = malloc((total + 1) * sizeof(*refs));
+    xfer_piece_t **all = malloc((total + 1) * sizeof(*all));
+    if (refs == NULL || all == NULL) {
+        free(refs);
+        free(all);
+        for (int i = 0; i < n; i++) {
+            client_xfer_reset(xs[i]);
+            xs[i]->state = CLIENT_XFER_CREATED;
+        }
+        *failed = 0;
+        return client_fail(PDCBB_ERR_NOMEM, "out of memory starting transfers");
+    }
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (unsigned j = 0; j < xs[i]->npieces; j++) {
+            refs[k].p = &xs[i]->pieces[j];
+            refs[k].order = k;
+            k++;
+        }
+    /* Zero pieces (a read of a region nothing was written to): done at once. */
+    for (int i = 0; i < n; i++)
+        if (xs[i]->npieces == 0)
+            finish_xfer(xs[i]);
+    qsort(refs, k, sizeof(*refs), cmp_piece);
+    for (size_t i = 0; i < k; i++)
+        all[i] = refs[i].p;
+    free(refs);
+    size_t g = 0;
+    while (g < k) {
+        size_t h = g;
+        while (h < k && all[h]->daemon == all[g]->daemon &&
+               (all[h]->x->access == PDC_WRITE) == (all[g]->x->access == PDC_WRITE))
+            h++;
+        post_group(all + g, (unsigned)(h - g), all[g]->daemon, all[g]->x->access == PDC_WRITE);
+        g = h;
+    }
+    free(all);
+    return *failed >= 0 ? PDCbb_last_error() : PDCBB_OK;
+}
+
+pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout)
+{
+    double deadline = client_now() + timeout;
+    while (x->state == CLIENT_XFER_STARTED) {
+        client_xfer_poll();
+        if (x->state != CLIENT_XFER_STARTED)
+            break;
+        if (client_now() > deadline) {
+            /* Give up on its messages: they fail (with any other transfer sharing them). */
+            xfer_msg_t **pp = &inflight;
+            while (*pp) {
+                xfer_msg_t *m = *pp;
+                int mine = 0;
+                for (unsigned i = 0; i < m->n; i++)
+                    mine |= m->pieces[i]->x == x;
+                if (mine && !m->p->receiving) {
+                    *pp = m->next;
+                    if (!m->p->done) {
+                        m->p->done = 1;
+                        m->p->status = PDCBB_ERR_TIMEOUT;
+                    }
+                    complete_msg(m);
+                } else {
+                    pp = &m->next;
+                }
+            }
+            if (x->state == CLIENT_XFER_STARTED)
+                deadline = client_now() + 2.0; /* a receive in progress: let it end */
+        }
+    }
+    return x->result;
+}

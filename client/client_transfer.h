@@ -1,0 +1,88 @@
+/*
+ * client_transfer.h - region ids and the transfer engine of libpdc (client_transfer.c).
+ *
+ * A transfer request moves the elements of a box of the user buffer (the local region) to or
+ * from a box of an object (the remote region). Starting it splits the remote box into pieces,
+ * one per data daemon, by the object's placement:
+ *   PDC_OBJ_STATIC      the whole object on its home daemon;
+ *   PDC_REGION_STATIC   the object split into equal stripes along its first dimension with at
+ *                       least as many elements as there are daemons: stripe k on daemon k;
+ *   PDC_REGION_LOCAL    written to a daemon of the writer's node,
+ *   PDC_REGION_DYNAMIC  written to the daemon the home daemon picks (fewest bytes so far);
+ *                       for these two the home daemon remembers which daemon holds each
+ *                       written box (MAP_PUT) and a read asks it (MAP_GET), then applies the
+ *                       pieces oldest first, so the newest write of every element wins.
+ * Pieces bound for one daemon are packed into as few DATA messages as the control-part limit
+ * allows (start_all aggregation). Everything runs under the library lock.
+ */
+#ifndef CLIENT_TRANSFER_H
+#define CLIENT_TRANSFER_H
+
+#include "client.h"
+#include "pdcbb_region.h"
+
+typedef struct client_region {
+    struct pdc_region_info info; /* what PDCregion_get_info returns */
+    uint64_t offset[PDCBB_REGION_NDIM_MAX];
+    uint64_t size[PDCBB_REGION_NDIM_MAX];
+    pdcbb_box_t box;
+} client_region_t;
+
+enum client_xfer_state {
+    CLIENT_XFER_CREATED = 0, /* not started (or finished and reported) */
+    CLIENT_XFER_STARTED,     /* pieces in flight */
+    CLIENT_XFER_DONE,        /* finished, not yet reported by status/wait */
+};
+
+typedef struct xfer_piece {
+    struct client_xfer *x;
+    unsigned daemon;
+    pdcbb_box_t box;  /* in object coordinates */
+    uint64_t bytes;
+    uint8_t *data;    /* the box's elements, packed row-major */
+    int own;          /* data is malloc'ed for this piece */
+    pdcbb_err_t result;
+} xfer_piece_t;
+
+typedef struct client_xfer {
+    pdcid_t id;
+    void *buf;
+    pdc_access_t access;
+    uint64_t obj_meta;
+    char obj_name[PDCBB_NAME_MAX + 1];
+    uint32_t ndim;
+    uint64_t dims[PDCBB_REGION_NDIM_MAX];
+    size_t unit;
+    pdc_region_partition_t partition;
+    pdc_consistency_t consistency;
+    pdcbb_box_t remote;
+    pdcbb_box_t local;
+    uint64_t local_shape[PDCBB_REGION_NDIM_MAX]; /* the buffer: local offset + size */
+    int packed;          /* buf already holds the elements packed in row-major order */
+    uint64_t bytes;
+    int state;
+    int reported;        /* completion reported once (status/wait) */
+    pdcbb_err_t result;
+    char errmsg[768];
+    uint8_t *packed_buf; /* buf when packed, else a gather/scatter buffer */
+    int own_packed;
+    xfer_piece_t *pieces;
+    unsigned npieces;
+    unsigned left;       /* pieces not finished */
+} client_xfer_t;
+
+/* Start a set of created transfers (one DATA message per daemon and direction where possible).
+ * On failure the transfers that could not start are left CREATED; *failed names the first. */
+pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed);
+/* Progress and complete finished messages; block until x is done or timeout seconds pass. */
+pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout);
+/* Non-blocking progress. */
+void client_xfer_poll(void);
+/* Release what a finished or created transfer holds (not the struct). */
+void client_xfer_reset(client_xfer_t *x);
+/* Wait for (if started) and free a transfer. */
+void client_xfer_free(client_xfer_t *x);
+/* The daemon of this process's node for PDC_REGION_LOCAL. */
+unsigned client_local_daemon(void);
+
+#endif
