@@ -35,7 +35,8 @@ typedef struct bbd_msg {
     uint8_t *data; /* malloc'ed copy of the whole control message */
     uint8_t *bulk; /* bulk part of a PDCBB_AM_ID_DATA message (malloc'ed), or NULL */
     size_t bulk_len;
-    int pending;   /* bulk still arriving (rendezvous) */
+    int pending;   /* bulk still arriving (rendezvous): later messages wait behind it */
+    int failed;    /* the bulk never arrived: drop the message */
 } bbd_msg_t;
 
 typedef struct bbd_stats {
@@ -88,7 +89,18 @@ typedef struct bbd_req {
     size_t in_bulk_len;
     void *out_bulk;         /* bulk part of the reply (malloc'ed; the sender frees it) */
     size_t out_bulk_len;
+    void *out_map;          /* or: out_bulk lies in this file mapping (the sender unmaps it) */
+    size_t out_map_len;
 } bbd_req_t;
+
+/* A reply's bulk part and how to release it once sent. */
+typedef struct bbd_bulk {
+    void *ptr;
+    size_t len;
+    void *map;      /* non-NULL: munmap(map, map_len) instead of free(ptr) */
+    size_t map_len;
+} bbd_bulk_t;
+void bbd_bulk_release(bbd_bulk_t *b);
 
 /* Memory freed after the reply is built. */
 void *bbd_req_alloc(bbd_req_t *r, size_t size);
@@ -106,8 +118,7 @@ void bbd_server_stop(bbd_t *d);
  * send (malloc'ed) or NULL, and the reply's bulk part (malloc'ed) or NULL.
  */
 void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
-                  size_t bulk_len, void **reply, size_t *reply_len, void **reply_bulk,
-                  size_t *reply_bulk_len);
+                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk);
 /* 1 if op changes the store (runs in a write transaction). */
 int bbd_op_is_write(unsigned op);
 
@@ -120,6 +131,12 @@ PDCBB_OPS(BBD_X_HANDLER)
 
 /* bbd_data.c: region data files and capacity. */
 pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
+/*
+ * Staging buffers for bulk parts: reused, so a message does not page-fault fresh memory in
+ * (LIMITS.md: first touch runs at a tenth of memcpy speed). bbd_staging_put accepts NULL.
+ */
+void *bbd_staging_get(size_t len);
+void bbd_staging_put(void *buf);
 void bbd_data_close(bbd_t *d);
 
 /* Stats for STATS replies and the log. */

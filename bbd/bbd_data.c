@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -334,6 +335,55 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
     return PDCBB_OK;
 }
 
+typedef struct one_run {
+    uint64_t off, len;
+    int count;
+} one_run_t;
+
+static int run_count(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
+{
+    one_run_t *o = arg;
+    o->off = array_off;
+    o->len = len;
+    (void)packed_off;
+    return ++o->count > 1 ? 1 : 0;
+}
+
+/*
+ * A read of one contiguous run that lies within the file: reply straight from a mapping of the
+ * file (the page cache), so the client's rendezvous pull is the only copy. Anything else (holes
+ * past the end of the file, several runs) goes through pread.
+ */
+static pdcbb_err_t read_mapped(bbd_req_t *r, const pdcbb_data_read_req_t *q, uint64_t *results)
+{
+    data_desc_t dd;
+    uint32_t pos = 0;
+    int exists = 0;
+    one_run_t run = {0};
+    pdcbb_err_t rc = desc_parse(q->descs, q->descs_count, &pos, &dd);
+    if (rc != PDCBB_OK || dd.bytes < (64u << 10) || layout_check(r, &dd, 0, &exists) != PDCBB_OK ||
+        !exists)
+        return PDCBB_ERR_UNSUPPORTED;
+    if (pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_count, &run) != 0 ||
+        run.count != 1)
+        return PDCBB_ERR_UNSUPPORTED;
+    int fd = obj_fd(r->d, dd.obj, 0, &rc);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size < run.off + run.len)
+        return PDCBB_ERR_UNSUPPORTED;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t base = run.off & ~(page - 1), delta = run.off - base;
+    void *map = mmap(NULL, run.len + delta, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, (off_t)base);
+    if (map == MAP_FAILED)
+        return PDCBB_ERR_UNSUPPORTED;
+    r->out_map = map;
+    r->out_map_len = run.len + delta;
+    r->out_bulk = (uint8_t *)map + delta;
+    r->out_bulk_len = run.len;
+    results[0] = PDCBB_OK;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
                              pdcbb_data_read_rep_t *p)
 {
@@ -351,11 +401,16 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
         n++;
     }
     uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)n + 1));
-    uint8_t *out = malloc(total ? total : 1);
-    if (results == NULL || out == NULL) {
-        free(out);
+    if (results == NULL)
         return PDCBB_ERR_NOMEM;
+    if (n == 1 && read_mapped(r, q, results) == PDCBB_OK) {
+        p->results = results;
+        p->results_count = 1;
+        return PDCBB_OK;
     }
+    uint8_t *out = bbd_staging_get(total ? total : 1);
+    if (out == NULL)
+        return PDCBB_ERR_NOMEM;
     pos = 0;
     n = 0;
     uint64_t off = 0;
@@ -613,4 +668,57 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
     p->entries = out;
     p->entries_count = (uint32_t)n;
     return PDCBB_OK;
+}
+
+
+/* ---------------------------------------------------------------- staging buffers */
+
+#define STAGING_SLOTS 64
+#define STAGING_KEEP ((size_t)1 << 30) /* at most this much kept for reuse */
+
+typedef struct staging {
+    void *buf;
+    size_t cap;
+    int busy;
+} staging_t;
+
+static staging_t staging[STAGING_SLOTS];
+static size_t staging_kept;
+
+void *bbd_staging_get(size_t len)
+{
+    staging_t *best = NULL;
+    for (int i = 0; i < STAGING_SLOTS; i++)
+        if (staging[i].buf && !staging[i].busy && staging[i].cap >= len &&
+            (best == NULL || staging[i].cap < best->cap))
+            best = &staging[i];
+    if (best) {
+        best->busy = 1;
+        return best->buf;
+    }
+    /* A new buffer, touched once now so later messages do not fault it in. */
+    size_t cap = len < (64u << 10) ? (64u << 10) : len;
+    void *buf = malloc(cap);
+    if (buf == NULL)
+        return NULL;
+    memset(buf, 0, cap);
+    for (int i = 0; i < STAGING_SLOTS; i++)
+        if (staging[i].buf == NULL && staging_kept + cap <= STAGING_KEEP) {
+            staging[i] = (staging_t){buf, cap, 1};
+            staging_kept += cap;
+            break;
+        }
+    return buf;
+}
+
+void bbd_staging_put(void *buf)
+{
+    if (buf == NULL)
+        return;
+    for (int i = 0; i < STAGING_SLOTS; i++)
+        if (staging[i].buf == buf) {
+            staging[i].busy = 0;
+            return;
+        }
+    free(buf); /* not kept */
 }

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bbd.h"
 #include "pdcbb_log.h"
@@ -98,9 +99,17 @@ static void build_reply(const pdcbb_msg_hdr_t *req, int status, const void *body
     }
 }
 
+void bbd_bulk_release(bbd_bulk_t *b)
+{
+    if (b->map)
+        munmap(b->map, b->map_len);
+    else
+        bbd_staging_put(b->ptr);
+    memset(b, 0, sizeof(*b));
+}
+
 void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
-                  size_t bulk_len, void **reply, size_t *reply_len, void **reply_bulk,
-                  size_t *reply_bulk_len)
+                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk)
 {
     pdcbb_msg_hdr_t h;
     any_body_t q, p;
@@ -108,8 +117,7 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
     pdcbb_err_t rc;
 
     *reply = NULL;
-    *reply_bulk = NULL;
-    *reply_bulk_len = 0;
+    memset(reply_bulk, 0, sizeof(*reply_bulk));
     d->stats.requests++;
     rc = pdcbb_hdr_decode(msg, len, &h);
     if (rc != PDCBB_OK) {
@@ -180,12 +188,11 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
     if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_EXISTS)
         PDCBB_INFO("%s request %llu failed: %s", pdcbb_op_name(h.op),
                    (unsigned long long)h.req_id, pdcbb_errname(rc));
-    if (rc == PDCBB_OK && r.out_bulk) {
-        *reply_bulk = r.out_bulk;
-        *reply_bulk_len = r.out_bulk_len;
-    } else {
-        free(r.out_bulk);
-    }
+    bbd_bulk_t out = {r.out_bulk, r.out_bulk_len, r.out_map, r.out_map_len};
+    if (rc == PDCBB_OK && r.out_bulk)
+        *reply_bulk = out;
+    else
+        bbd_bulk_release(&out);
     pdcbb_body_free(h.op, 0, &q);
     req_scratch_free(&r);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,7 +25,7 @@
 
 typedef struct send_ctx {
     void *buf;
-    void *bulk; /* the bulk part of a reply, or NULL */
+    bbd_bulk_t bulk; /* the bulk part of a reply (ptr NULL if none) */
     bbd_conn_t *conn;
 } send_ctx_t;
 
@@ -137,30 +138,28 @@ static void queue_push(bbd_t *d, bbd_msg_t *m)
 static void msg_free(bbd_msg_t *m)
 {
     free(m->data);
-    free(m->bulk);
+    bbd_staging_put(m->bulk);
     free(m);
 }
 
 static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     bbd_msg_t *m = user_data;
-    bbd_t *d = the_daemon;
     if (status != UCS_OK) {
-        PDCBB_WARN("receiving a %zu-byte request failed: %s", m->bulk ? m->bulk_len : m->len,
+        PDCBB_WARN("receiving a %zu-byte request failed: %s", m->bulk_len ? m->bulk_len : m->len,
                    ucs_status_string(status));
-        conn_release(d, m->conn);
-        msg_free(m);
+        m->failed = 1;
+    } else if (m->bulk) {
+        m->bulk_len = length;
     } else {
-        if (m->bulk)
-            m->bulk_len = length;
-        else
-            m->len = length;
-        queue_push(d, m);
+        m->len = length;
     }
+    m->pending = 0;
     ucp_request_free(request);
 }
 
-/* Start receiving rendezvous data into buf; the message is queued when it is in. */
+/* Start receiving rendezvous data into buf; the message is already queued (in arrival order)
+ * and is processed once its data is in. */
 static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t length)
 {
     ucp_request_param_t prm;
@@ -169,12 +168,14 @@ static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t leng
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     prm.cb.recv_am = rndv_recv_cb;
     prm.user_data = m;
+    m->pending = 1;
+    queue_push(d, m);
     void *req = ucp_am_recv_data_nbx(d->ucx.worker, data, buf, length, &prm);
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_WARN("cannot receive a %zu-byte request: %s", length,
                    ucs_status_string(UCS_PTR_STATUS(req)));
-        conn_release(d, m->conn);
-        msg_free(m);
+        m->pending = 0;
+        m->failed = 1;
     }
 }
 
@@ -191,7 +192,7 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     if (m)
         m->data = malloc(header_length ? header_length : 1);
     if (m && m->data)
-        m->bulk = malloc(length ? length : 1);
+        m->bulk = bbd_staging_get(length ? length : 1);
     if (m == NULL || m->data == NULL || m->bulk == NULL || length > ((size_t)1 << 36)) {
         d->stats.proto_errors++;
         PDCBB_WARN("dropped a %zu-byte data message (%s)", length,
@@ -267,7 +268,7 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
     if (status != UCS_OK && status != UCS_ERR_CANCELED)
         PDCBB_DEBUG("reply not delivered: %s", ucs_status_string(status));
     free(s->buf);
-    free(s->bulk);
+    bbd_bulk_release(&s->bulk);
     conn_release(the_daemon, s->conn);
     free(s);
     pending_sends--;
@@ -275,17 +276,16 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
 }
 
 /* Send a reply (and its bulk part, as a PDCBB_AM_ID_DATA message); takes both buffers. */
-static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, void *bulk,
-                       size_t bulk_len)
+static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_t *bulk)
 {
     send_ctx_t *s = NULL;
     if (c->dead || c->ep == NULL || (s = malloc(sizeof(*s))) == NULL) {
         free(buf);
-        free(bulk);
+        bbd_bulk_release(bulk);
         return;
     }
     s->buf = buf;
-    s->bulk = bulk;
+    s->bulk = *bulk;
     s->conn = c;
     c->refs++;
     ucp_request_param_t prm;
@@ -295,10 +295,10 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, void *bul
     prm.cb.send = send_cb;
     prm.user_data = s;
     void *req;
-    if (bulk) {
+    if (s->bulk.ptr) {
         /* Control message in the header (it must stay valid until completion: it does, in s),
          * data in the body: large read replies go by rendezvous, single-copy. */
-        req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_DATA, buf, len, bulk, bulk_len, &prm);
+        req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_DATA, buf, len, s->bulk.ptr, s->bulk.len, &prm);
     } else {
         prm.flags = UCP_AM_SEND_FLAG_EAGER; /* replies are small; clients need no rendezvous */
         req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_MSG, NULL, 0, buf, len, &prm);
@@ -306,7 +306,7 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, void *bul
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_DEBUG("cannot send reply: %s", ucs_status_string(UCS_PTR_STATUS(req)));
         free(buf);
-        free(bulk);
+        bbd_bulk_release(&s->bulk);
         free(s);
         conn_release(d, c);
         return;
@@ -317,25 +317,31 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, void *bul
 static void process_queue(bbd_t *d)
 {
     bbd_msg_t *m;
-    while ((m = d->queue_head) != NULL) {
+    /* In arrival order: a message whose data is still arriving holds back the later ones. */
+    while ((m = d->queue_head) != NULL && !m->pending) {
         d->queue_head = m->next;
         if (d->queue_head == NULL)
             d->queue_tail = NULL;
-        void *reply = NULL, *bulk = NULL;
-        size_t reply_len = 0, bulk_len = 0;
+        if (m->failed) {
+            conn_release(d, m->conn);
+            msg_free(m);
+            continue;
+        }
+        void *reply = NULL;
+        size_t reply_len = 0;
+        bbd_bulk_t bulk = {0};
         if (m->len == 0) {
             /* An oversized message: answer with TOO_BIG and no request id. */
             pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
                                  .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
             pdcbb_msg_build(&h, NULL, &reply, &reply_len);
         } else {
-            bbd_dispatch(d, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len, &bulk,
-                         &bulk_len);
+            bbd_dispatch(d, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len, &bulk);
         }
         if (reply)
-            send_reply(d, m->conn, reply, reply_len, bulk, bulk_len);
+            send_reply(d, m->conn, reply, reply_len, &bulk);
         else
-            free(bulk);
+            bbd_bulk_release(&bulk);
         conn_release(d, m->conn);
         msg_free(m);
     }
@@ -439,12 +445,13 @@ void bbd_server_run(bbd_t *d)
             ;
         process_queue(d);
         reap_dead(d);
-        if (d->queue_head)
+        if (d->queue_head && !d->queue_head->pending)
             continue;
         if (ucp_worker_arm(d->ucx.worker) == UCS_ERR_BUSY)
             continue;
         struct epoll_event evs[4];
-        int n = epoll_wait(ep, evs, 4, 1000);
+        /* A rendezvous receive in flight: poll it closely. */
+        int n = epoll_wait(ep, evs, 4, d->queue_head ? 1 : 1000);
         for (int i = 0; i < n; i++) {
             if (evs[i].data.fd == sfd) {
                 struct signalfd_siginfo si;
@@ -460,6 +467,13 @@ void bbd_server_run(bbd_t *d)
     for (int i = 0; i < 100; i++)
         ucp_worker_progress(d->ucx.worker);
     process_queue(d);
+    for (int spins = 0; d->queue_head && spins < 20000; spins++) {
+        if (!ucp_worker_progress(d->ucx.worker)) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        process_queue(d);
+    }
     /* Replies to live clients get a bounded time to leave; a stopped client cannot hold us. */
     for (int spins = 0; pending_sends > 0 && spins < 50000; spins++)
         if (!ucp_worker_progress(d->ucx.worker)) {

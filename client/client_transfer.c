@@ -17,8 +17,10 @@
 
 /* A piece larger than this is split into slabs along its first dimension. */
 #define PIECE_MAX_BYTES ((uint64_t)64 << 20)
-/* Pieces are gathered into one message up to this much data. */
-#define MSG_MAX_BULK ((uint64_t)32 << 20)
+/* Small pieces are gathered into one message up to this much data; a piece of at least
+ * PIECE_ALONE_BYTES travels alone, straight from (or into) the caller's memory. */
+#define MSG_MAX_BULK ((uint64_t)8 << 20)
+#define PIECE_ALONE_BYTES ((uint64_t)64 << 10)
 
 typedef struct xfer_msg {
     struct xfer_msg *next;
@@ -371,7 +373,8 @@ static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write
         uint64_t bulk = 0;
         while (j < n) {
             size_t w = 3 + 3 * (size_t)ps[j]->x->ndim;
-            if (j > i && (words + w > budget || bulk + ps[j]->bytes > MSG_MAX_BULK))
+            if (j > i && (words + w > budget || bulk + ps[j]->bytes > MSG_MAX_BULK ||
+                          ps[j]->bytes >= PIECE_ALONE_BYTES || ps[i]->bytes >= PIECE_ALONE_BYTES))
                 break;
             words += w;
             bulk += ps[j]->bytes;
