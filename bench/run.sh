@@ -202,8 +202,8 @@ if [ $do_cp = 1 ]; then
         best_r=$(awk -v a="$best_r" -v b="$r" 'BEGIN {print (b > a ? b : a)}')
     done
     rm -rf "$d"
-    echo "RESULT name=cp_write bytes=$((mb << 20)) mbps=$best_w (best of 3)" | tee -a "$results"
-    echo "RESULT name=cat_read bytes=$((mb << 20)) mbps=$best_r (best of 3)" | tee -a "$results"
+    echo "RESULT name=cp_write bytes=$((mb << 20)) mbps=$best_w stat=best_of_3" | tee -a "$results"
+    echo "RESULT name=cat_read bytes=$((mb << 20)) mbps=$best_r stat=best_of_3" | tee -a "$results"
 fi
 
 echo

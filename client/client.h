@@ -157,6 +157,8 @@ pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep);
 void client_pending_free(client_pending_t *p);
 /* One non-blocking progress step; non-zero if something happened. */
 int client_rpc_progress(void);
+/* Sleep until the worker has an event or max_seconds pass (after progress found nothing). */
+void client_rpc_idle(double max_seconds);
 double client_now(void);
 
 /* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */

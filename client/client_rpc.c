@@ -265,6 +265,18 @@ int client_rpc_progress(void)
     return (int)ucp_worker_progress(client_g.ucx.worker);
 }
 
+void client_rpc_idle(double max_seconds)
+{
+    int efd = -1;
+    if (ucp_worker_get_efd(client_g.ucx.worker, &efd) != UCS_OK || efd < 0)
+        return;
+    if (ucp_worker_arm(client_g.ucx.worker) == UCS_ERR_BUSY)
+        return;
+    struct pollfd pfd = {.fd = efd, .events = POLLIN};
+    int ms = (int)(max_seconds * 1000);
+    poll(&pfd, 1, ms < 1 ? 1 : ms);
+}
+
 /* Progress until p is done or timeout seconds pass; sleeps in poll when idle. */
 void client_rpc_wait(client_pending_t *p, double timeout)
 {

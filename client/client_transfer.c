@@ -345,10 +345,12 @@ static void complete_msg(xfer_msg_t *m)
     free(m);
 }
 
-void client_xfer_poll(void)
+/* Returns the number of progress steps that did something. */
+static int poll_once(void)
 {
+    int busy = 0;
     for (int i = 0; i < 8 && client_rpc_progress(); i++)
-        ;
+        busy++;
     xfer_msg_t **pp = &inflight;
     while (*pp) {
         xfer_msg_t *m = *pp;
@@ -359,6 +361,12 @@ void client_xfer_poll(void)
             pp = &m->next;
         }
     }
+    return busy;
+}
+
+void client_xfer_poll(void)
+{
+    poll_once();
 }
 
 /* Post the pieces in ps (one daemon, one direction) as few messages as possible; a piece that
@@ -532,10 +540,14 @@ pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed)
 pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout)
 {
     double deadline = client_now() + timeout;
+    int idle = 0;
     while (x->state == CLIENT_XFER_STARTED) {
-        client_xfer_poll();
+        /* Spin briefly, then sleep on the worker's event fd: the daemon needs the CPU. */
+        idle = poll_once() ? 0 : idle + 1;
         if (x->state != CLIENT_XFER_STARTED)
             break;
+        if (idle > 200)
+            client_rpc_idle(0.002);
         if (client_now() > deadline) {
             /* Give up on its messages: they fail (with any other transfer sharing them). */
             xfer_msg_t **pp = &inflight;

@@ -436,6 +436,7 @@ static void make_objects(plan_t *plans)
 {
     nobjs = 0;
     for (int r = 0; r < opt.procs; r++) {
+        memset(&plans[r], 0, sizeof(plans[r]));
         plans[r].rank = r;
         plans[r].rng = rng_make(opt.seed, (uint64_t)r + 1);
         int k = opt.nobj_per_rank ? opt.nobj_per_rank
@@ -507,6 +508,14 @@ static void gen_remote(plan_t *p, int oi, box_t *b)
                 off = lo[d] + ext[d] - sz;
             b->off[d] = off;
             b->size[d] = sz;
+        }
+    } else if (kind < 50) { /* large: at least half of every extent */
+        for (int d = 0; d < o->nd; d++) {
+            uint64_t sz = (ext[d] + 1) / 2 + rng_below(&p->rng, ext[d] / 2 + 1);
+            if (sz > ext[d])
+                sz = ext[d];
+            b->size[d] = sz;
+            b->off[d] = lo[d] + rng_below(&p->rng, ext[d] - sz + 1);
         }
     } else { /* random */
         for (int d = 0; d < o->nd; d++) {
