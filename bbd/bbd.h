@@ -138,6 +138,8 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
 void *bbd_staging_get(size_t len);
 void bbd_staging_put(void *buf);
 void bbd_data_close(bbd_t *d);
+/* Drop an object's placement map entries (OBJ_DEL). */
+pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

@@ -34,6 +34,7 @@
 
 #define OPS (r->d->store_ops)
 #define FD_CACHE 256
+#define PDC_DIM_UNLIMITED_VALUE UINT64_MAX
 
 /* One region of a DATA message. */
 typedef struct data_desc {
@@ -480,6 +481,56 @@ pdcbb_err_t bbd_op_data_drop(bbd_req_t *r, const pdcbb_data_drop_req_t *q,
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
+/*
+ * New dims of an object: data beyond the new first extent is discarded (a later growth shows
+ * zeros there). The other extents are part of the file's layout: they can only change while
+ * this daemon holds no data of the object.
+ */
+pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
+                               pdcbb_data_resize_rep_t *p)
+{
+    uint8_t key[8];
+    bbd_val_t v;
+    uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
+    if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_BAD_ID;
+    if (q->ids_count == 0 || q->ids_count > PDCBB_REGION_NDIM_MAX)
+        return PDCBB_ERR_BAD_REGION;
+    bbd_key_u64(key, q->id);
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK; /* no data here */
+    if (rc != PDCBB_OK)
+        return rc;
+    if (v.len != 8 * (2 + (size_t)q->ids_count))
+        return PDCBB_ERR_BAD_REGION;
+    memcpy(rec, v.data, v.len);
+    uint64_t row = rec[0];
+    for (uint32_t i = 1; i < q->ids_count; i++) {
+        if (rec[2 + i] != q->ids[i])
+            return PDCBB_ERR_BAD_REGION;
+        row *= q->ids[i];
+    }
+    if (q->ids[0] != PDC_DIM_UNLIMITED_VALUE) {
+        pdcbb_err_t e = PDCBB_OK;
+        int fd = obj_fd(r->d, q->id, 0, &e);
+        struct stat st;
+        uint64_t end;
+        if (fd >= 0 && fstat(fd, &st) == 0 && !__builtin_mul_overflow(q->ids[0], row, &end) &&
+            (uint64_t)st.st_size > end) {
+            if (ftruncate(fd, (off_t)end) != 0)
+                return pdcbb_err_from_errno(errno);
+            fd_slot_t *s = slot_of(q->id);
+            if (s) {
+                uint64_t now = file_alloc(fd);
+                r->d->data_used = r->d->data_used + now - s->alloc;
+                s->alloc = now;
+            }
+        }
+    }
+    return PDCBB_OK;
+}
+
 /* ---------------------------------------------------------------- placement map */
 
 /* Map entries: key = object id + sequence (both big-endian), value = u64 daemon, u64 ndim,
@@ -521,11 +572,162 @@ static pdcbb_err_t assigned_put(bbd_req_t *r, const uint64_t *assigned)
                     (bbd_val_t){assigned, 8 * (size_t)r->d->nservers}, 0);
 }
 
+/* Map values: u64 daemon, ndim, offsets, sizes, bytes. */
 static pdcbb_err_t entry_box(const uint64_t *v, size_t len, pdcbb_box_t *b)
 {
-    if (len < 2 || v[1] == 0 || v[1] > PDCBB_REGION_NDIM_MAX || len != 2 + 2 * v[1])
+    if (len < 2 || v[1] == 0 || v[1] > PDCBB_REGION_NDIM_MAX || len != 3 + 2 * v[1])
         return PDCBB_ERR_STORE;
     return pdcbb_box_make(b, (uint32_t)v[1], v + 2, v + 2 + v[1]);
+}
+
+/* If a and b are adjacent along one dimension and equal in the others, their union. */
+static int box_union_adjacent(const pdcbb_box_t *a, const pdcbb_box_t *b, pdcbb_box_t *out)
+{
+    int along = -1;
+    for (uint32_t d = 0; d < a->ndim; d++) {
+        if (a->off[d] == b->off[d] && a->size[d] == b->size[d])
+            continue;
+        if (along >= 0)
+            return 0;
+        if (a->off[d] + a->size[d] != b->off[d] && b->off[d] + b->size[d] != a->off[d])
+            return 0;
+        along = (int)d;
+    }
+    if (along < 0)
+        return 0;
+    *out = *a;
+    out->off[along] = a->off[along] < b->off[along] ? a->off[along] : b->off[along];
+    out->size[along] = a->size[along] + b->size[along];
+    return 1;
+}
+
+typedef struct map_entry {
+    uint8_t key[16];
+    uint64_t daemon;
+    uint64_t bytes;
+    pdcbb_box_t box;
+} map_entry_t;
+
+/* The object's entries, oldest first (malloc'ed array). */
+static pdcbb_err_t map_entries(bbd_req_t *r, uint64_t obj, map_entry_t **out, size_t *n)
+{
+    uint8_t prefix[8];
+    bbd_cursor_t *c;
+    bbd_val_t k, v;
+    map_entry_t *es = NULL;
+    size_t cnt = 0, cap = 0;
+    bbd_key_u64(prefix, obj);
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_MAP, &c);
+    if (rc != PDCBB_OK)
+        return rc;
+    rc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
+    while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
+        uint64_t vals[3 + 2 * PDCBB_REGION_NDIM_MAX];
+        if (v.len <= sizeof(vals) && v.len % 8 == 0) {
+            memcpy(vals, v.data, v.len);
+            pdcbb_box_t b;
+            if (entry_box(vals, v.len / 8, &b) == PDCBB_OK) {
+                if (cnt == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    map_entry_t *g = realloc(es, cap * sizeof(*es));
+                    if (g == NULL) {
+                        rc = PDCBB_ERR_NOMEM;
+                        break;
+                    }
+                    es = g;
+                }
+                memcpy(es[cnt].key, k.data, 16);
+                es[cnt].daemon = vals[0];
+                es[cnt].bytes = vals[v.len / 8 - 1];
+                es[cnt].box = b;
+                cnt++;
+            }
+        }
+        rc = OPS->cursor_next(c, &k, &v);
+    }
+    OPS->cursor_close(c);
+    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND) {
+        free(es);
+        return rc;
+    }
+    *out = es;
+    *n = cnt;
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t map_insert(bbd_req_t *r, uint64_t obj, uint64_t daemon, uint64_t bytes,
+                              const pdcbb_box_t *b)
+{
+    uint64_t seq;
+    pdcbb_err_t rc = map_next_seq(r, &seq);
+    if (rc != PDCBB_OK)
+        return rc;
+    uint8_t key[16];
+    uint64_t val[3 + 2 * PDCBB_REGION_NDIM_MAX];
+    bbd_key_u64(key, obj);
+    bbd_key_u64(key + 8, seq);
+    val[0] = daemon;
+    val[1] = b->ndim;
+    memcpy(val + 2, b->off, 8 * (size_t)b->ndim);
+    memcpy(val + 2 + b->ndim, b->size, 8 * (size_t)b->ndim);
+    val[2 + 2 * b->ndim] = bytes;
+    return OPS->put(r->txn, BBD_T_MAP, (bbd_val_t){key, 16},
+                    (bbd_val_t){val, 8 * (3 + 2 * (size_t)b->ndim)}, 0);
+}
+
+/*
+ * Register one write. An overwrite of a box some entry already holds goes to that entry's
+ * daemon (its bytes are there: no new space). Entries the new box covers are dropped, and a
+ * write that continues the newest entry on the same daemon extends it, so repeated and
+ * sequential writes keep the map short.
+ */
+static pdcbb_err_t map_put_one(bbd_req_t *r, uint64_t obj, uint64_t daemon, uint64_t bytes,
+                               const pdcbb_box_t *nb, uint64_t *assigned, uint64_t *chosen)
+{
+    bbd_t *d = r->d;
+    map_entry_t *es;
+    size_t n;
+    pdcbb_err_t rc = map_entries(r, obj, &es, &n);
+    if (rc != PDCBB_OK)
+        return rc;
+    long holder = -1; /* newest entry containing the new box */
+    for (size_t i = 0; i < n; i++)
+        if (pdcbb_box_contains(&es[i].box, nb))
+            holder = (long)i;
+    if (daemon == UINT32_MAX) {
+        if (holder >= 0) {
+            daemon = es[holder].daemon;
+        } else { /* the daemon with the fewest bytes so far */
+            daemon = 0;
+            for (unsigned i = 1; i < d->nservers; i++)
+                if (assigned[i] < assigned[daemon])
+                    daemon = i;
+        }
+    } else if (daemon >= d->nservers) {
+        free(es);
+        return PDCBB_ERR_BAD_ID;
+    }
+    if (!(holder >= 0 && es[holder].daemon == daemon))
+        assigned[daemon] += bytes;
+    pdcbb_box_t merged = *nb;
+    uint64_t merged_bytes = bytes;
+    for (size_t i = 0; i < n && rc == PDCBB_OK; i++) {
+        int last = i + 1 == n;
+        pdcbb_box_t u;
+        if (pdcbb_box_contains(nb, &es[i].box))
+            rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){es[i].key, 16});
+        else if (last && es[i].daemon == daemon && !pdcbb_box_intersect(&es[i].box, nb, &u) &&
+                 box_union_adjacent(&es[i].box, nb, &u)) {
+            merged = u;
+            merged_bytes += es[i].bytes;
+            rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){es[i].key, 16});
+        }
+    }
+    free(es);
+    if (rc == PDCBB_OK)
+        rc = map_insert(r, obj, daemon, merged_bytes, &merged);
+    *chosen = daemon;
+    return rc;
 }
 
 pdcbb_err_t bbd_op_map_put(bbd_req_t *r, const pdcbb_map_put_req_t *q, pdcbb_map_put_rep_t *p)
@@ -545,73 +747,42 @@ pdcbb_err_t bbd_op_map_put(bbd_req_t *r, const pdcbb_map_put_req_t *q, pdcbb_map
         if (q->entries_count - pos < 3 || e[2] == 0 || e[2] > PDCBB_REGION_NDIM_MAX ||
             q->entries_count - pos - 3 < 2 * e[2])
             return PDCBB_ERR_PROTO;
-        uint64_t daemon = e[0], bytes = e[1], ndim = e[2];
         pdcbb_box_t nb;
-        if ((rc = pdcbb_box_make(&nb, (uint32_t)ndim, e + 3, e + 3 + ndim)) != PDCBB_OK)
+        if (pdcbb_box_make(&nb, (uint32_t)e[2], e + 3, e + 3 + e[2]) != PDCBB_OK)
             return PDCBB_ERR_BAD_REGION;
-        pos += 3 + 2 * (uint32_t)ndim;
-        if (daemon == UINT32_MAX) { /* choose: the daemon with the fewest bytes so far */
-            daemon = 0;
-            for (unsigned i = 1; i < d->nservers; i++)
-                if (assigned[i] < assigned[daemon])
-                    daemon = i;
-        } else if (daemon >= d->nservers) {
-            return PDCBB_ERR_BAD_ID;
-        }
-        assigned[daemon] += bytes;
-        /* Drop older entries this one covers completely: repeated overwrites stay bounded. */
-        uint8_t prefix[8];
-        bbd_key_u64(prefix, q->id);
-        bbd_cursor_t *c;
-        bbd_val_t k, v;
-        if ((rc = OPS->cursor_open(r->txn, BBD_T_MAP, &c)) != PDCBB_OK)
-            return rc;
-        uint8_t(*doomed)[16] = NULL;
-        size_t ndoomed = 0, cap = 0;
-        pdcbb_err_t crc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
-        while (crc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
-            pdcbb_box_t ob;
-            uint64_t vals[2 + 2 * PDCBB_REGION_NDIM_MAX];
-            if (v.len <= sizeof(vals) && v.len % 8 == 0) {
-                memcpy(vals, v.data, v.len);
-                if (entry_box(vals, v.len / 8, &ob) == PDCBB_OK && pdcbb_box_contains(&nb, &ob)) {
-                    if (ndoomed == cap) {
-                        cap = cap ? 2 * cap : 16;
-                        void *g = realloc(doomed, cap * 16);
-                        if (g == NULL)
-                            break;
-                        doomed = g;
-                    }
-                    memcpy(doomed[ndoomed++], k.data, 16);
-                }
-            }
-            crc = OPS->cursor_next(c, &k, &v);
-        }
-        OPS->cursor_close(c);
-        for (size_t i = 0; i < ndoomed && rc == PDCBB_OK; i++)
-            rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){doomed[i], 16});
-        free(doomed);
-        uint64_t seq;
-        if (rc == PDCBB_OK)
-            rc = map_next_seq(r, &seq);
-        if (rc == PDCBB_OK) {
-            uint8_t key[16];
-            uint64_t val[2 + 2 * PDCBB_REGION_NDIM_MAX];
-            bbd_key_u64(key, q->id);
-            bbd_key_u64(key + 8, seq);
-            val[0] = daemon;
-            val[1] = ndim;
-            memcpy(val + 2, e + 3, 16 * ndim);
-            rc = OPS->put(r->txn, BBD_T_MAP, (bbd_val_t){key, 16},
-                          (bbd_val_t){val, 8 * (2 + 2 * ndim)}, 0);
-        }
-        daemons[n++] = daemon;
+        pos += 3 + 2 * (uint32_t)e[2];
+        rc = map_put_one(r, q->id, e[0], e[1], &nb, assigned, &daemons[n]);
+        n++;
     }
     if (rc == PDCBB_OK)
         rc = assigned_put(r, assigned);
     p->daemons = daemons;
     p->daemons_count = n;
     return rc;
+}
+
+/* Forget an object's entries (it was deleted): their bytes no longer count for the choice. */
+pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj)
+{
+    map_entry_t *es;
+    size_t n;
+    uint64_t *assigned = bbd_req_alloc(r, 8 * (size_t)r->d->nservers);
+    if (assigned == NULL)
+        return PDCBB_ERR_NOMEM;
+    pdcbb_err_t rc = assigned_get(r, assigned);
+    if (rc == PDCBB_OK)
+        rc = map_entries(r, obj, &es, &n);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (size_t i = 0; i < n && rc == PDCBB_OK; i++) {
+        if (es[i].daemon < r->d->nservers)
+            assigned[es[i].daemon] -= es[i].bytes < assigned[es[i].daemon]
+                                          ? es[i].bytes
+                                          : assigned[es[i].daemon];
+        rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){es[i].key, 16});
+    }
+    free(es);
+    return rc == PDCBB_OK && n ? assigned_put(r, assigned) : rc;
 }
 
 pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map_get_rep_t *p)
@@ -635,12 +806,13 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
     size_t n = 0, cap = 0;
     rc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
-        uint64_t vals[2 + 2 * PDCBB_REGION_NDIM_MAX];
+        uint64_t vals[3 + 2 * PDCBB_REGION_NDIM_MAX];
         pdcbb_box_t eb, x;
         if (v.len <= sizeof(vals) && v.len % 8 == 0) {
             memcpy(vals, v.data, v.len);
             if (entry_box(vals, v.len / 8, &eb) == PDCBB_OK && pdcbb_box_intersect(&eb, &want, &x)) {
-                size_t need = 1 + v.len / 8;
+                size_t words = 2 + 2 * (size_t)vals[1]; /* daemon, ndim, offsets, sizes */
+                size_t need = 1 + words;
                 if (n + need > cap) {
                     size_t ncap = cap ? 2 * cap : 64;
                     while (ncap < n + need)
@@ -656,8 +828,8 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
                     cap = ncap;
                 }
                 out[n++] = bbd_key_get_u64((const uint8_t *)k.data + 8);
-                memcpy(out + n, vals, v.len);
-                n += v.len / 8;
+                memcpy(out + n, vals, 8 * words);
+                n += words;
             }
         }
         rc = OPS->cursor_next(c, &k, &v);

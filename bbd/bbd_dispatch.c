@@ -49,6 +49,7 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_OBJ_SET_DIMS:
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_DATA_DROP:
+    case PDCBB_OP_DATA_RESIZE:
     case PDCBB_OP_MAP_PUT: return 1;
     default: return 0;
     }

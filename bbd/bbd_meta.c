@@ -493,7 +493,7 @@ pdcbb_err_t bbd_op_obj_del(bbd_req_t *r, const pdcbb_obj_del_req_t *q, pdcbb_obj
         return rc;
     if ((rc = delete_named(r, BBD_T_OBJ_NAME, BBD_T_OBJ, q->id, rec.name)) != PDCBB_OK)
         return rc;
-    return delete_prefix(r, BBD_T_MAP, q->id); /* where its regions were placed */
+    return bbd_map_forget(r, q->id); /* where its regions were placed */
 }
 
 pdcbb_err_t bbd_op_obj_set_dims(bbd_req_t *r, const pdcbb_obj_set_dims_req_t *q,

@@ -25,6 +25,9 @@
  * (10^6 bytes/s) and "ratio_to_raw", the issue's targets and whether each is met (a missed
  * target does not change the exit status), then one machine-readable line per measurement:
  *   RESULT name=sweep_write size=1048576 mbps=1234.5 raw_mbps=1500.2 ratio=0.82 tps=1177 ...
+ * A "cpu" line per size gives the CPU seconds this process and the job's daemons (read from
+ * /proc through the bbd-R.pid files) used during the median PDC write and read, next to the
+ * wall time: where the time goes.
  * Exit status: 0 after a complete run, 1 on any error (PDC failure, I/O error, bad data),
  * 2 on usage errors.
  */
@@ -34,11 +37,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,6 +149,7 @@ static const char *human(uint64_t b, char *buf, size_t n)
 
 static int use_double;
 static int verbose;
+static int placement; /* pdc_region_partition_t, default PDC_OBJ_STATIC */
 
 static inline uint64_t pattern(uint64_t word, uint64_t salt)
 {
@@ -175,10 +181,84 @@ static void verify(const uint64_t *buf, uint64_t nbytes, uint64_t salt, const ch
     }
 }
 
+/* ---- CPU accounting: this process and the job's daemons (diagnostic) ------------------ */
+
+#define MAX_DAEMONS 64
+static pid_t daemon_pids[MAX_DAEMONS];
+static int ndaemon_pids;
+
+/* The daemons' pids from bbd-R.pid in every job directory of PDCBB_SERVER_DIRS (or
+ * PDCBB_JOB_DIR); only daemons on this machine can be measured. */
+static void find_daemons(void)
+{
+    const char *dirs = getenv("PDCBB_SERVER_DIRS");
+    if (!dirs || !*dirs)
+        dirs = getenv("PDCBB_JOB_DIR");
+    if (!dirs)
+        return;
+    char *copy = strdup(dirs), *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        DIR *dir = opendir(d);
+        if (!dir)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(dir)) && ndaemon_pids < MAX_DAEMONS) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "bbd-", 4) != 0 || len < 5 || strcmp(e->d_name + len - 4, ".pid"))
+                continue;
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", d, e->d_name);
+            FILE *f = fopen(path, "r");
+            long pid = 0;
+            if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0)
+                daemon_pids[ndaemon_pids++] = (pid_t)pid;
+            if (f)
+                fclose(f);
+        }
+        closedir(dir);
+    }
+    free(copy);
+}
+
+/* CPU seconds (user + system) used so far by the daemons; -1 if none can be read. */
+static double daemons_cpu(void)
+{
+    double sum = 0;
+    int ok = 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    for (int i = 0; i < ndaemon_pids; i++) {
+        char path[64], line[1024];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", (long)daemon_pids[i]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(line, 1, sizeof(line) - 1, f);
+        fclose(f);
+        line[n] = '\0';
+        char *p = strrchr(line, ')'); /* the command name may contain spaces */
+        unsigned long long ut, st;
+        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                        &st) == 2) {
+            sum += (double)(ut + st) / (double)hz;
+            ok = 1;
+        }
+    }
+    return ok ? sum : -1;
+}
+
+static double self_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 /* ---- PDC side -------------------------------------------------------------------------- */
 
 struct phases {
     double total, create, start, wait, close;
+    double cpu_self, cpu_daemons; /* CPU seconds used meanwhile (daemons: -1 if unknown) */
 };
 
 static pdcid_t pdc, cont, oprop;
@@ -208,6 +288,7 @@ static struct phases pdc_transfer(pdcid_t obj, char *buf, uint64_t vol, uint64_t
     uint64_t n = region / elem_size, zero = 0;
     pdcid_t lreg = PDC_ID(PDCregion_create(1, &zero, &n), "PDCregion_create(local)");
     uint64_t nreg = vol / region;
+    double c0 = self_cpu(), d0 = daemons_cpu();
     double t0 = now();
     for (uint64_t first = 0; first < nreg; first += (uint64_t)batch) {
         int cnt = (int)(nreg - first < (uint64_t)batch ? nreg - first : (uint64_t)batch);
@@ -234,6 +315,8 @@ static struct phases pdc_transfer(pdcid_t obj, char *buf, uint64_t vol, uint64_t
         ph.close += e - d;
     }
     ph.total = now() - t0;
+    ph.cpu_self = self_cpu() - c0;
+    ph.cpu_daemons = d0 < 0 ? -1 : daemons_cpu() - d0;
     PDC_OK(PDCregion_close(lreg), "PDCregion_close(local)");
     return ph;
 }
@@ -312,6 +395,21 @@ static int median_index(const struct phases *p, int n)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* "obj_static", "region_static", "region_dynamic", "region_local" -> the enum; -1 if unknown. */
+static int parse_placement(const char *s)
+{
+    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+static const char *placement_name(int p)
+{
+    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
+    return p >= 0 && p < 4 ? names[p] : "?";
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -329,6 +427,8 @@ static void usage(FILE *f)
             "                     4K,16K,64K,256K,1M,4M,16M,64M)\n"
             "  --dir DIR          where the raw baseline files go (default $PDCBB_JOB_DIR)\n"
             "  --type T           object element type: uint8 (default) or double\n"
+            "  --placement P      PDCprop_set_obj_transfer_region_type: obj_static (default),\n"
+            "                     region_static, region_dynamic or region_local\n"
             "  -v, --verbose      print every repetition's MB/s\n"
             "  -h, --help         this text\n"
             "Sizes accept K, M, G suffixes (powers of 1024). MB/s means 10^6 bytes/s.\n",
@@ -346,6 +446,7 @@ int main(int argc, char **argv)
         {"repeat", required_argument, 0, 'r'}, {"sizes", required_argument, 0, 's'},
         {"dir", required_argument, 0, 'd'},   {"min-regions", required_argument, 0, 'm'},
         {"type", required_argument, 0, 'T'},  {"verbose", no_argument, 0, 'v'},
+        {"placement", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -396,6 +497,13 @@ int main(int argc, char **argv)
         case 'v':
             verbose = 1;
             break;
+        case 'P':
+            if ((placement = parse_placement(optarg)) < 0) {
+                fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, "
+                                "region_dynamic or region_local)\n", prog, optarg);
+                return 2;
+            }
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -444,6 +552,7 @@ int main(int argc, char **argv)
     memset(rbuf, 2, maxvol);
 
     pdc = PDC_ID(PDCinit("pdc"), "PDCinit");
+    find_daemons();
     int nservers = PDCbb_nservers();
     char cname[128];
     snprintf(cname, sizeof(cname), "bench-sweep-%ld", (long)getpid());
@@ -452,11 +561,13 @@ int main(int argc, char **argv)
     oprop = PDC_ID(PDCprop_create(PDC_OBJ_CREATE, pdc), "PDCprop_create(obj)");
     PDC_OK(PDCprop_set_obj_type(oprop, use_double ? PDC_DOUBLE : PDC_UINT8),
            "PDCprop_set_obj_type");
+    PDC_OK(PDCprop_set_obj_transfer_region_type(oprop, (pdc_region_partition_t)placement),
+           "PDCprop_set_obj_transfer_region_type");
 
-    printf("# pdc_region_sweep: %d daemon(s) via %s, object 1-D %s, batch %d, repeat %d "
-           "(median), min %llu regions per size\n",
-           nservers, PDCbb_discovery_method(), use_double ? "double" : "uint8", batch, repeat,
-           (unsigned long long)min_regions);
+    printf("# pdc_region_sweep: %d daemon(s) via %s, object 1-D %s, placement %s, batch %d, "
+           "repeat %d (median), min %llu regions per size\n",
+           nservers, PDCbb_discovery_method(), use_double ? "double" : "uint8",
+           placement_name(placement), batch, repeat, (unsigned long long)min_regions);
     printf("# raw baseline in %s: buffered write() in region-size chunks into a new file, close, "
            "no fsync; read() back from the page cache\n", dir);
     printf("# PDC timing: region create + transfer_create + start_all + wait_all + "
@@ -556,6 +667,10 @@ int main(int argc, char **argv)
                "read: create %.4f start_all %.4f wait_all %.4f close %.4f\n",
                o->wph.create, o->wph.start, o->wph.wait, o->wph.close, o->rph.create,
                o->rph.start, o->rph.wait, o->rph.close);
+        printf("    cpu (s) write: wall %.3f client %.3f daemons %.3f | read: wall %.3f client "
+               "%.3f daemons %.3f\n",
+               o->wph.total, o->wph.cpu_self, o->wph.cpu_daemons, o->rph.total, o->rph.cpu_self,
+               o->rph.cpu_daemons);
         fflush(stdout);
     }
 
@@ -591,13 +706,15 @@ int main(int argc, char **argv)
     printf("\n# summary\n");
     for (int si = 0; si < nsizes; si++) {
         struct result *o = &res[si];
-        printf("RESULT name=sweep_write size=%llu bytes=%llu daemons=%d batch=%d mbps=%.1f "
-               "raw_mbps=%.1f ratio=%.2f tps=%.0f\n",
+        printf("RESULT name=sweep_write size=%llu bytes=%llu daemons=%d batch=%d placement=%s "
+               "mbps=%.1f raw_mbps=%.1f ratio=%.2f tps=%.0f\n",
                (unsigned long long)o->size, (unsigned long long)o->vol, nservers, batch,
+               placement_name(placement),
                o->w_mbps, o->rw_mbps, o->w_ratio, o->w_tps);
-        printf("RESULT name=sweep_read size=%llu bytes=%llu daemons=%d batch=%d mbps=%.1f "
-               "raw_mbps=%.1f ratio=%.2f tps=%.0f\n",
+        printf("RESULT name=sweep_read size=%llu bytes=%llu daemons=%d batch=%d placement=%s "
+               "mbps=%.1f raw_mbps=%.1f ratio=%.2f tps=%.0f\n",
                (unsigned long long)o->size, (unsigned long long)o->vol, nservers, batch,
+               placement_name(placement),
                o->r_mbps, o->rr_mbps, o->r_ratio, o->r_tps);
     }
     fflush(stdout);

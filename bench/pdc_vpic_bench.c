@@ -44,11 +44,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +63,7 @@
 static const char *prog = "pdc_vpic_bench";
 static const char *var_names[NVARS] = {"x", "y", "z", "px", "py", "pz", "id1", "id2"};
 static int rank = 0, nprocs = 1, verbose;
+static int placement; /* pdc_region_partition_t, default PDC_OBJ_STATIC */
 static char raw_paths[NVARS][4096];
 
 #ifdef ENABLE_MPI
@@ -223,10 +226,84 @@ static void verify(const uint32_t *buf, uint64_t n, uint64_t first, int v, int r
     }
 }
 
+/* ---- CPU accounting: this process and the job's daemons (diagnostic) ------------------ */
+
+#define MAX_DAEMONS 64
+static pid_t daemon_pids[MAX_DAEMONS];
+static int ndaemon_pids;
+
+/* The daemons' pids from bbd-R.pid in every job directory of PDCBB_SERVER_DIRS (or
+ * PDCBB_JOB_DIR); only daemons on this machine can be measured. */
+static void find_daemons(void)
+{
+    const char *dirs = getenv("PDCBB_SERVER_DIRS");
+    if (!dirs || !*dirs)
+        dirs = getenv("PDCBB_JOB_DIR");
+    if (!dirs)
+        return;
+    char *copy = strdup(dirs), *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        DIR *dir = opendir(d);
+        if (!dir)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(dir)) && ndaemon_pids < MAX_DAEMONS) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "bbd-", 4) != 0 || len < 5 || strcmp(e->d_name + len - 4, ".pid"))
+                continue;
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", d, e->d_name);
+            FILE *f = fopen(path, "r");
+            long pid = 0;
+            if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0)
+                daemon_pids[ndaemon_pids++] = (pid_t)pid;
+            if (f)
+                fclose(f);
+        }
+        closedir(dir);
+    }
+    free(copy);
+}
+
+/* CPU seconds (user + system) used so far by the daemons; -1 if none can be read. */
+static double daemons_cpu(void)
+{
+    double sum = 0;
+    int ok = 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    for (int i = 0; i < ndaemon_pids; i++) {
+        char path[64], line[1024];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", (long)daemon_pids[i]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(line, 1, sizeof(line) - 1, f);
+        fclose(f);
+        line[n] = '\0';
+        char *p = strrchr(line, ')'); /* the command name may contain spaces */
+        unsigned long long ut, st;
+        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                        &st) == 2) {
+            sum += (double)(ut + st) / (double)hz;
+            ok = 1;
+        }
+    }
+    return ok ? sum : -1;
+}
+
+static double self_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 /* ---- the PDC transfers ----------------------------------------------------------------- */
 
 struct phases {
     double create, start, wait, close;
+    double cpu_self, cpu_daemons; /* CPU seconds meanwhile (rank 0; daemons: -1 if unknown) */
 };
 
 /* One request per variable: buf[v] (n elements) <-> elements [first, first+n) of obj[v]. */
@@ -236,6 +313,7 @@ static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint6
     pdcid_t req[NVARS];
     uint64_t zero = 0;
     barrier();
+    double c0 = self_cpu(), d0 = daemons_cpu();
     double t0 = now();
     for (int v = 0; v < NVARS; v++) {
         pdcid_t lreg = PDC_ID(PDCregion_create(1, &zero, &n), "PDCregion_create(local)");
@@ -254,6 +332,8 @@ static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint6
         PDC_OK(PDCregion_transfer_close(req[v]), "PDCregion_transfer_close");
     double t4 = now();
     barrier();
+    ph->cpu_self = self_cpu() - c0;
+    ph->cpu_daemons = d0 < 0 ? -1 : daemons_cpu() - d0;
     ph->create = t1 - t0;
     ph->start = t2 - t1;
     ph->wait = t3 - t2;
@@ -316,6 +396,21 @@ static double raw_read(uint32_t *buf[NVARS], uint64_t nbytes)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* "obj_static", "region_static", "region_dynamic", "region_local" -> the enum; -1 if unknown. */
+static int parse_placement(const char *s)
+{
+    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+static const char *placement_name(int p)
+{
+    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
+    return p >= 0 && p < 4 ? names[p] : "?";
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -330,6 +425,8 @@ static void usage(FILE *f)
             "                  K, M, G suffixes are powers of 1024\n"
             "  --repeat R      repetitions, median reported (default 3)\n"
             "  --dir DIR       where the raw baseline files go (default $PDCBB_JOB_DIR)\n"
+            "  --placement P   PDCprop_set_obj_transfer_region_type: obj_static (default),\n"
+            "                  region_static, region_dynamic or region_local\n"
             "  -v, --verbose   print every repetition's MB/s\n"
             "  -h, --help      this text\n"
             "MB/s means 10^6 bytes/s; MiB/s is also printed for comparison with PDC's numbers.\n",
@@ -345,7 +442,8 @@ int main(int argc, char **argv)
                                          {"repeat", required_argument, 0, 'r'},
                                          {"dir", required_argument, 0, 'd'},
                                          {"verbose", no_argument, 0, 'v'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"placement", required_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
@@ -369,6 +467,13 @@ int main(int argc, char **argv)
             break;
         case 'v':
             verbose = 1;
+            break;
+        case 'P':
+            if ((placement = parse_placement(optarg)) < 0) {
+                fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, "
+                                "region_dynamic or region_local)\n", prog, optarg);
+                return 2;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -411,6 +516,8 @@ int main(int argc, char **argv)
     }
 
     pdcid_t pdc = PDC_ID(PDCinit("pdc"), "PDCinit");
+    if (rank == 0)
+        find_daemons();
     int nservers = PDCbb_nservers();
     long runid = bcast_long((long)getpid());
     char cname[128];
@@ -425,13 +532,16 @@ int main(int argc, char **argv)
     pdcid_t oprop = PDC_ID(PDCprop_create(PDC_OBJ_CREATE, pdc), "PDCprop_create(obj)");
     uint64_t dims[1] = {n * (uint64_t)nprocs};
     PDC_OK(PDCprop_set_obj_dims(oprop, 1, dims), "PDCprop_set_obj_dims");
+    PDC_OK(PDCprop_set_obj_transfer_region_type(oprop, (pdc_region_partition_t)placement),
+           "PDCprop_set_obj_transfer_region_type");
 
     if (rank == 0) {
         printf("# pdc_vpic_bench: %d process(es), %d daemon(s) via %s, %llu particles per "
                "process, 8 variables (6 float, 2 int) = %llu bytes per process, %llu in all; "
-               "repeat %d (median)\n",
+               "placement %s; repeat %d (median)\n",
                nprocs, nservers, PDCbb_discovery_method(), (unsigned long long)n,
-               (unsigned long long)(nbytes * NVARS), (unsigned long long)total, repeat);
+               (unsigned long long)(nbytes * NVARS), (unsigned long long)total,
+               placement_name(placement), repeat);
         printf("# PDC: one request of %llu bytes per variable per process, create + start_all "
                "+ wait_all + close timed; objects created / reopened untimed\n",
                (unsigned long long)nbytes);
@@ -554,6 +664,10 @@ int main(int argc, char **argv)
                "%.4f | read: create %.4f start_all %.4f wait_all %.4f close %.4f\n",
                wph[bw].create, wph[bw].start, wph[bw].wait, wph[bw].close, rph[br].create,
                rph[br].start, rph[br].wait, rph[br].close);
+        printf("    cpu (s) write: wall %.3f rank-0 client %.3f daemons %.3f | read: wall %.3f "
+               "rank-0 client %.3f daemons %.3f\n",
+               wt[bw], wph[bw].cpu_self, wph[bw].cpu_daemons, rt[br], rph[br].cpu_self,
+               rph[br].cpu_daemons);
         printf("    metadata (untimed above, mean per repeat): create/open 8 objects %.2f ms, "
                "reopen 8 objects by name %.2f ms\n",
                t_meta_create / repeat * 1e3, t_meta_open / repeat * 1e3);
@@ -570,13 +684,15 @@ int main(int argc, char **argv)
         }
         printf("\n# summary\n");
         printf("RESULT name=vpic_write particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
-               "mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
+               "placement=%s mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, w, (double)total / mw / MiB, rw, wratio);
+               (unsigned long long)nbytes, placement_name(placement), w, (double)total / mw / MiB,
+               rw, wratio);
         printf("RESULT name=bdcats_read particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
-               "mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
+               "placement=%s mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, rd, (double)total / mr / MiB, rr, rratio);
+               (unsigned long long)nbytes, placement_name(placement), rd,
+               (double)total / mr / MiB, rr, rratio);
         fflush(stdout);
     }
 

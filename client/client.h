@@ -212,6 +212,7 @@ typedef struct client_cont {
 
 typedef struct client_obj {
     uint64_t meta_id;
+    int deleted;                   /* PDCobj_del succeeded: transfers are refused */
     uint64_t cont_meta_id;
     pdcid_t cont_id;               /* local id of the container, 0 if opened by name */
     char *name;

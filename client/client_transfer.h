@@ -61,6 +61,7 @@ typedef struct client_xfer {
     int packed;          /* buf already holds the elements packed in row-major order */
     uint64_t bytes;
     int state;
+    int obj_deleted;     /* its object was deleted by this process */
     int reported;        /* completion reported once (status/wait) */
     pdcbb_err_t result;
     char errmsg[768];
@@ -80,6 +81,10 @@ pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout);
 void client_xfer_poll(void);
 /* Release what a finished or created transfer holds (not the struct). */
 void client_xfer_reset(client_xfer_t *x);
+/* Wait for every started transfer of an object (PDCobj_close). */
+void client_xfer_wait_object(uint64_t obj_meta);
+/* Mark the transfers of a deleted object: they can no longer start. */
+void client_xfer_object_deleted(uint64_t obj_meta);
 /* Wait for (if started) and free a transfer. */
 void client_xfer_free(client_xfer_t *x);
 /* The daemon of this process's node for PDC_REGION_LOCAL. */

@@ -123,7 +123,9 @@ out:
 
 static void free_handle(pdcid_t id, void *ptr, void *arg)
 {
-    switch (client_handle_kind(id)) {
+    client_hkind_t kind = client_handle_kind(id);
+    client_handle_remove(id, kind); /* each object is freed exactly once */
+    switch (kind) {
     case CLIENT_H_CONT: client_cont_free(ptr); break;
     case CLIENT_H_OBJ: client_obj_free(ptr); break;
     case CLIENT_H_OBJ_PROP: client_obj_prop_free(ptr); free(ptr); break;

@@ -10,6 +10,7 @@
 
 #include "client.h"
 #include "client_tag.h"
+#include "client_transfer.h"
 #include "pdc_client_connect.h"
 
 void client_obj_free(client_obj_t *o)
@@ -286,6 +287,9 @@ perr_t PDCobj_close(pdcid_t obj_id)
         /* PDC applications close region ids with PDCobj_close too. */
         ret = PDCregion_close(obj_id);
     } else if (obj_get(obj_id, "PDCobj_close") != NULL) {
+        /* As PDC: transfers of the object still in flight finish first. */
+        client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, NULL);
+        client_xfer_wait_object(o->meta_id);
         client_obj_free(client_handle_remove(obj_id, CLIENT_H_OBJ));
         ret = SUCCEED;
     }
@@ -340,6 +344,28 @@ static perr_t set_dims(const char *fn, client_obj_t *o, int ndim, const uint64_t
             client_fail(PDCBB_ERR_INVAL, "%s: object '%s': dims[%d] is 0", fn, o->name, i);
             return FAIL;
         }
+    if ((size_t)ndim != o->prop.pub.ndim && o->prop.pub.ndim != 0) {
+        client_fail(PDCBB_ERR_INVAL, "%s: object '%s' has %zu dimensions, not %d", fn, o->name,
+                    o->prop.pub.ndim, ndim);
+        return FAIL;
+    }
+    /* Data first: every daemon drops what lies beyond the new extent (or refuses a change of
+     * a dimension its stored data depends on); only then does the metadata change. */
+    for (unsigned s = 0; s < client_g.nservers; s++) {
+        pdcbb_data_resize_req_t rq = {.id = o->meta_id, .ids = (uint64_t *)dims,
+                                      .ids_count = (uint32_t)ndim};
+        pdcbb_data_resize_rep_t rp;
+        void *rkeep;
+        pdcbb_err_t re = client_op_data_resize(s, &rq, &rp, &rkeep);
+        if (re == PDCBB_ERR_BAD_REGION) {
+            client_fail(re, "%s: object '%s' holds data: only its first dimension can change",
+                        fn, o->name);
+            return FAIL;
+        }
+        if (re != PDCBB_OK)
+            return FAIL;
+        client_rpc_release(PDCBB_OP_DATA_RESIZE, &rp, rkeep);
+    }
     pdcbb_obj_set_dims_req_t q = {.id = o->meta_id, .ids = (uint64_t *)dims,
                                   .ids_count = (uint32_t)ndim};
     pdcbb_obj_set_dims_rep_t p;
@@ -435,6 +461,8 @@ perr_t PDCobj_del(pdcid_t obj_id)
         if (e == PDCBB_OK) {
             client_rpc_release(PDCBB_OP_OBJ_DEL, &p, keep);
             ret = SUCCEED;
+            o->deleted = 1;
+            client_xfer_object_deleted(o->meta_id);
             /* Its region data, wherever placements put it, frees capacity everywhere. */
             for (unsigned s = 0; s < client_g.nservers; s++) {
                 pdcbb_data_drop_req_t dq = {.id = o->meta_id};

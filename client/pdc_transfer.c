@@ -49,6 +49,8 @@ static pdcbb_err_t xfer_setup(client_xfer_t *x, void *buf, pdc_access_t access, 
     client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, &e);
     if (o == NULL)
         return client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)obj_id);
+    if (o->deleted)
+        return client_fail(PDCBB_ERR_NOT_FOUND, "%s: object '%s' was deleted", fn, o->name);
     if (buf == NULL)
         return client_fail(PDCBB_ERR_INVAL, "%s: the buffer is NULL", fn);
     if (access != PDC_READ && access != PDC_WRITE)
@@ -85,7 +87,8 @@ static pdcbb_err_t xfer_setup(client_xfer_t *x, void *buf, pdc_access_t access, 
     uint64_t cl, cr;
     if (pdcbb_box_count(local, &cl) != PDCBB_OK || pdcbb_box_count(remote, &cr) != PDCBB_OK ||
         cr > (UINT64_MAX >> 1) / unit)
-        return client_fail(PDCBB_ERR_TOO_BIG, "%s: region too large", fn);
+        return client_fail(PDCBB_ERR_BAD_REGION,
+                           "%s: region of more than 2^63 bytes (its element count overflows)", fn);
     box_text(local, t2, sizeof(t2));
     if (cl != cr)
         return client_fail(PDCBB_ERR_BAD_REGION,
@@ -171,6 +174,12 @@ static perr_t start_many(pdcid_t *ids, int n, const char *fn)
     }
     for (int i = 0; i < n; i++) {
         if ((xs[i] = xfer_get(ids[i], fn)) == NULL) {
+            free(xs);
+            return FAIL;
+        }
+        if (xs[i]->obj_deleted) {
+            client_fail(PDCBB_ERR_NOT_FOUND, "%s: object '%s' of request %#llx was deleted", fn,
+                        xs[i]->obj_name, (unsigned long long)ids[i]);
             free(xs);
             return FAIL;
         }
@@ -439,7 +448,7 @@ perr_t PDCobj_get_data(pdcid_t obj_id, void *data, uint64_t size)
     uint64_t rows = (size + row - 1) / row;
     total = o->prop.pub.dims[0] == PDC_SIZE_UNLIMITED ? UINT64_MAX : o->prop.pub.dims[0] * row;
     if (size > total) {
-        client_fail(PDCBB_ERR_BAD_REGION,
+        client_fail(PDCBB_ERR_INVAL,
                     "%s: buffer of %llu bytes is larger than object '%s' (%llu bytes)", fn,
                     (unsigned long long)size, o->name, (unsigned long long)total);
         goto out;
@@ -537,4 +546,36 @@ void **PDCobj_buf_retrieve(pdcid_t obj_id)
                     (unsigned long long)obj_id);
     CLIENT_LEAVE();
     return o ? &o->prop.buf : NULL;
+}
+
+typedef struct obj_match {
+    uint64_t meta;
+    int wait;
+} obj_match_t;
+
+static void xfer_of_object(pdcid_t id, void *ptr, void *arg)
+{
+    client_xfer_t *x = ptr;
+    obj_match_t *m = arg;
+    (void)id;
+    if (x->obj_meta != m->meta)
+        return;
+    if (m->wait) {
+        if (x->state == CLIENT_XFER_STARTED)
+            client_xfer_wait(x, client_g.cfg.request_timeout);
+    } else {
+        x->obj_deleted = 1;
+    }
+}
+
+void client_xfer_wait_object(uint64_t obj_meta)
+{
+    obj_match_t m = {obj_meta, 1};
+    client_handle_foreach(CLIENT_H_TRANSFER, xfer_of_object, &m);
+}
+
+void client_xfer_object_deleted(uint64_t obj_meta)
+{
+    obj_match_t m = {obj_meta, 0};
+    client_handle_foreach(CLIENT_H_TRANSFER, xfer_of_object, &m);
 }

@@ -124,7 +124,8 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DATA_FLUSH, 24, data_flush, PDCBB_ID_REQ, PDCBB_EMPTY)                                   \
     X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY)                                     \
     X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                               \
-    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)
+    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                               \
+    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -160,6 +161,7 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
  * packed row-major, one region after the other. results holds one status per region; a read
  * reply's bulk part holds every region's elements (zeros for a failed region).
  * DATA_FLUSH / DATA_DROP: id is an object id (0 for DATA_FLUSH: every object).
+ * DATA_RESIZE: the object's new dims (ids); data beyond the new first extent is discarded.
  * MAP_PUT / MAP_GET run on an object's home daemon for the placements whose data location is
  * remembered (PDC_REGION_LOCAL, PDC_REGION_DYNAMIC): entries are, per region, data daemon
  * (UINT32_MAX in MAP_PUT: let the home daemon choose the one with the fewest bytes), bytes,

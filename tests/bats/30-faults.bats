@@ -58,6 +58,7 @@ teardown() {
 
 @test "after kill -9 of a daemon a call fails within 5 s and a restarted daemon serves the old objects" {
     run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" --quiet -- bash -c '
+        cd "$WORKDIR"
         IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
         "'"$TOOL"'" "cont-create c" "many-objs c k 10" "tag-put obj k1 v int 11" "tag-put obj k2 v int 12" || exit 1
         # A client holding connections to both daemons; daemon 1 dies under it.

@@ -4,16 +4,18 @@
  *
  *   pdc_region_model --seed S --ops N [--procs P --rank R] [--owner O]
  *                    [--placements all|obj_static,region_static,region_dynamic,region_local]
- *                    [--phase write|verify|both] [--objects K] [--max-obj-bytes B]
- *                    [--max-ndim D] [--name PREFIX] [--trace] [--inject-mismatch]
+ *                    [--phase write|verify|both] [--objects K] [--min-obj-bytes B]
+ *                    [--max-obj-bytes B] [--max-ndim D] [--name PREFIX] [--sequential]
+ *                    [--trace] [--inject-mismatch]
  *
  * What it does. Every process of a run gets the same seed and knows its rank R of P. From the
  * seed alone each process derives the same set of objects: K objects owned by each rank, and
  * two objects shared by all ranks in which rank R only touches the rows
  * [R*d0/P, (R+1)*d0/P) of dimension 0 (its stripe). Objects have 1..4 dimensions (--max-ndim),
- * small random extents (2 KiB .. --max-obj-bytes), an element type of 1, 2, 4 or 8 bytes, one
- * of the allowed placements (every allowed placement is used) and POSIX or default
- * consistency. Every object has a zero-initialised reference array.
+ * small random extents (--min-obj-bytes 2 KiB .. --max-obj-bytes 2 MiB), an element type of
+ * 1, 2, 4 or 8 bytes, one of the allowed placements (every allowed placement is used when K is
+ * at least their number) and POSIX or default consistency. Every object has a zero-initialised
+ * reference array.
  *
  * Phase write: rank R creates its objects (and the shared ones: create, or open if another
  * rank created it first), then performs N random transfers on its objects and its stripes:
@@ -37,6 +39,12 @@
  * Phase both (default): write, then verify owner R in the same process (shared objects whole
  * only when P is 1, else only R's stripe).
  *
+ * --sequential: the ranks' write phases run one after another (rank 0 first) instead of at the
+ * same time, and every rank reads and writes anywhere in the shared objects, so writes of
+ * different processes (placed by different daemons when the processes claim different nodes
+ * with PDCBB_NODE_NAME) overlap: the newest wins. Rank R replays ranks 0..R-1 to know the
+ * shared objects' contents. All processes of a run must agree on --sequential.
+ *
  * On the first wrong byte it prints the object, its placement, type and extents, the transfer
  * (op number, box, local shape), the element's coordinates and the expected and actual bytes,
  * and exits 1; any unexpected PDC failure prints the function, error name and message and
@@ -49,8 +57,8 @@
 #endif
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,11 +69,11 @@
 
 #include "pdc.h"
 
-#define MAXD 16          /* most dimensions an object or a local buffer gets */
-#define MAXOBJ 512       /* objects in a run */
-#define MAXBATCH 64      /* transfers in one batch */
-#define NRECENT 8        /* recent writes kept per (rank, object) for overlapping boxes */
-#define NSHARED 2        /* objects shared by all ranks */
+#define MAXD         16  /* most dimensions an object or a local buffer gets */
+#define MAXOBJ       512 /* objects in a run */
+#define MAXBATCH     64  /* transfers in one batch */
+#define NRECENT      8   /* recent writes kept per (rank, object) for overlapping boxes */
+#define NSHARED      2   /* objects shared by all ranks */
 #define POLL_SECONDS 120 /* a transfer pending longer than this is reported as hung */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -262,18 +270,18 @@ typedef struct {
     int obj;
     int write;
     box_t remote;
-    box_t local;       /* local.off/size: the box inside the buffer */
+    box_t local;         /* local.off/size: the box inside the buffer */
     uint64_t lext[MAXD]; /* buffer extents: local.off + local.size */
-    uint64_t seed;     /* data (writes) and padding */
-    int completion;    /* see run_single / run_batch */
-    int close_with_obj; /* close the region ids with PDCobj_close */
-    int close_early;   /* close the region ids right after transfer_create */
+    uint64_t seed;       /* data (writes) and padding */
+    int completion;      /* see run_single / run_batch */
+    int close_with_obj;  /* close the region ids with PDCobj_close */
+    int close_early;     /* close the region ids right after transfer_create */
     /* execution */
     unsigned char *buf;
     size_t buflen;
     pdcid_t req;
-    int reported; /* status reported COMPLETE */
-    int closed;   /* request released */
+    int reported;       /* status reported COMPLETE */
+    int closed;         /* request released */
     pdcid_t regions[2]; /* local and remote region ids while open */
 } xfer_t;
 
@@ -295,8 +303,8 @@ typedef struct {
 } plan_t;
 
 static struct {
-    uint64_t seed, ops, max_obj_bytes;
-    int procs, rank, owner, nobj_per_rank, max_ndim, trace, inject;
+    uint64_t seed, ops, max_obj_bytes, min_obj_bytes;
+    int procs, rank, owner, nobj_per_rank, max_ndim, trace, inject, sequential;
     int allowed[4], nallowed;
     const char *phase;
     char prefix[64];
@@ -392,8 +400,8 @@ static void obj_spec(obj_t *o, rng_t *r, int owner, int k, int min_d0)
     else
         o->type = types8[rng_below(r, 3)];
     o->unit = get_size_by_dtype(o->type);
-    /* Total size log-uniform in [2 KiB, max_obj_bytes]. */
-    uint64_t lo = 2048, hi = opt.max_obj_bytes < lo ? lo : opt.max_obj_bytes;
+    /* Total size roughly log-uniform in [min_obj_bytes, max_obj_bytes]. */
+    uint64_t lo = opt.min_obj_bytes, hi = opt.max_obj_bytes < lo ? lo : opt.max_obj_bytes;
     uint64_t bytes = lo;
     while (bytes * 2 <= hi && rng_below(r, 8) < 6)
         bytes *= 2;
@@ -452,7 +460,7 @@ static void make_objects(plan_t *plans)
 /* Rows of dimension 0 that rank r may touch in object o (r < 0: a verifier, all rows). */
 static void stripe_of(const obj_t *o, int r, uint64_t *lo, uint64_t *hi)
 {
-    if (o->owner >= 0 || r < 0) {
+    if (o->owner >= 0 || r < 0 || opt.sequential) {
         *lo = 0;
         *hi = o->dims[0];
         return;
@@ -1144,8 +1152,7 @@ static void create_objects(int rank)
             strcmp(PDCbb_last_error_name(), "PDCBB_ERR_EXISTS") == 0)
             o->id = PDCobj_open(o->name, pdc); /* another rank created it first */
         if (!o->id)
-            fail_pdc(o->owner < 0 ? "PDCobj_create/PDCobj_open (shared)" : "PDCobj_create",
-                     NULL);
+            fail_pdc(o->owner < 0 ? "PDCobj_create/PDCobj_open (shared)" : "PDCobj_create", NULL);
         PDCprop_close(prop);
         o->ref = calloc(o->nelem, o->unit);
         if (!o->ref)
@@ -1189,6 +1196,17 @@ static void phase_write(plan_t *plans)
     int r = opt.rank;
     cur_what = "write: create";
     create_objects(r);
+    if (opt.sequential) {
+        /* Ranks 0..r-1 ran before this one and wrote anywhere in the shared objects: replay
+         * their plans into the shared references (their own objects are not tracked here). */
+        cur_what = "write: replay of earlier ranks";
+        for (int q = 0; q < r; q++)
+            while (plans[q].opno < opt.ops) {
+                plan_batch(&plans[q], &batch, opt.ops - plans[q].opno);
+                if (batch.n == 0)
+                    break;
+            }
+    }
     cur_what = "write";
     plan_t *p = &plans[r];
     while (p->opno < opt.ops) {
@@ -1213,9 +1231,10 @@ static void phase_write(plan_t *plans)
         }
 }
 
-/* Recompute the reference of owner's objects and the shared ones from every rank's plan, then
- * read them back. whole_shared: check every stripe of the shared objects (all writers done). */
-static void phase_verify(plan_t *plans, int owner, int whole_shared)
+/* Recompute the reference of owner's objects and the shared ones from the plans of ranks
+ * 0..nranks-1, then read them back. whole_shared: check every stripe of the shared objects (all
+ * writers done). */
+static void phase_verify(plan_t *plans, int owner, int whole_shared, int nranks)
 {
     cur_what = "verify: replay";
     for (int i = 0; i < nobjs; i++) {
@@ -1227,7 +1246,7 @@ static void phase_verify(plan_t *plans, int owner, int whole_shared)
                 fail("out of memory");
         }
     }
-    for (int r = 0; r < opt.procs; r++) {
+    for (int r = 0; r < nranks; r++) {
         plan_t *p = &plans[r];
         while (p->opno < opt.ops) {
             plan_batch(p, &batch, opt.ops - p->opno);
@@ -1297,8 +1316,10 @@ static void usage(void)
     fprintf(stderr,
             "usage: pdc_region_model --seed S --ops N [--procs P --rank R] [--owner O]\n"
             "         [--placements all|obj_static,region_static,region_dynamic,region_local]\n"
-            "         [--phase write|verify|both] [--objects K] [--max-obj-bytes B]\n"
-            "         [--max-ndim D] [--name PREFIX] [--trace] [--inject-mismatch]\n");
+            "         [--phase write|verify|both] [--objects K] [--min-obj-bytes B]\n"
+            "         [--max-obj-bytes B]\n"
+            "         [--max-ndim D] [--name PREFIX] [--sequential] [--trace]\n"
+            "         [--inject-mismatch]\n");
     exit(2);
 }
 
@@ -1344,6 +1365,7 @@ int main(int argc, char **argv)
     opt.owner = -1;
     opt.max_ndim = 4;
     opt.max_obj_bytes = 2u << 20;
+    opt.min_obj_bytes = 2048;
     opt.phase = "both";
     int have_seed = 0, have_ops = 0;
     parse_placements("all");
@@ -1375,6 +1397,8 @@ int main(int argc, char **argv)
             opt.nobj_per_rank = atoi(v);
         else if (ARG("--max-obj-bytes"))
             opt.max_obj_bytes = strtoull(v, NULL, 0);
+        else if (ARG("--min-obj-bytes"))
+            opt.min_obj_bytes = strtoull(v, NULL, 0);
         else if (ARG("--max-ndim"))
             opt.max_ndim = atoi(v);
         else if (ARG("--name"))
@@ -1383,6 +1407,8 @@ int main(int argc, char **argv)
             opt.trace = 1;
         else if (strcmp(a, "--inject-mismatch") == 0)
             opt.inject = 1;
+        else if (strcmp(a, "--sequential") == 0)
+            opt.sequential = 1;
         else {
             fprintf(stderr, "unknown or incomplete argument '%s'\n", a);
             usage();
@@ -1391,8 +1417,8 @@ int main(int argc, char **argv)
     }
     int ph_write = strcmp(opt.phase, "write") == 0 || strcmp(opt.phase, "both") == 0;
     int ph_verify = strcmp(opt.phase, "verify") == 0 || strcmp(opt.phase, "both") == 0;
-    if (!have_seed || !have_ops || opt.procs < 1 || opt.procs > 64 || opt.rank < 0 ||
-        opt.rank >= opt.procs || opt.owner >= opt.procs || opt.max_ndim < 1 ||
+    if (!have_seed || !have_ops || opt.min_obj_bytes < 1 || opt.procs < 1 || opt.procs > 64 ||
+        opt.rank < 0 || opt.rank >= opt.procs || opt.owner >= opt.procs || opt.max_ndim < 1 ||
         opt.max_ndim > MAXD || opt.nobj_per_rank < 0 ||
         opt.nobj_per_rank * opt.procs > MAXOBJ - NSHARED || (!ph_write && !ph_verify))
         usage();
@@ -1416,20 +1442,21 @@ int main(int argc, char **argv)
     if (ph_verify) {
         /* Replay from the start: fresh plans. */
         make_objects(plans);
-        phase_verify(plans, opt.owner,
-                     strcmp(opt.phase, "verify") == 0 || opt.procs == 1);
+        int after_write = strcmp(opt.phase, "both") == 0;
+        /* Right after this rank's write phase, later ranks of a sequential run have not
+         * written yet. */
+        phase_verify(plans, opt.owner, !after_write || opt.procs == 1,
+                     after_write && opt.sequential ? opt.rank + 1 : opt.procs);
     }
     if (PDCclose(pdc) != SUCCEED)
         fail_pdc("PDCclose", NULL);
-    printf("summary seed=%" PRIu64 " phase=%s rank=%d/%d owner=%d ops=%" PRIu64
-           " writes=%" PRIu64 " reads=%" PRIu64 " singles=%" PRIu64 " batches=%" PRIu64
-           " polls=%" PRIu64 " unwaited_closes=%" PRIu64 " reshaped=%" PRIu64
-           " local_offsets=%" PRIu64 " bytes_written=%" PRIu64 " bytes_read=%" PRIu64
-           " seconds=%.2f\n",
-           opt.seed, opt.phase, opt.rank, opt.procs, opt.owner, opt.ops, stats.writes,
-           stats.reads, stats.singles, stats.batches, stats.polls, stats.closes_unwaited,
-           stats.local_reshaped, stats.local_offset, stats.bytes_written, stats.bytes_read,
-           now() - t0);
+    printf("summary seed=%" PRIu64 " phase=%s rank=%d/%d owner=%d ops=%" PRIu64 " writes=%" PRIu64
+           " reads=%" PRIu64 " singles=%" PRIu64 " batches=%" PRIu64 " polls=%" PRIu64
+           " unwaited_closes=%" PRIu64 " reshaped=%" PRIu64 " local_offsets=%" PRIu64
+           " bytes_written=%" PRIu64 " bytes_read=%" PRIu64 " seconds=%.2f\n",
+           opt.seed, opt.phase, opt.rank, opt.procs, opt.owner, opt.ops, stats.writes, stats.reads,
+           stats.singles, stats.batches, stats.polls, stats.closes_unwaited, stats.local_reshaped,
+           stats.local_offset, stats.bytes_written, stats.bytes_read, now() - t0);
     for (int i = 0; i < 4; i++)
         printf("placement %s objects=%" PRIu64 " transfers=%" PRIu64 " bytes=%" PRIu64 "\n",
                placement_names[i], stats.objs_per_placement[i], stats.ops_per_placement[i],

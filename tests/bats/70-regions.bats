@@ -1,0 +1,369 @@
+#!/usr/bin/env bats
+# Region data end to end: transfers against real daemons, checked against an in-memory model
+# (tests/progs/pdc_region_model.c) over 1, 2 and 3 daemons, every placement, several processes
+# and cross-process verification; targeted cases (tests/progs/pdc_region_cases.c) for the
+# consistency semantics, bad regions, capacity and the whole-object calls; and durability of
+# completed writes across kill -9 of every daemon.
+
+load helpers
+
+MODEL="$BUILD_DIR/tests/pdc_region_model"
+CASES="$BUILD_DIR/tests/pdc_region_cases"
+
+setup() {
+    require_build
+    for f in "$MODEL" "$CASES"; do
+        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
+    done
+    make_workdir
+    # The job scripts below use these names and write their files in the work directory.
+    export MODEL CASES BBD
+}
+
+teardown() {
+    cleanup_workdir
+}
+
+# in_job NODES SCRIPT [pdcbb run options...]: run SCRIPT with bash inside a local job of NODES
+# nodes, in the work directory; stdout and stderr in $output.
+in_job() {
+    local nodes=$1 script=$2
+    shift 2
+    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR" --quiet "$@" -- \
+        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
+    echo "$output"
+}
+
+# Every placement saw transfers in the model runs of $output.
+assert_all_placements_used() {
+    local pl
+    for pl in obj_static region_static region_dynamic region_local; do
+        grep -Eq "^placement $pl objects=[1-9][0-9]* transfers=[1-9]" <<<"$output" ||
+            { echo "no transfers with placement $pl" >&2; return 1; }
+    done
+}
+
+# ----------------------------------------------------------------------------------------------
+# The model
+
+@test "model: 4 seeds x 3000 random transfers on 1 daemon, every placement" {
+    in_job 1 'for s in 1 2 3 4; do "$MODEL" --seed $s --ops 3000 || exit 1; done'
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 4 ]
+    assert_all_placements_used
+    refute_output --partial MISMATCH
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: 4 seeds x 3000 random transfers on 2 daemons, every placement" {
+    in_job 2 'for s in 5 6 7 8; do "$MODEL" --seed $s --ops 3000 || exit 1; done'
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 4 ]
+    assert_all_placements_used
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: 3 daemons, 4 seeds x 3000 transfers, then objects of up to 8 dimensions" {
+    in_job 3 'for s in 9 10 11 12; do "$MODEL" --seed $s --ops 3000 || exit 1; done
+              "$MODEL" --seed 13 --ops 2000 --max-ndim 8 || exit 1'
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 5 ]
+    assert_all_placements_used
+    # local buffers of other shapes and with offsets were used
+    assert_output --regexp "reshaped=[1-9][0-9]* local_offsets=[1-9]"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: each placement alone over 3 daemons" {
+    in_job 3 'for pl in obj_static region_static region_dynamic region_local; do
+                  "$MODEL" --seed 21 --ops 1500 --placements $pl --name only-$pl || exit 1
+              done'
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 4 ]
+    assert_all_placements_used
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: large objects (20-100 MB) over 2 daemons" {
+    in_job 2 '"$MODEL" --seed 301 --ops 60 --min-obj-bytes 20000000 --max-obj-bytes 100000000' \
+        --pdc capacity=2G
+    assert_success
+    assert_output --regexp "bytes_written=[0-9]{8,}"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: 3 writer processes at once on 3 nodes, each verified by another process" {
+    # Each writer claims its own node (REGION_LOCAL data lands on its daemon), owns objects and
+    # writes its stripe of two shared objects; verifiers recompute everything from the seed.
+    in_job 3 '
+        for s in 31 32; do
+            pids=
+            for r in 0 1 2; do
+                PDCBB_NODE_NAME=node$r "$MODEL" --seed $s --ops 3000 --procs 3 --rank $r \
+                    --phase write > write-$s-$r.out 2>&1 &
+                pids="$pids $!"
+            done
+            st=0
+            for p in $pids; do wait $p || st=1; done
+            cat write-$s-*.out
+            [ $st = 0 ] || exit 1
+            for r in 0 1 2; do
+                v=$(( (r + 1) % 3 ))
+                PDCBB_NODE_NAME=node$v "$MODEL" --seed $s --ops 3000 --procs 3 --rank $v \
+                    --owner $r --phase verify || exit 1
+            done
+        done'
+    assert_success
+    [ "$(grep -c '^summary .*phase=write' <<<"$output")" -eq 6 ]
+    [ "$(grep -c '^summary .*phase=verify' <<<"$output")" -eq 6 ]
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 12 ]
+    assert_all_placements_used
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: 3 processes on 3 nodes overwrite each other's data in turn; others verify" {
+    # --sequential: every rank writes anywhere in the shared objects, after the previous rank
+    # finished, from another node: the newest write wins wherever its bytes were placed.
+    in_job 3 '
+        for s in 41 42; do
+            for r in 0 1 2; do
+                PDCBB_NODE_NAME=node$r "$MODEL" --seed $s --ops 2000 --procs 3 --rank $r \
+                    --sequential --phase write || exit 1
+            done
+            for r in 0 1 2; do
+                v=$(( (r + 2) % 3 ))
+                PDCBB_NODE_NAME=node$v "$MODEL" --seed $s --ops 2000 --procs 3 --rank $v \
+                    --owner $r --sequential --phase verify || exit 1
+            done
+        done'
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 12 ]
+    assert_all_placements_used
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: 4 writers at once with 2 daemons per node, verified by other processes" {
+    in_job 2 '
+        pids=
+        for r in 0 1 2 3; do
+            PDCBB_NODE_NAME=node$((r % 2)) "$MODEL" --seed 51 --ops 2000 --procs 4 --rank $r \
+                --phase write > write-$r.out 2>&1 &
+            pids="$pids $!"
+        done
+        st=0
+        for p in $pids; do wait $p || st=1; done
+        cat write-*.out
+        [ $st = 0 ] || exit 1
+        for r in 0 1 2 3; do
+            "$MODEL" --seed 51 --ops 2000 --procs 4 --rank $(( (r + 3) % 4 )) --owner $r \
+                --phase verify || exit 1
+        done' --pdc servers_per_node=2
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 8 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: the checker reports a wrong byte with its coordinates and fails" {
+    # --inject-mismatch flips one byte of the reference before the final check.
+    in_job 1 '"$MODEL" --seed 61 --ops 300 --inject-mismatch'
+    assert_failure
+    assert_output --partial "inject: flipped reference byte"
+    assert_output --partial "MISMATCH [verify: whole objects]"
+    assert_output --regexp "first wrong element: object coordinates \([0-9,]+\)"
+    assert_output --regexp "expected [0-9a-f]+ actual [0-9a-f]+"
+    assert_output --partial "reproduce: $MODEL --seed 61 --ops 300 --inject-mismatch"
+    assert_no_daemons "$WORKDIR"
+}
+
+# ----------------------------------------------------------------------------------------------
+# Consistency and request life cycle
+
+@test "POSIX consistency: a transfer is complete when start returns, every placement" {
+    in_job 2 '"$CASES" posix'
+    assert_success
+    [ "$(grep -c '^ok posix placement=' <<<"$output")" -eq 4 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "default consistency: status is PENDING until COMPLETE, reported once, then NOT_FOUND" {
+    in_job 2 '"$CASES" status'
+    assert_success
+    [ "$(grep -c '^ok status placement=' <<<"$output")" -eq 4 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a never-started request: status NOT_FOUND, close succeeds, a closed id is refused" {
+    in_job 1 '"$CASES" never-started'
+    assert_success
+    [ "$(grep -c '^ok never-started' <<<"$output")" -eq 2 ]
+    assert_output --partial "PDCBB_ERR_BAD_ID"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "transfer_close and PDCobj_close of a started, unwaited transfer wait for it" {
+    in_job 2 '"$CASES" close-unwaited'
+    assert_success
+    [ "$(grep -c '^ok close-unwaited placement=' <<<"$output")" -eq 4 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a request in flight cannot be started again (BUSY); a waited one can" {
+    in_job 1 '"$CASES" busy'
+    assert_success
+    assert_output --partial "ok busy: second start: PDCBB_ERR_BUSY"
+    assert_output --partial "ok busy: a waited request was started again"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "PDCclose with requests left open completes the pending write and releases them" {
+    in_job 2 '"$CASES" open-at-close'
+    assert_success
+    assert_output --partial "ok open-at-close: PDCclose with open requests"
+    [ "$(grep -c '^ok open-at-close placement=' <<<"$output")" -eq 4 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+# ----------------------------------------------------------------------------------------------
+# Regions
+
+@test "bad regions are refused with PDCBB_ERR_BAD_REGION and a message naming the cause" {
+    in_job 1 '"$CASES" bad-regions'
+    assert_success
+    # 15 kinds of bad boxes, each as a write and as a read
+    [ "$(grep -c '^ok bad-region .*PDCBB_ERR_BAD_REGION' <<<"$output")" -eq 30 ]
+    assert_output --partial "ok bad-region NULL buffer (write): refused at transfer_create: PDCBB_ERR_INVAL"
+    assert_output --partial "ok bad-region access PDC_NA"
+    assert_output --partial "ok bad-id closed region: PDCBB_ERR_BAD_ID"
+    assert_output --partial "ok bad-regions: all refused; good transfers still work"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "local buffers: offsets and other shapes map element by element in row-major order" {
+    in_job 1 '"$CASES" local-shapes'
+    assert_success
+    [ "$(grep -c '^ok local-shapes' <<<"$output")" -eq 3 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "never-written elements read as zero, every placement over 3 daemons" {
+    in_job 3 '"$CASES" zero-read'
+    assert_success
+    [ "$(grep -c '^ok zero-read placement=' <<<"$output")" -eq 4 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a deleted object refuses transfers (NOT_FOUND); a new one of the same name is empty" {
+    in_job 2 '"$CASES" deleted'
+    assert_success
+    [ "$(grep -c '^ok deleted placement=.* refused at .*PDCBB_ERR_NOT_FOUND' <<<"$output")" -eq 8 ]
+    [ "$(grep -c '^ok deleted placement=.*reads zeros' <<<"$output")" -eq 4 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "PDCobj_set_dims on an object with data: shrink hides it, grow shows zeros" {
+    in_job 1 '"$CASES" set-dims'
+    assert_success
+    assert_output --partial "ok set-dims"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "put_data/get_data, object buffers, flush, and PDCobj_close on region ids" {
+    in_job 2 'st=0; for c in put-get obj-buf flush close-region; do "$CASES" $c || st=1; done; exit $st'
+    assert_success
+    assert_output --partial "ok put-get: 300001 bytes round trip"
+    assert_output --partial "ok put-get: get_data of too many bytes: PDCBB_ERR_INVAL"
+    assert_output --partial "ok obj-buf"
+    assert_output --partial "ok flush"
+    assert_output --partial "ok close-region"
+    assert_no_daemons "$WORKDIR"
+}
+
+# ----------------------------------------------------------------------------------------------
+# Capacity
+
+@test "capacity: a write that does not fit fails with NOSPC; the daemon keeps serving" {
+    in_job 1 '"$CASES" capacity 4194304' --pdc capacity=4M
+    assert_success
+    assert_output --regexp "ok capacity placement=obj_static: NOSPC after [0-9]+ bytes .*PDCBB_ERR_NOSPC: .*no space"
+    assert_output --partial "POSIX write when full refused at start: PDCBB_ERR_NOSPC"
+    assert_output --partial "after NOSPC, reads of all"
+    assert_output --partial "after deleting the object"
+    # the program checks that no more than the capacity was accepted; at least half fits
+    n="$(sed -n 's/.*NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
+    [ "$n" -ge 2097152 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "capacity over 2 daemons, every placement: NOSPC, overwrites when full, delete frees space" {
+    in_job 2 '
+        st=0
+        for pl in region_dynamic obj_static region_static region_local; do
+            "$CASES" --tag .$pl capacity 4194304 262144 $pl || st=1
+        done
+        exit $st' --pdc capacity=2M
+    assert_success
+    [ "$(grep -c '^ok capacity placement=.*: NOSPC after' <<<"$output")" -eq 4 ]
+    [ "$(grep -c '^ok capacity placement=.*overwrites work' <<<"$output")" -eq 4 ]
+    [ "$(grep -c '^ok capacity placement=.*written again' <<<"$output")" -eq 4 ]
+    # dynamic placement spreads over both daemons: more than one daemon's capacity fits
+    n="$(sed -n 's/^ok capacity placement=region_dynamic: NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
+    [ "$n" -gt 2097152 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "overwrites need no new space; deleted objects give all their space back" {
+    # 60 overlapping overwrites of an object of half a daemon's capacity, for every placement
+    # (each object is deleted after), then dynamic placement must find almost all the space.
+    in_job 2 '
+        for pl in obj_static region_static region_dynamic region_local; do
+            "$CASES" --tag .$pl overwrite 2097152 $pl 60 || exit 1
+        done
+        "$CASES" capacity 4194304 262144 region_dynamic' --pdc capacity=2M
+    assert_success
+    [ "$(grep -c '^ok overwrite placement=.*no NOSPC' <<<"$output")" -eq 4 ]
+    n="$(sed -n 's/^ok capacity placement=region_dynamic: NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
+    [ "$n" -ge 3670016 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+# ----------------------------------------------------------------------------------------------
+# Durability
+
+@test "durability: completed writes survive kill -9 of every daemon; restarted daemons serve them" {
+    in_job 2 '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        # Written from node 1 (REGION_LOCAL data on daemon 1), waited (or POSIX).
+        PDCBB_NODE_NAME=node1 "$CASES" durable-write dur 42 || exit 1
+        PDCBB_NODE_NAME=node1 "$MODEL" --seed 71 --ops 2000 --phase write > model-write.out ||
+            { cat model-write.out; exit 1; }
+        p0=$(cat "$d0/bbd-0.pid"); p1=$(cat "$d1/bbd-1.pid")
+        kill -9 "$p0" "$p1"
+        for p in $p0 $p1; do
+            for i in $(seq 200); do
+                grep -q "^[^ ]* ([^)]*) [ZX]" /proc/$p/stat 2>/dev/null || [ ! -e /proc/$p ] && break
+                sleep 0.05
+            done
+        done
+        echo "daemons killed"
+        "$CASES" --tag .none durable-verify dur 42 && { echo "a client reached dead daemons"; exit 1; }
+        "$BBD" --job-dir "$d0" --rank 0 --nservers 2 --job-id "$PDCBB_JOB_ID" --node node0 \
+            3>ready0 --ready-fd 3 &
+        "$BBD" --job-dir "$d1" --rank 1 --nservers 2 --job-id "$PDCBB_JOB_ID" --node node1 \
+            3>ready1 --ready-fd 3 &
+        for i in $(seq 200); do
+            grep -q ready ready0 2>/dev/null && grep -q ready ready1 2>/dev/null && break
+            sleep 0.05
+        done
+        echo "daemons restarted"
+        PDCBB_NODE_NAME=node0 "$CASES" durable-verify dur 42 || exit 1
+        "$MODEL" --seed 71 --ops 2000 --phase verify || exit 1'
+    assert_success
+    [ "$(grep -c '^ok durable-write' <<<"$output")" -eq 8 ]
+    assert_output --partial "daemons killed"
+    assert_output --partial "PDCBB_ERR_UNREACHABLE"
+    assert_output --partial "daemons restarted"
+    [ "$(grep -c '^ok durable-verify' <<<"$output")" -eq 8 ]
+    assert_output --regexp "summary seed=71 phase=verify .*"
+    assert_output --partial "OK"
+    assert_no_daemons "$WORKDIR"
+}
