@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "bbd_io.h"
 #include "bbd_store.h"
 #include "pdcbb_config.h"
 #include "pdcbb_jobdir.h"
@@ -37,6 +38,7 @@ typedef struct bbd_msg {
     size_t bulk_len;
     int pending;   /* bulk still arriving (rendezvous): later messages wait behind it */
     int failed;    /* the bulk never arrived: drop the message */
+    void *rndv_desc; /* rendezvous data not yet being received (started in arrival order) */
 } bbd_msg_t;
 
 typedef struct bbd_stats {
@@ -74,6 +76,8 @@ typedef struct bbd {
     bbd_stats_t stats;
     uint64_t data_used;     /* bytes the data files occupy */
     uint64_t data_capacity; /* this daemon's share of the job's capacity */
+    uint64_t data_inflight; /* bytes of writes handed to the I/O thread, not yet done */
+    unsigned recv_active;   /* rendezvous receives in progress */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -91,6 +95,7 @@ typedef struct bbd_req {
     size_t out_bulk_len;
     void *out_map;          /* or: out_bulk lies in this file mapping (the sender unmaps it) */
     size_t out_map_len;
+    bbd_io_batch_t *io;     /* writes for the I/O thread: the reply waits for them */
 } bbd_req_t;
 
 /* A reply's bulk part and how to release it once sent. */
@@ -118,7 +123,11 @@ void bbd_server_stop(bbd_t *d);
  * send (malloc'ed) or NULL, and the reply's bulk part (malloc'ed) or NULL.
  */
 void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
-                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk);
+                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
+                  bbd_io_batch_t **io);
+/* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
+void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, void **reply,
+                     size_t *reply_len);
 /* 1 if op changes the store (runs in a write transaction). */
 int bbd_op_is_write(unsigned op);
 
@@ -138,6 +147,8 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
 void *bbd_staging_get(size_t len);
 void bbd_staging_put(void *buf);
 void bbd_data_close(bbd_t *d);
+/* A write batch is done: count the space its files now occupy. */
+void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b);
 /* Drop an object's placement map entries (OBJ_DEL). */
 pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 

@@ -14,8 +14,9 @@
  * is checked exactly (SEEK_DATA/SEEK_HOLE: only holes need new space) and refused with
  * PDCBB_ERR_NOSPC, and the daemon keeps serving.
  *
- * Durability: pwrite goes to the page cache, which survives the daemon's death; the reply is
- * sent after the writes and the index commit. DATA_FLUSH (and shutdown) fsync.
+ * Durability: pwrite goes to the page cache, which survives the daemon's death; the writes run
+ * on the I/O thread (bbd_io.h) and the reply is sent after them and after the index commit.
+ * DATA_FLUSH (and shutdown) fsync.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -229,22 +230,21 @@ typedef struct run_ctx {
     int err;
 } run_ctx_t;
 
-static int run_write(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
+typedef struct io_ctx {
+    bbd_io_batch_t *b;
+    int fd;
+    const uint8_t *src;
+    uint32_t region;
+    uint64_t obj;
+    pdcbb_err_t rc;
+} io_ctx_t;
+
+/* A run of a write, for the I/O thread. */
+static int run_queue(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
 {
-    run_ctx_t *c = arg;
-    uint64_t done = 0;
-    while (done < len) {
-        ssize_t w = pwrite(c->fd, c->buf + packed_off + done, len - done,
-                           (off_t)(array_off + done));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            c->err = errno;
-            return -1;
-        }
-        done += (uint64_t)w;
-    }
-    return 0;
+    io_ctx_t *c = arg;
+    c->rc = bbd_io_add_run(c->b, c->fd, c->src + packed_off, len, array_off, c->region, c->obj);
+    return c->rc == PDCBB_OK ? 0 : -1;
 }
 
 static int run_read(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
@@ -304,36 +304,60 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
             PDCBB_ERROR("cannot open the data file of object %#" PRIx64 ": %s", dd.obj,
                         pdcbb_strerror(one));
         run_ctx_t c = {.fd = fd, .buf = (uint8_t *)r->in_bulk + data_off};
-        if (one == PDCBB_OK && d->data_used + dd.bytes > d->data_capacity) {
+        uint64_t used = d->data_used + d->data_inflight;
+        if (one == PDCBB_OK && used + dd.bytes > d->data_capacity) {
             /* May not fit: count exactly what is new. */
             pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_holes, &c);
-            if (d->data_used + c.need > d->data_capacity) {
+            if (used + c.need > d->data_capacity) {
                 PDCBB_INFO("write of %" PRIu64 " bytes to object %#" PRIx64 " refused: %" PRIu64
                            " new bytes do not fit (%" PRIu64 " of %" PRIu64 " used)",
-                           dd.bytes, dd.obj, c.need, d->data_used, d->data_capacity);
+                           dd.bytes, dd.obj, c.need, used, d->data_capacity);
                 one = PDCBB_ERR_NOSPC;
             }
         }
-        if (one == PDCBB_OK &&
-            pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_write, &c) != 0) {
-            one = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
-            PDCBB_ERROR("write to object %#" PRIx64 " failed: %s", dd.obj,
-                        c.err ? strerror(c.err) : "bad region");
-        }
-        fd_slot_t *s = fd >= 0 ? slot_of(dd.obj) : NULL;
-        if (s) {
-            uint64_t now = file_alloc(fd);
-            d->data_used = d->data_used + now - s->alloc;
-            s->alloc = now;
+        if (one == PDCBB_OK) {
+            /* The file writes go to the I/O thread; the reply waits for them. */
+            if (r->io == NULL && (r->io = calloc(1, sizeof(*r->io))) == NULL)
+                return PDCBB_ERR_NOMEM;
+            io_ctx_t ic = {.b = r->io, .fd = fd, .src = c.buf, .region = n, .obj = dd.obj};
+            if (pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_queue, &ic) != 0) {
+                one = ic.rc ? ic.rc : PDCBB_ERR_IO;
+            } else {
+                r->io->bytes += dd.bytes;
+                d->data_inflight += dd.bytes;
+            }
         }
         results[n++] = (uint64_t)(uint32_t)one;
         data_off += dd.bytes;
     }
     if (data_off != r->in_bulk_len)
         return PDCBB_ERR_PROTO; /* more bulk bytes than regions */
+    if (r->io) {
+        if ((r->io->results = malloc(8 * ((size_t)n + 1))) == NULL)
+            return PDCBB_ERR_NOMEM;
+        memcpy(r->io->results, results, 8 * (size_t)n);
+        r->io->nresults = n;
+    }
     p->results = results;
     p->results_count = n;
     return PDCBB_OK;
+}
+
+void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b)
+{
+    d->data_inflight -= b->bytes < d->data_inflight ? b->bytes : d->data_inflight;
+    uint64_t last = 0;
+    for (uint32_t i = 0; i < b->nruns; i++) {
+        if (b->runs[i].obj == last)
+            continue;
+        last = b->runs[i].obj;
+        fd_slot_t *s = slot_of(last);
+        if (s) {
+            uint64_t now = file_alloc(s->fd);
+            d->data_used = d->data_used + now - s->alloc;
+            s->alloc = now;
+        }
+    }
 }
 
 typedef struct one_run {

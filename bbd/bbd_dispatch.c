@@ -80,8 +80,8 @@ typedef union any_body {
 #undef X_MEMBER
 } any_body_t;
 
-static void build_reply(const pdcbb_msg_hdr_t *req, int status, const void *body, void **reply,
-                        size_t *reply_len)
+void bbd_reply_build(const pdcbb_msg_hdr_t *req, int status, const void *body, void **reply,
+                     size_t *reply_len)
 {
     pdcbb_msg_hdr_t h;
     memset(&h, 0, sizeof(h));
@@ -110,7 +110,8 @@ void bbd_bulk_release(bbd_bulk_t *b)
 }
 
 void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
-                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk)
+                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
+                  bbd_io_batch_t **io)
 {
     pdcbb_msg_hdr_t h;
     any_body_t q, p;
@@ -118,6 +119,7 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
     pdcbb_err_t rc;
 
     *reply = NULL;
+    *io = NULL;
     memset(reply_bulk, 0, sizeof(*reply_bulk));
     d->stats.requests++;
     rc = pdcbb_hdr_decode(msg, len, &h);
@@ -132,13 +134,13 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
         memcpy(&h.req_id, msg + 8, 8); /* little-endian on every supported host */
         memcpy(&h.op, msg + 6, 2);
         PDCBB_WARN("refused a message: %s", pdcbb_strerror(rc));
-        build_reply(&h, rc, NULL, reply, reply_len);
+        bbd_reply_build(&h, rc, NULL, reply, reply_len);
         return;
     }
     if (h.flags & PDCBB_MSG_FLAG_REPLY) {
         d->stats.proto_errors++;
         PDCBB_WARN("refused a reply sent as a request (op %u)", h.op);
-        build_reply(&h, PDCBB_ERR_PROTO, NULL, reply, reply_len);
+        bbd_reply_build(&h, PDCBB_ERR_PROTO, NULL, reply, reply_len);
         return;
     }
     if (!pdcbb_token_equal(h.token, d->token)) {
@@ -146,17 +148,17 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
         PDCBB_WARN("refused %s request %llu: wrong or missing job token (%llu refused so far)",
                    pdcbb_op_name(h.op), (unsigned long long)h.req_id,
                    (unsigned long long)d->stats.auth_failures);
-        build_reply(&h, PDCBB_ERR_AUTH, NULL, reply, reply_len);
+        bbd_reply_build(&h, PDCBB_ERR_AUTH, NULL, reply, reply_len);
         return;
     }
     if (!pdcbb_op_valid(h.op)) {
         d->stats.proto_errors++;
         PDCBB_WARN("refused request %llu: unknown op %u", (unsigned long long)h.req_id, h.op);
-        build_reply(&h, PDCBB_ERR_BAD_OP, NULL, reply, reply_len);
+        bbd_reply_build(&h, PDCBB_ERR_BAD_OP, NULL, reply, reply_len);
         return;
     }
     if (d->stopping && bbd_op_is_write(h.op)) {
-        build_reply(&h, PDCBB_ERR_SHUTDOWN, NULL, reply, reply_len);
+        bbd_reply_build(&h, PDCBB_ERR_SHUTDOWN, NULL, reply, reply_len);
         return;
     }
     rc = pdcbb_body_decode(h.op, 0, msg + PDCBB_HDR_LEN, h.payload_len, &q);
@@ -164,7 +166,7 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
         d->stats.proto_errors++;
         PDCBB_WARN("refused %s request %llu: %s", pdcbb_op_name(h.op),
                    (unsigned long long)h.req_id, pdcbb_strerror(rc));
-        build_reply(&h, rc, NULL, reply, reply_len);
+        bbd_reply_build(&h, rc, NULL, reply, reply_len);
         return;
     }
 
@@ -173,22 +175,34 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
     rc = d->store_ops->txn_begin(d->store, write, &r.txn);
     if (rc == PDCBB_OK) {
         rc = handlers[h.op](&r, &q, &p);
-        build_reply(&h, rc, &p, reply, reply_len);
+        bbd_reply_build(&h, rc, &p, reply, reply_len);
         if (rc == PDCBB_OK && write) {
             rc = d->store_ops->txn_commit(r.txn);
             if (rc != PDCBB_OK) {
                 free(*reply);
-                build_reply(&h, rc, NULL, reply, reply_len);
+                bbd_reply_build(&h, rc, NULL, reply, reply_len);
             }
         } else {
             d->store_ops->txn_abort(r.txn);
         }
     } else {
-        build_reply(&h, rc, NULL, reply, reply_len);
+        bbd_reply_build(&h, rc, NULL, reply, reply_len);
     }
     if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_EXISTS)
         PDCBB_INFO("%s request %llu failed: %s", pdcbb_op_name(h.op),
                    (unsigned long long)h.req_id, pdcbb_errname(rc));
+    if (r.io) {
+        if (rc == PDCBB_OK && r.io->nruns > 0) {
+            /* The reply is built again when the writes are done, with their results. */
+            r.io->hdr = h;
+            *io = r.io;
+            free(*reply);
+            *reply = NULL;
+        } else {
+            d->data_inflight -= r.io->bytes;
+            bbd_io_batch_free(r.io);
+        }
+    }
     bbd_bulk_t out = {r.out_bulk, r.out_bulk_len, r.out_map, r.out_map_len};
     if (rc == PDCBB_OK && r.out_bulk)
         *reply_bulk = out;

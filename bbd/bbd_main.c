@@ -257,6 +257,10 @@ int main(int argc, char **argv)
         goto fail;
     if ((rc = bbd_data_open(d, err, sizeof(err))) != PDCBB_OK)
         goto fail;
+    if ((rc = bbd_io_start(d)) != PDCBB_OK) {
+        snprintf(err, sizeof(err), "cannot start the I/O thread: %s", pdcbb_strerror(rc));
+        goto fail;
+    }
     if ((rc = bbd_server_start(d, err, sizeof(err))) != PDCBB_OK)
         goto fail;
 
@@ -283,6 +287,7 @@ int main(int argc, char **argv)
 
     unlink(d->endpoint_path);
     bbd_server_stop(d);
+    bbd_io_stop(d);
     bbd_data_close(d);
     if ((rc = d->store_ops->sync(d->store)) != PDCBB_OK)
         PDCBB_ERROR("final sync of the store failed: %s", pdcbb_strerror(rc));
@@ -299,6 +304,7 @@ fail:
     report(ready_fd, "error %s", err);
     unlink(d->endpoint_path);
     bbd_server_stop(d);
+    bbd_io_stop(d);
     if (d->store)
         d->store_ops->close(d->store);
     unlink(d->pid_path);

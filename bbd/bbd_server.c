@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -145,6 +146,7 @@ static void msg_free(bbd_msg_t *m)
 static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     bbd_msg_t *m = user_data;
+    the_daemon->recv_active--;
     if (status != UCS_OK) {
         PDCBB_WARN("receiving a %zu-byte request failed: %s", m->bulk_len ? m->bulk_len : m->len,
                    ucs_status_string(status));
@@ -158,9 +160,8 @@ static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void
     ucp_request_free(request);
 }
 
-/* Start receiving rendezvous data into buf; the message is already queued (in arrival order)
- * and is processed once its data is in. */
-static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t length)
+/* Start receiving rendezvous data into buf (the message is queued already). */
+static void recv_start(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t length)
 {
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
@@ -169,13 +170,44 @@ static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t leng
     prm.cb.recv_am = rndv_recv_cb;
     prm.user_data = m;
     m->pending = 1;
-    queue_push(d, m);
+    d->recv_active++;
     void *req = ucp_am_recv_data_nbx(d->ucx.worker, data, buf, length, &prm);
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_WARN("cannot receive a %zu-byte request: %s", length,
                    ucs_status_string(UCS_PTR_STATUS(req)));
+        d->recv_active--;
         m->pending = 0;
         m->failed = 1;
+    }
+}
+
+static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t length)
+{
+    queue_push(d, m);
+    recv_start(d, m, data, buf, length);
+}
+
+/*
+ * Bulk parts are pulled a few at a time, in arrival order: a client may post hundreds of large
+ * writes at once, and receiving them all together would need that much staging memory (fresh
+ * memory costs a page fault per 4 KiB) for no gain in speed.
+ */
+#define RECV_ACTIVE_MAX 4
+
+static void start_receives(bbd_t *d)
+{
+    for (bbd_msg_t *m = d->queue_head; m && d->recv_active < RECV_ACTIVE_MAX; m = m->next) {
+        if (m->rndv_desc == NULL)
+            continue;
+        void *desc = m->rndv_desc;
+        m->rndv_desc = NULL;
+        if (m->conn->dead || (m->bulk = bbd_staging_get(m->bulk_len)) == NULL) {
+            ucp_am_data_release(d->ucx.worker, desc);
+            m->pending = 0;
+            m->failed = 1;
+            continue;
+        }
+        recv_start(d, m, desc, m->bulk, m->bulk_len);
     }
 }
 
@@ -191,17 +223,17 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     bbd_msg_t *m = c ? calloc(1, sizeof(*m)) : NULL;
     if (m)
         m->data = malloc(header_length ? header_length : 1);
-    if (m && m->data)
+    if (m && m->data && !rndv)
         m->bulk = bbd_staging_get(length ? length : 1);
-    if (m == NULL || m->data == NULL || m->bulk == NULL || length > ((size_t)1 << 36)) {
+    if (m == NULL || m->data == NULL || (!rndv && m->bulk == NULL) ||
+        length > ((size_t)1 << 36)) {
         d->stats.proto_errors++;
         PDCBB_WARN("dropped a %zu-byte data message (%s)", length,
                    c ? "out of memory or too big" : "unknown endpoint");
         if (m)
             msg_free(m);
-        if (rndv)
-            ucp_am_data_release(d->ucx.worker, data);
-        return UCS_OK;
+        /* Rendezvous data is dropped and the sender's send fails with this status. */
+        return rndv ? UCS_ERR_NO_MEMORY : UCS_OK;
     }
     memcpy(m->data, header, header_length);
     m->len = header_length;
@@ -209,8 +241,12 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     m->conn = c;
     c->refs++;
     if (rndv) {
-        recv_rndv(d, m, data, m->bulk, length);
-        return UCS_OK;
+        /* Received when its turn comes (start_receives); the descriptor stays valid. */
+        m->rndv_desc = data;
+        m->pending = 1;
+        queue_push(d, m);
+        start_receives(d);
+        return UCS_INPROGRESS; /* keeps the descriptor valid after this callback */
     }
     if (length)
         memcpy(m->bulk, data, length);
@@ -234,11 +270,7 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     if (length > PDCBB_HDR_LEN + (size_t)PDCBB_PAYLOAD_MAX) {
         /* Too big to even receive: answer from the header alone. */
         d->stats.proto_errors++;
-        if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-            /* Rendezvous data we will not fetch must still be released. */
-            ucp_am_data_release(d->ucx.worker, data);
-        }
-        length = 0;
+        length = 0; /* rendezvous data not fetched is dropped when this callback returns */
     }
     bbd_msg_t *m = calloc(1, sizeof(*m));
     uint8_t *buf = malloc(length ? length : 1);
@@ -314,6 +346,47 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
     pending_sends++;
 }
 
+/* Replies of finished write batches. */
+static void io_reap(bbd_t *d)
+{
+    bbd_io_batch_t *b = bbd_io_take_done();
+    while (b) {
+        bbd_io_batch_t *next = b->next;
+        bbd_data_account(d, b);
+        pdcbb_data_write_rep_t rep = {.results = b->results, .results_count = b->nresults};
+        void *reply = NULL;
+        size_t reply_len = 0;
+        bbd_bulk_t none = {0};
+        bbd_reply_build(&b->hdr, PDCBB_OK, &rep, &reply, &reply_len);
+        if (reply)
+            send_reply(d, b->conn, reply, reply_len, &none);
+        bbd_staging_put(b->staging);
+        conn_release(d, b->conn);
+        bbd_io_batch_free(b);
+        b = next;
+    }
+}
+
+/* Wait until every write handed to the I/O thread is done and answered. */
+static void io_drain(bbd_t *d)
+{
+    while (bbd_io_in_flight() > 0) {
+        struct pollfd pfd = {.fd = bbd_io_event_fd(), .events = POLLIN};
+        poll(&pfd, 1, 10);
+        io_reap(d);
+    }
+}
+
+/* Ops that read or change region data see every write answered before them. */
+static int op_needs_drain(const bbd_msg_t *m)
+{
+    if (m->len < PDCBB_HDR_LEN)
+        return 0;
+    unsigned op = (unsigned)(m->data[6] | m->data[7] << 8);
+    return op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH || op == PDCBB_OP_DATA_DROP ||
+           op == PDCBB_OP_DATA_RESIZE;
+}
+
 static void process_queue(bbd_t *d)
 {
     bbd_msg_t *m;
@@ -330,15 +403,26 @@ static void process_queue(bbd_t *d)
         void *reply = NULL;
         size_t reply_len = 0;
         bbd_bulk_t bulk = {0};
+        bbd_io_batch_t *io = NULL;
+        if (op_needs_drain(m))
+            io_drain(d);
         if (m->len == 0) {
             /* An oversized message: answer with TOO_BIG and no request id. */
             pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
                                  .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
             pdcbb_msg_build(&h, NULL, &reply, &reply_len);
         } else {
-            bbd_dispatch(d, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len, &bulk);
+            bbd_dispatch(d, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len, &bulk,
+                         &io);
         }
-        if (reply)
+        if (io) {
+            /* The writes run on the I/O thread; it keeps the data and the connection. */
+            io->conn = m->conn;
+            m->conn->refs++;
+            io->staging = m->bulk;
+            m->bulk = NULL;
+            bbd_io_submit(io);
+        } else if (reply)
             send_reply(d, m->conn, reply, reply_len, &bulk);
         else
             bbd_bulk_release(&bulk);
@@ -438,20 +522,25 @@ void bbd_server_run(bbd_t *d)
         epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
         ev.data.fd = sfd;
         epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+        ev.data.fd = bbd_io_event_fd();
+        epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
     }
 
     while (!d->stopping) {
         while (ucp_worker_progress(d->ucx.worker))
             ;
         process_queue(d);
+        start_receives(d);
+        io_reap(d);
         reap_dead(d);
-        if (d->queue_head && !d->queue_head->pending)
+        /* Work queued, or a rendezvous receive in flight (its completion does not always wake
+         * the event fd): keep progressing instead of sleeping. */
+        if (d->queue_head)
             continue;
         if (ucp_worker_arm(d->ucx.worker) == UCS_ERR_BUSY)
             continue;
         struct epoll_event evs[4];
-        /* A rendezvous receive in flight: poll it closely. */
-        int n = epoll_wait(ep, evs, 4, d->queue_head ? 1 : 1000);
+        int n = epoll_wait(ep, evs, 4, 1000);
         for (int i = 0; i < n; i++) {
             if (evs[i].data.fd == sfd) {
                 struct signalfd_siginfo si;
@@ -473,7 +562,9 @@ void bbd_server_run(bbd_t *d)
             nanosleep(&ts, NULL);
         }
         process_queue(d);
+        start_receives(d);
     }
+    io_drain(d);
     /* Replies to live clients get a bounded time to leave; a stopped client cannot hold us. */
     for (int spins = 0; pending_sends > 0 && spins < 50000; spins++)
         if (!ucp_worker_progress(d->ucx.worker)) {

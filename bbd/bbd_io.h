@@ -1,0 +1,64 @@
+/*
+ * bbd_io.h - the daemon's I/O thread: region writes leave the event loop.
+ *
+ * A DATA_WRITE needs two copies: the rendezvous pull of the client's data into a staging
+ * buffer, then the write into the object's data file. Done one after the other on the event
+ * thread they cap a daemon at about half of a raw file write (docs/PERFORMANCE.md). So the event
+ * thread checks and indexes a write, then hands its runs to this thread and goes on receiving
+ * the next message while the file write happens; the reply is sent when the write is done, so
+ * a client still learns of success only once its data is in the file.
+ *
+ * Threads: the I/O thread only runs pwrite(2) on descriptors it owns (dup'ed) and touches no
+ * UCX or LMDB state; finished batches come back through an eventfd that the event loop polls,
+ * and everything else (replies, accounting, buffers) happens on the event thread. Batches run
+ * in submission order, and the event thread drains them before any read or other data op, so
+ * every access sees the writes answered before it.
+ */
+#ifndef BBD_IO_H
+#define BBD_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pdcbb_error.h"
+#include "pdcbb_proto.h"
+
+struct bbd;
+struct bbd_conn;
+
+typedef struct bbd_io_run {
+    int fd;            /* dup'ed; closed by the batch */
+    const uint8_t *src;
+    uint64_t len;
+    uint64_t off;
+    uint32_t region;   /* index into results */
+    uint64_t obj;
+} bbd_io_run_t;
+
+typedef struct bbd_io_batch {
+    struct bbd_io_batch *next;
+    struct bbd_conn *conn;   /* where the reply goes (a reference is held) */
+    pdcbb_msg_hdr_t hdr;     /* the request's header (op, request id) */
+    uint64_t *results;       /* one status per region; I/O errors are filled in */
+    uint32_t nresults;
+    bbd_io_run_t *runs;
+    uint32_t nruns, cap;
+    void *staging;           /* the received bulk part, released when done */
+    uint64_t bytes;          /* reserved against capacity until done */
+} bbd_io_batch_t;
+
+pdcbb_err_t bbd_io_start(struct bbd *d);
+void bbd_io_stop(struct bbd *d);
+/* The eventfd that becomes readable when batches finish. */
+int bbd_io_event_fd(void);
+/* Add a run (fd is dup'ed here); PDCBB_ERR_NOMEM or an errno-mapped error. */
+pdcbb_err_t bbd_io_add_run(bbd_io_batch_t *b, int fd, const uint8_t *src, uint64_t len,
+                           uint64_t off, uint32_t region, uint64_t obj);
+void bbd_io_submit(bbd_io_batch_t *b);
+/* Take the finished batches (oldest first), or NULL. */
+bbd_io_batch_t *bbd_io_take_done(void);
+/* Number of batches submitted and not yet taken. */
+unsigned bbd_io_in_flight(void);
+void bbd_io_batch_free(bbd_io_batch_t *b);
+
+#endif
