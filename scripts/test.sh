@@ -30,7 +30,8 @@ export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0"
 ctest --test-dir "$asan" --output-on-failure --timeout 300
 PDCBB_BUILD_DIR="$asan" bats "$repo/tests/bats/10-daemon.bats" "$repo/tests/bats/20-metadata.bats" \
-    "$repo/tests/bats/30-faults.bats" "$repo/tests/bats/40-launcher.bats"
+    "$repo/tests/bats/30-faults.bats" "$repo/tests/bats/40-launcher.bats" \
+    "$repo/tests/bats/70-regions.bats"
 if [ -n "$(ls -A "$reports")" ]; then
     echo "sanitizer reports:" >&2
     head -n 60 "$reports"/* >&2
