@@ -27,6 +27,7 @@ reports="$asan/sanitizer-reports"
 rm -rf "$reports"
 mkdir -p "$reports"
 export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1"
+export LSAN_OPTIONS="suppressions=$repo/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0"
 ctest --test-dir "$asan" --output-on-failure --timeout 300
 PDCBB_BUILD_DIR="$asan" bats "$repo/tests/bats/10-daemon.bats" "$repo/tests/bats/20-metadata.bats" \

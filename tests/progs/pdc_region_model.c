@@ -440,8 +440,18 @@ static void obj_spec(obj_t *o, rng_t *r, int owner, int k, int min_d0)
 }
 
 /* Objects of every rank and the shared ones; plans[r] is left ready to plan rank r's ops. */
+/* Release the in-memory references of the current objects. */
+static void free_refs(void)
+{
+    for (int i = 0; i < nobjs; i++) {
+        free(objs[i].ref);
+        objs[i].ref = NULL;
+    }
+}
+
 static void make_objects(plan_t *plans)
 {
+    free_refs();
     nobjs = 0;
     for (int r = 0; r < opt.procs; r++) {
         memset(&plans[r], 0, sizeof(plans[r]));
@@ -1450,6 +1460,7 @@ int main(int argc, char **argv)
     }
     if (PDCclose(pdc) != SUCCEED)
         fail_pdc("PDCclose", NULL);
+    free_refs();
     printf("summary seed=%" PRIu64 " phase=%s rank=%d/%d owner=%d ops=%" PRIu64 " writes=%" PRIu64
            " reads=%" PRIu64 " singles=%" PRIu64 " batches=%" PRIu64 " polls=%" PRIu64
            " unwaited_closes=%" PRIu64 " reshaped=%" PRIu64 " local_offsets=%" PRIu64

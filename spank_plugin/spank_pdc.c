@@ -1,0 +1,427 @@
+/*
+ * spank_pdc.c - the Slurm SPANK plugin of pdcbb: `--pdc[=k=v,...]` makes a job's nodes run a
+ * burst buffer.
+ *
+ *   plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml
+ *
+ * Contexts (SLURM_LAB.md has the measured callback order):
+ *   sbatch/salloc/srun (the user): registers --pdc and validates it at once, so a bad spec
+ *     fails the submission with the key named (site file first, then the spec);
+ *   job prolog / epilog (root, every node): calls the same pdcbb_job_prolog / pdcbb_job_epilog
+ *     as `pdcbb run`. The prolog never fails because of a user mistake or a daemon failure (a
+ *     failing prolog drains the node): the reason goes to the job directory's prolog.error,
+ *     where clients and `pdcbb status` find it, and to the slurmd log;
+ *   each task (user): exports PDCBB_JOB_DIR, PDCBB_JOB_ID, PDCBB_NODE_NAME (and
+ *     PDCBB_SERVER_DIRS when every node's job directory is on this host, as on a test cluster).
+ * A `config=FILE` in the spec is read as the user at submit time; the prolog (root) receives
+ * its content through the job control environment and never opens a path the user chose.
+ * The plugin starts no threads and logs only through slurm_error/slurm_info/slurm_debug.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "pdcbb_config.h"
+#include "pdcbb_job.h"
+#include "pdcbb_log.h"
+
+SPANK_PLUGIN(pdc, 1);
+
+#define PFX "spank_pdc: "
+#define USER_YAML_MAX (64 * 1024)
+
+static char site_config[PATH_MAX];
+static char *pdc_spec;
+static int pdc_given;
+
+static int pdc_opt_cb(int val, const char *optarg, int remote);
+
+static struct spank_option pdc_option = {
+    "pdc",
+    "[k=v,...]",
+    "Give the job a pdcbb burst buffer on every node. Keys: capacity=SIZE (per node), "
+    "drain=DIR, stage_in=DIR, servers_per_node=N, placement=obj_static|region_static|"
+    "region_dynamic|region_local, log_level=..., config=YAML (a file of the same keys). "
+    "Example: --pdc=capacity=20G,drain=/scratch/me/run1",
+    2,
+    0,
+    pdc_opt_cb,
+};
+
+/* Split "k=v,config=FILE,k=v" into the spec without config/yaml keys and the file name. */
+static void split_config_key(const char *spec, char *rest, size_t restlen, char *file,
+                             size_t filelen)
+{
+    rest[0] = file[0] = '\0';
+    char *copy = strdup(spec ? spec : "");
+    if (copy == NULL)
+        return;
+    size_t used = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ')
+            t++;
+        if (strncmp(t, "config=", 7) == 0 || strncmp(t, "yaml=", 5) == 0) {
+            snprintf(file, filelen, "%s", strchr(t, '=') + 1);
+            continue;
+        }
+        used += (size_t)snprintf(rest + used, used < restlen ? restlen - used : 0, "%s%s",
+                                 used ? "," : "", t);
+    }
+    free(copy);
+}
+
+/* defaults < site file < (user file) < spec; err names the source and key. */
+static pdcbb_err_t resolve(pdcbb_config_t *cfg, const char *spec, const char *user_yaml_path,
+                           char *err, size_t errlen)
+{
+    pdcbb_err_t rc;
+    pdcbb_config_init(cfg);
+    if (site_config[0] &&
+        (rc = pdcbb_config_load_file(cfg, site_config, PDCBB_SCOPE_SITE | PDCBB_SCOPE_USER |
+                                                           PDCBB_SCOPE_ENV,
+                                     err, errlen)) != PDCBB_OK)
+        return rc;
+    if (user_yaml_path && *user_yaml_path &&
+        (rc = pdcbb_config_load_file(cfg, user_yaml_path, PDCBB_SCOPE_USER | PDCBB_SCOPE_ENV,
+                                     err, errlen)) != PDCBB_OK)
+        return rc;
+    if ((rc = pdcbb_config_parse_spec(cfg, spec ? spec : "", err, errlen)) != PDCBB_OK)
+        return rc;
+    return pdcbb_config_validate(cfg, err, errlen);
+}
+
+static int pdc_opt_cb(int val, const char *optarg, int remote)
+{
+    (void)val;
+    free(pdc_spec);
+    pdc_spec = strdup(optarg ? optarg : "");
+    pdc_given = 1;
+    if (remote)
+        return 0; /* checked at submission; the prolog reports anything else in prolog.error */
+    /* Submission: the user's own process, which may read the user's files. */
+    pdcbb_config_t cfg;
+    char err[PDCBB_CONFIG_ERR_LEN];
+    if (resolve(&cfg, pdc_spec, NULL, err, sizeof(err)) != PDCBB_OK) {
+        slurm_error(PFX "--pdc=%s: %s", pdc_spec, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The plugstack.conf arguments; every entry point gets them (the prolog runs no init). */
+static void parse_args(int ac, char **av)
+{
+    site_config[0] = '\0';
+    for (int i = 0; i < ac; i++) {
+        if (strncmp(av[i], "config=", 7) == 0) {
+            snprintf(site_config, sizeof(site_config), "%s", av[i] + 7);
+        } else {
+            slurm_error(PFX "unknown plugstack.conf argument '%s' (use config=SITE.yaml)",
+                        av[i]);
+            /* A site mistake must not break every job: ignore it. */
+        }
+    }
+    pdcbb_log_set_level(PDCBB_LOG_NONE);
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    parse_args(ac, av);
+    if (spank_option_register(sp, &pdc_option) != ESPANK_SUCCESS)
+        slurm_error(PFX "cannot register --pdc");
+    return 0;
+}
+
+/* At submission, hand the user's config file content to the prolog (which runs as root). */
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    spank_context_t ctx = spank_context();
+    if (!pdc_given || (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL))
+        return 0;
+    char rest[4096], file[PATH_MAX];
+    split_config_key(pdc_spec, rest, sizeof(rest), file, sizeof(file));
+    if (file[0] == '\0')
+        return 0;
+    char *buf = malloc(USER_YAML_MAX + 1);
+    int fd = buf ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? read(fd, buf, USER_YAML_MAX + 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0 || n > USER_YAML_MAX) {
+        slurm_error(PFX "--pdc config=%s: %s", file,
+                    n > USER_YAML_MAX ? "file larger than 64 KiB" : strerror(errno));
+        free(buf);
+        return -1;
+    }
+    buf[n] = '\0';
+    if (spank_job_control_setenv(sp, "PDCBB_USER_YAML", buf, 1) != ESPANK_SUCCESS)
+        slurm_error(PFX "cannot pass config=%s to the job's prolog", file);
+    free(buf);
+    return 0;
+}
+
+#define HOSTS_MAX 4096
+
+/* Expand a Slurm host list ("n[1-3,5],m07") into names (malloc'ed array of *count strings of
+ * 256 bytes); NULL if malformed or out of memory. */
+static char (*hostlist_expand(const char *list, unsigned *count))[256]
+{
+    char(*names)[256] = calloc(HOSTS_MAX, 256);
+    unsigned n = 0;
+    const char *p = list;
+    while (names && p && *p) {
+        char prefix[128];
+        size_t pl = strcspn(p, "[,");
+        if (pl >= sizeof(prefix))
+            goto bad;
+        memcpy(prefix, p, pl);
+        prefix[pl] = '\0';
+        p += pl;
+        if (*p == '[') {
+            const char *close = strchr(p, ']');
+            char ranges[1024];
+            size_t rl = close ? (size_t)(close - p - 1) : 0;
+            if (close == NULL || rl >= sizeof(ranges))
+                goto bad;
+            memcpy(ranges, p + 1, rl);
+            ranges[rl] = '\0';
+            for (char *save = NULL, *r = strtok_r(ranges, ",", &save); r;
+                 r = strtok_r(NULL, ",", &save)) {
+                char *dash = strchr(r, '-');
+                int width = (int)(dash ? (size_t)(dash - r) : strlen(r));
+                unsigned long lo = strtoul(r, NULL, 10), hi = dash ? strtoul(dash + 1, NULL, 10)
+                                                                  : lo;
+                for (unsigned long v = lo; v <= hi; v++) {
+                    if (n == HOSTS_MAX)
+                        goto bad;
+                    snprintf(names[n++], 256, "%s%0*lu", prefix, width, v);
+                }
+            }
+            p = close + 1;
+        } else {
+            if (n == HOSTS_MAX)
+                goto bad;
+            snprintf(names[n++], 256, "%s", prefix);
+        }
+        if (*p == ',')
+            p++;
+    }
+    *count = n;
+    return names;
+bad:
+    free(names);
+    return NULL;
+}
+
+/* "%n" in local_root becomes the node name (several slurmd on one host need their own). */
+static void expand_root(const char *pattern, const char *node, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *c = pattern; *c && o + 1 < len; c++) {
+        if (c[0] == '%' && c[1] == 'n') {
+            o += (size_t)snprintf(out + o, len - o, "%s", node);
+            c++;
+        } else {
+            out[o++] = *c;
+        }
+    }
+    out[o < len ? o : len - 1] = '\0';
+}
+
+/* The job's node list: the prolog's environment, or the job's (steps). */
+static const char *job_nodelist(spank_t sp, char *buf, int len)
+{
+    const char *l = getenv("SLURM_JOB_NODELIST");
+    if (l && *l)
+        return l;
+    if ((l = getenv("SLURM_NODELIST")) != NULL && *l)
+        return l;
+    if (spank_remote(sp) && spank_getenv(sp, "SLURM_JOB_NODELIST", buf, len) == ESPANK_SUCCESS)
+        return buf;
+    if (spank_remote(sp) && spank_getenv(sp, "SLURM_NODELIST", buf, len) == ESPANK_SUCCESS)
+        return buf;
+    return NULL;
+}
+
+static const char *node_name(char *buf, size_t len)
+{
+    const char *n = getenv("SLURMD_NODENAME");
+    if (n && *n)
+        return n;
+    if (gethostname(buf, len) != 0)
+        snprintf(buf, len, "localhost");
+    return buf;
+}
+
+/* The job as this node sees it; err names what is missing. */
+static int job_from_slurm(spank_t sp, pdcbb_job_t *job, char *err, size_t errlen)
+{
+    uint32_t jobid = 0;
+    uid_t uid;
+    gid_t gid;
+    char host[256];
+    memset(job, 0, sizeof(*job));
+    if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+        snprintf(err, errlen, "cannot get the job id, uid or gid from Slurm");
+        return -1;
+    }
+    job->job_id = jobid;
+    job->uid = uid;
+    job->gid = gid;
+    snprintf(job->node_name, sizeof(job->node_name), "%s", node_name(host, sizeof(host)));
+    unsigned count = 0;
+    char listbuf[8192];
+    const char *list = job_nodelist(sp, listbuf, sizeof(listbuf));
+    char(*names)[256] = list ? hostlist_expand(list, &count) : NULL;
+    slurm_debug(PFX "node %s, job node list %s", job->node_name, list ? list : "(none)");
+    job->node_index = 0;
+    job->nnodes = 1;
+    for (unsigned i = 0; names && i < count; i++)
+        if (strcmp(names[i], job->node_name) == 0) {
+            job->node_index = i;
+            job->nnodes = count;
+            break;
+        }
+    free(names);
+    /* The user's part of the configuration: the spec, and a config file's content. */
+    char *spec = NULL;
+    if (spank_option_getopt(sp, &pdc_option, &spec) != ESPANK_SUCCESS)
+        spec = pdc_spec;
+    char rest[4096], file[PATH_MAX];
+    split_config_key(spec, rest, sizeof(rest), file, sizeof(file));
+    char tmp[] = "/tmp/pdcbb-user-yaml.XXXXXX";
+    const char *yaml = getenv("SPANK_PDCBB_USER_YAML");
+    int have_yaml = 0;
+    if (yaml && *yaml) {
+        int fd = mkstemp(tmp);
+        if (fd >= 0) {
+            size_t l = strlen(yaml);
+            have_yaml = write(fd, yaml, l) == (ssize_t)l;
+            close(fd);
+        }
+    }
+    pdcbb_err_t rc = resolve(&job->cfg, rest, have_yaml ? tmp : NULL, err, errlen);
+    if (have_yaml || yaml)
+        unlink(tmp);
+    if (rc != PDCBB_OK)
+        return -1;
+    expand_root(job->cfg.local_root, job->node_name, job->local_root, sizeof(job->local_root));
+    return 0;
+}
+
+static int pdc_requested(spank_t sp)
+{
+    char *spec = NULL;
+    return spank_option_getopt(sp, &pdc_option, &spec) == ESPANK_SUCCESS || pdc_given;
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+    parse_args(ac, av);
+    if (spank_context() != S_CTX_JOB_SCRIPT || !pdc_requested(sp))
+        return 0;
+    pdcbb_job_t job;
+    char err[PDCBB_JOB_ERR_LEN];
+    if (job_from_slurm(sp, &job, err, sizeof(err)) != 0) {
+        slurm_error(PFX "job %llu: burst buffer not started: %s",
+                    (unsigned long long)job.job_id, err);
+        return 0; /* never drain a node for a user's mistake */
+    }
+    pdcbb_err_t rc = pdcbb_job_prolog(&job, NULL, err, sizeof(err));
+    if (rc != PDCBB_OK)
+        slurm_error(PFX "job %llu node %s: burst buffer not started: %s",
+                    (unsigned long long)job.job_id, job.node_name, err);
+    else
+        slurm_info(PFX "job %llu node %s: %u daemon(s) started", (unsigned long long)job.job_id,
+                   job.node_name, job.cfg.servers_per_node);
+    return 0;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+    parse_args(ac, av);
+    if (spank_context() != S_CTX_JOB_SCRIPT || !pdc_requested(sp))
+        return 0;
+    pdcbb_job_t job;
+    char err[PDCBB_JOB_ERR_LEN];
+    if (job_from_slurm(sp, &job, err, sizeof(err)) != 0) {
+        /* Still stop what runs: the default configuration and site file find it. */
+        pdcbb_config_init(&job.cfg);
+        if (site_config[0])
+            pdcbb_config_load_file(&job.cfg, site_config, PDCBB_SCOPE_ALL, NULL, 0);
+        expand_root(job.cfg.local_root, job.node_name, job.local_root, sizeof(job.local_root));
+    }
+    pdcbb_err_t rc = pdcbb_job_epilog(&job, err, sizeof(err));
+    char dir[PATH_MAX];
+    pdcbb_job_dir(&job, dir, sizeof(dir));
+    if (rc != PDCBB_OK)
+        slurm_error(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
+                    err);
+    else
+        slurm_info(PFX "job %llu node %s: daemons stopped; node-local data kept in %s",
+                   (unsigned long long)job.job_id, job.node_name, dir);
+    return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+    parse_args(ac, av);
+    if (spank_context() != S_CTX_REMOTE || !pdc_requested(sp))
+        return 0;
+    pdcbb_job_t job;
+    char err[PDCBB_JOB_ERR_LEN], dir[PATH_MAX], num[32];
+    if (job_from_slurm(sp, &job, err, sizeof(err)) != 0) {
+        slurm_error(PFX "%s", err);
+        return 0;
+    }
+    pdcbb_job_dir(&job, dir, sizeof(dir));
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)job.job_id);
+    spank_setenv(sp, "PDCBB_JOB_DIR", dir, 1);
+    spank_setenv(sp, "PDCBB_JOB_ID", num, 1);
+    spank_setenv(sp, "PDCBB_NODE_NAME", job.node_name, 1);
+    /* Every node's directory on this host (a test cluster): serial programs see them all. */
+    unsigned count = 0;
+    char listbuf[8192];
+    const char *list = job_nodelist(sp, listbuf, sizeof(listbuf));
+    char(*names)[256] = list ? hostlist_expand(list, &count) : NULL;
+    char all[16384] = "";
+    size_t used = 0;
+    int complete = names != NULL && count > 0;
+    for (unsigned i = 0; complete && i < count; i++) {
+        pdcbb_job_t other = job;
+        char odir[PATH_MAX];
+        snprintf(other.node_name, sizeof(other.node_name), "%s", names[i]);
+        expand_root(job.cfg.local_root, names[i], other.local_root, sizeof(other.local_root));
+        if (pdcbb_job_dir(&other, odir, sizeof(odir)) != PDCBB_OK ||
+            access(odir, R_OK | X_OK) != 0) {
+            complete = 0;
+            break;
+        }
+        used += (size_t)snprintf(all + used, used < sizeof(all) ? sizeof(all) - used : 0, "%s%s",
+                                 used ? ":" : "", odir);
+    }
+    free(names);
+    if (complete && used < sizeof(all))
+        spank_setenv(sp, "PDCBB_SERVER_DIRS", all, 1);
+    return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    free(pdc_spec);
+    pdc_spec = NULL;
+    return 0;
+}
