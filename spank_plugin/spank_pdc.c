@@ -100,7 +100,10 @@ static int pdc_opt_cb(int val, const char *optarg, int remote)
 {
     (void)val;
     free(pdc_spec);
-    pdc_spec = strdup(optarg ? optarg : "");
+    /* A bare --pdc reaches steps through the environment as the text "(null)". */
+    if (optarg == NULL || strcmp(optarg, "(null)") == 0)
+        optarg = "";
+    pdc_spec = strdup(optarg);
     pdc_given = 1;
     if (remote)
         return 0; /* checked at submission; the prolog reports anything else in prolog.error */
@@ -297,6 +300,8 @@ static int job_from_slurm(spank_t sp, pdcbb_job_t *job, char *err, size_t errlen
     char *spec = NULL;
     if (spank_option_getopt(sp, &pdc_option, &spec) != ESPANK_SUCCESS)
         spec = pdc_spec;
+    if (spec == NULL || strcmp(spec, "(null)") == 0)
+        spec = ""; /* a bare --pdc */
     char rest[4096], file[PATH_MAX];
     split_config_key(spec, rest, sizeof(rest), file, sizeof(file));
     char tmp[] = "/tmp/pdcbb-user-yaml.XXXXXX";
