@@ -1,0 +1,673 @@
+#!/usr/bin/env bash
+# Start, stop and inspect a real local Slurm test cluster on this machine: one munged, one
+# slurmctld and N slurmd ("nodes" n1..nN) on 127.0.0.1, everything under one directory.
+# See docs/TEST-CLUSTER.md. Needs root and the Debian packages slurmctld, slurmd,
+# slurm-client and munge (scripts/install-deps.sh).
+set -euo pipefail
+
+PROG="slurm-cluster.sh"
+DEFAULT_DIR=/tmp/pdcbb-slurm
+TEST_USERS=(pdcbbtest pdcbbtest2)
+MARKER=.pdcbb-slurm-cluster       # marks a directory this script created and may wipe
+START_TIMEOUT=${PDCBB_SLURM_START_TIMEOUT:-30}   # seconds for all nodes to become idle
+STOP_TIMEOUT=${PDCBB_SLURM_STOP_TIMEOUT:-30}     # seconds for jobs to end, then for daemons
+
+usage() {
+    cat <<EOF
+Usage: $PROG COMMAND [OPTIONS]
+
+A local Slurm test cluster: munged, slurmctld and N slurmd (nodes n1..nN) on 127.0.0.1,
+with everything (config, munge key and socket, state, spool, logs, pid files, per-node
+TmpFS) under one directory.
+
+Commands:
+  start [--dir DIR] [--nodes N] [--plugstack FILE]
+                      start the cluster with a clean state (job ids restart at 1) and wait
+                      until all nodes are idle. Already running: says so and exits 0
+                      (fails if --nodes differs; restarts if --plugstack FILE differs).
+                      --plugstack copies FILE to DIR/plugstack.conf (default: empty).
+  stop [--dir DIR]    cancel remaining jobs, shut everything down, wait for every daemon
+                      by pid; exits 0 if nothing runs.
+  status [--dir DIR]  daemons, nodes, ports, test users; exit 0 running, 3 stopped,
+                      1 partly running.
+  env [--dir DIR]     print 'export SLURM_CONF=...' lines: eval "\$($PROG env)"
+  --help              this text
+
+DIR defaults to $DEFAULT_DIR, N to 2. Must run as root. Test users (created at start if
+missing): ${TEST_USERS[*]}.
+Environment: PDCBB_SLURM_START_TIMEOUT (default 30 s), PDCBB_SLURM_STOP_TIMEOUT (30 s).
+EOF
+}
+
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+say() { echo "$PROG: $*"; }
+
+# ---------------------------------------------------------------------------------------
+# Layout
+
+set_paths() {
+    CONF="$DIR/slurm.conf"
+    PLUGSTACK="$DIR/plugstack.conf"
+    MUNGE_DIR="$DIR/munge"              # 0755: socket, pid, log (clients need the socket)
+    MUNGE_KEY_DIR="$MUNGE_DIR/key"      # 0700: key and seed
+    MUNGE_KEY="$MUNGE_KEY_DIR/munge.key"
+    MUNGE_SEED="$MUNGE_KEY_DIR/munged.seed"
+    MUNGE_SOCKET="$MUNGE_DIR/munge.socket"
+    MUNGE_PID="$MUNGE_DIR/munged.pid"
+    MUNGE_LOG="$MUNGE_DIR/munged.log"
+    STATE_DIR="$DIR/state"
+    RUN_DIR="$DIR/run"
+    LOG_DIR="$DIR/log"
+    TMPFS_DIR="$DIR/tmp"
+    CTLD_PID="$RUN_DIR/slurmctld.pid"
+    CTLD_LOG="$LOG_DIR/slurmctld.log"
+    TASK_PROLOG="$DIR/task-prolog.sh"
+}
+slurmd_pidfile() { echo "$RUN_DIR/slurmd-$1.pid"; }
+slurmd_log() { echo "$LOG_DIR/slurmd-$1.log"; }
+
+# Node names from the generated slurm.conf (empty if there is none).
+conf_nodes() {
+    [ -f "$CONF" ] || return 0
+    sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$CONF"
+}
+conf_value() {  # conf_value KEY: first KEY=value of slurm.conf
+    [ -f "$CONF" ] || return 0
+    sed -n "s/^$1=\\([^ ]*\\).*/\\1/p" "$CONF" | head -n 1
+}
+
+# ---------------------------------------------------------------------------------------
+# Processes, always by pid
+
+# True if PID runs and is not a zombie (the sandbox reaps orphans late).
+pid_alive() {
+    local pid=$1 stat
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+    stat="${stat##*) }"
+    case "${stat:0:1}" in Z|X|"") return 1 ;; esac
+    return 0
+}
+
+# Pid from a pid file if that process is alive and its command line mentions DIR (guards
+# against a stale pid file whose pid was reused).
+pid_from_file() {
+    local file=$1 pid
+    [ -f "$file" ] || return 1
+    pid="$(tr -dc '0-9' 2>/dev/null <"$file")" || return 1
+    pid_alive "$pid" || return 1
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$DIR/" || return 1
+    echo "$pid"
+}
+
+# Wait until every given pid is gone, at most $1 seconds. Returns 1 on timeout.
+wait_pids_gone() {
+    local timeout=$1; shift
+    local deadline=$(( SECONDS + timeout )) p left
+    while :; do
+        left=0
+        for p in "$@"; do pid_alive "$p" && left=1; done
+        [ "$left" -eq 0 ] && return 0
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.1
+    done
+}
+
+# Run a daemon's start command with no inherited descriptors above 2 (a daemon holding,
+# say, bats' fd 3 open would hang the caller) and its early output in a file.
+run_detached() {
+    local out=$1; shift
+    (
+        for fd in /proc/"$BASHPID"/fd/*; do
+            fd=${fd##*/}
+            if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+        done
+        exec "$@" </dev/null >>"$out" 2>&1
+    )
+}
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+elapsed() {  # elapsed T0_MS: seconds since T0_MS, one decimal
+    local ms=$(( $(now_ms) - $1 ))
+    printf '%d.%d' $(( ms / 1000 )) $(( ms % 1000 / 100 ))
+}
+
+show_log() {  # show_log FILE [LINES]
+    local f=$1 n=${2:-20}
+    if [ -s "$f" ]; then
+        echo "---- last $n lines of $f" >&2
+        tail -n "$n" "$f" >&2
+    fi
+}
+
+# ---------------------------------------------------------------------------------------
+# Ports
+
+port_listening() {  # port_listening PORT: true if some socket listens on TCP PORT
+    ss -Htln 2>/dev/null | awk '{print $4}' | grep -qE "[:.]$1\$"
+}
+
+# Choose SlurmctldPort and one port per node: NODES+1 consecutive free ports in
+# 20000-27999 (below the ephemeral range), starting at a point derived from DIR so that
+# clusters in different directories do not race for the same ports.
+pick_ports() {
+    local n=$1 base tries p ok
+    base=$(( 20000 + ( $(printf '%s' "$DIR" | cksum | cut -d' ' -f1) % 380 ) * 20 ))
+    for (( tries = 0; tries < 400; tries++ )); do
+        ok=1
+        for (( p = base; p <= base + n; p++ )); do
+            if port_listening "$p"; then ok=0; break; fi
+        done
+        if [ "$ok" -eq 1 ]; then echo "$base"; return 0; fi
+        base=$(( base + 20 ))
+        [ "$base" -gt $(( 27999 - n )) ] && base=20000
+    done
+    die "no $((n + 1)) consecutive free TCP ports found in 20000-27999 (see 'ss -ltn')"
+}
+
+# ---------------------------------------------------------------------------------------
+# Test users
+
+ensure_test_users() {
+    local u
+    for u in "${TEST_USERS[@]}"; do
+        if ! getent passwd "$u" >/dev/null; then
+            useradd --create-home --home-dir "/home/$u" --shell /bin/bash --user-group "$u" \
+                || die "useradd $u failed"
+            say "created test user $u (uid $(id -u "$u"))"
+        fi
+        # Private homes, as on a real cluster: tests check that one user's job cannot
+        # read another's data.
+        chmod 0700 "$(getent passwd "$u" | cut -d: -f6)" 2>/dev/null || true
+    done
+}
+
+# ---------------------------------------------------------------------------------------
+# start
+
+write_conf() {
+    local nodes=$1 base=$2 host i
+    host="$(hostname -s)"
+    {
+        echo "# Generated by pdcbb scripts/slurm-cluster.sh; 'start' rewrites it."
+        echo "ClusterName=pdcbb"
+        echo "SlurmctldHost=$host(127.0.0.1)"
+        echo "SlurmctldPort=$base"
+        echo "SlurmdPort=$(( base + 1 ))"
+        echo "SlurmUser=root"
+        echo "SlurmdUser=root"
+        echo "AuthType=auth/munge"
+        echo "AuthInfo=socket=$MUNGE_SOCKET"
+        echo "CredType=cred/munge"
+        echo "StateSaveLocation=$STATE_DIR"
+        echo "SlurmdSpoolDir=$DIR/slurmd-%n"
+        echo "SlurmctldPidFile=$CTLD_PID"
+        echo "SlurmdPidFile=$RUN_DIR/slurmd-%n.pid"
+        echo "SlurmctldLogFile=$CTLD_LOG"
+        echo "SlurmdLogFile=$LOG_DIR/slurmd-%n.log"
+        echo "SlurmctldDebug=info"
+        echo "SlurmdDebug=info"
+        echo "ProctrackType=proctrack/linuxproc"
+        echo "TaskPlugin=task/none"
+        echo "JobAcctGatherType=jobacct_gather/none"
+        echo "AccountingStorageType=accounting_storage/none"
+        echo "JobCompType=jobcomp/none"
+        echo "SwitchType=switch/none"
+        echo "MpiDefault=none"
+        echo "SelectType=select/cons_tres"
+        echo "SelectTypeParameters=CR_Core"
+        echo "SchedulerType=sched/backfill"
+        echo "SchedulerParameters=batch_sched_delay=0,sched_min_interval=0"
+        echo "PrologFlags=Alloc"
+        echo "TmpFS=$TMPFS_DIR/%n"
+        echo "PlugStackConfig=$PLUGSTACK"
+        echo "TaskProlog=$TASK_PROLOG"
+        echo "SlurmdParameters=config_overrides"
+        echo "ReturnToService=2"
+        echo "KillWait=5"
+        echo "InactiveLimit=0"
+        echo "MailProg=/bin/true"
+        for (( i = 1; i <= nodes; i++ )); do
+            echo "NodeName=n$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(( base + i )) CPUs=2 RealMemory=2000 State=UNKNOWN"
+        done
+        echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
+    } >"$CONF"
+    chmod 0644 "$CONF"
+
+    # All "nodes" share one hostname and one /dev/shm: OpenMPI's vader BTL names its
+    # segments after the hostname, so ranks on two nodes would map each other's segments
+    # (segfaults). Give every node its own backing directory, as separate machines would
+    # have. Overrides a value this script set (a batch script passes its node's value on
+    # to its steps), keeps one the user chose.
+    cat >"$TASK_PROLOG" <<EOF
+#!/bin/sh
+# Generated by pdcbb scripts/slurm-cluster.sh: runs as the job user before every task;
+# "export" lines on stdout go into the task's environment.
+case "\${OMPI_MCA_btl_vader_backing_directory:-}" in
+    ""|$TMPFS_DIR/*) echo "export OMPI_MCA_btl_vader_backing_directory=$TMPFS_DIR/\$SLURMD_NODENAME" ;;
+esac
+EOF
+    chmod 0755 "$TASK_PROLOG"
+}
+
+# Undo a failed start: stop by pid whatever did start.
+abort_start() {
+    echo "$PROG: start failed; stopping what was started (logs stay in $DIR)" >&2
+    do_stop quiet >&2 || true
+    exit 1
+}
+
+all_nodes_idle() {  # all_nodes_idle N
+    local idle
+    idle="$(sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)" || return 1
+    [ "$idle" -eq "$1" ]
+}
+
+do_start() {
+    local nodes=$1 plugstack_src=$2 plugstack_text="" t0 i n pid base deadline
+    [ "$(id -u)" -eq 0 ] || die "start needs root (the daemons run as root, test users are created)"
+    for cmd in munged mungekey slurmctld slurmd sinfo scontrol ss; do
+        command -v "$cmd" >/dev/null || die "$cmd not found: run scripts/install-deps.sh"
+    done
+    if [ -n "$plugstack_src" ]; then
+        [ -r "$plugstack_src" ] || die "--plugstack $plugstack_src: not a readable file"
+        plugstack_text="$(cat "$plugstack_src")"
+    fi
+
+    # Already running?
+    if pid_from_file "$CTLD_PID" >/dev/null || pid_from_file "$MUNGE_PID" >/dev/null \
+        || [ -n "$(running_slurmds)" ]; then
+        n="$(conf_nodes | wc -l)"
+        if status_healthy; then
+            if [ -n "$NODES_SET" ] && [ "$n" -ne "$nodes" ]; then
+                die "a cluster with $n nodes already runs in $DIR (asked for $nodes): stop it first"
+            fi
+            if [ -z "$plugstack_src" ] || [ "$plugstack_text" = "$(cat "$PLUGSTACK")" ]; then
+                say "already running in $DIR ($n nodes)"
+                return 0
+            fi
+            # slurmd decides at its start whether any plugin has a job_prolog/job_epilog
+            # (not even 'scontrol reconfigure' changes that): restart.
+            say "already running in $DIR with another plugstack.conf: restarting with $plugstack_src"
+        else
+            say "a previous cluster in $DIR is only partly running: stopping it first"
+        fi
+        if [ -z "$NODES_SET" ] && [ "$n" -gt 0 ]; then nodes=$n; fi
+        do_stop
+    fi
+
+    t0=$(now_ms)
+    # A clean directory: wipe it only if this script made it (or it is empty).
+    if [ -d "$DIR" ]; then
+        if [ -e "$DIR/$MARKER" ]; then
+            find "$DIR" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+        elif [ -n "$(ls -A "$DIR")" ]; then
+            die "$DIR exists, is not empty and was not made by $PROG: choose another --dir"
+        fi
+    fi
+    mkdir -p "$DIR" "$MUNGE_KEY_DIR" "$STATE_DIR" "$RUN_DIR" "$LOG_DIR" "$TMPFS_DIR"
+    touch "$DIR/$MARKER"
+    chmod 0755 "$DIR" "$MUNGE_DIR" "$RUN_DIR" "$LOG_DIR" "$TMPFS_DIR"
+    chmod 0700 "$MUNGE_KEY_DIR" "$STATE_DIR"
+    # Non-root clients must reach slurm.conf and the munge socket through every parent.
+    local parent
+    parent="$(dirname "$DIR")"
+    while [ "$parent" != / ]; do
+        case "$(stat -c %A "$parent")" in
+            ?????????[xt]) ;;
+            *) echo "$PROG: warning: $parent is not traversable by other users: non-root srun will fail" >&2 ;;
+        esac
+        parent="$(dirname "$parent")"
+    done
+    for (( i = 1; i <= nodes; i++ )); do
+        mkdir -p "$DIR/slurmd-n$i" "$TMPFS_DIR/n$i"
+        chmod 0755 "$DIR/slurmd-n$i"
+        chmod 1777 "$TMPFS_DIR/n$i"
+    done
+    if [ -n "$plugstack_src" ]; then
+        printf '%s\n' "$plugstack_text" >"$PLUGSTACK"
+    else
+        : >"$PLUGSTACK"
+    fi
+    chmod 0644 "$PLUGSTACK"
+    base="$(pick_ports "$nodes")"
+    write_conf "$nodes" "$base"
+    ensure_test_users
+
+    # 1. munge
+    mungekey --create --keyfile="$MUNGE_KEY" >"$MUNGE_DIR/mungekey.out" 2>&1 \
+        || { show_log "$MUNGE_DIR/mungekey.out"; die "mungekey -c -k $MUNGE_KEY failed"; }
+    chmod 0600 "$MUNGE_KEY"
+    if ! run_detached "$MUNGE_DIR/munged.out" munged --key-file="$MUNGE_KEY" \
+        --socket="$MUNGE_SOCKET" --pid-file="$MUNGE_PID" --seed-file="$MUNGE_SEED" \
+        --log-file="$MUNGE_LOG"; then
+        show_log "$MUNGE_DIR/munged.out"; show_log "$MUNGE_LOG"
+        echo "$PROG: error: munged failed to start (log: $MUNGE_LOG)" >&2
+        abort_start
+    fi
+    deadline=$(( SECONDS + 10 ))
+    until [ -S "$MUNGE_SOCKET" ] && pid_from_file "$MUNGE_PID" >/dev/null; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            show_log "$MUNGE_DIR/munged.out"; show_log "$MUNGE_LOG"
+            echo "$PROG: error: munged did not create $MUNGE_SOCKET within 10 s (log: $MUNGE_LOG)" >&2
+            abort_start
+        fi
+        sleep 0.05
+    done
+
+    # 2. slurmctld with a clean state
+    if ! run_detached "$LOG_DIR/slurmctld.out" slurmctld -f "$CONF" -c; then
+        show_log "$LOG_DIR/slurmctld.out"; show_log "$CTLD_LOG"
+        echo "$PROG: error: slurmctld failed to start (log: $CTLD_LOG)" >&2
+        abort_start
+    fi
+    deadline=$(( SECONDS + 15 ))
+    until pid_from_file "$CTLD_PID" >/dev/null; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            show_log "$LOG_DIR/slurmctld.out"; show_log "$CTLD_LOG"
+            echo "$PROG: error: slurmctld wrote no live pid to $CTLD_PID within 15 s (log: $CTLD_LOG)" >&2
+            abort_start
+        fi
+        sleep 0.05
+    done
+
+    # 3. one slurmd per node
+    for (( i = 1; i <= nodes; i++ )); do
+        if ! run_detached "$LOG_DIR/slurmd-n$i.out" slurmd -f "$CONF" -N "n$i"; then
+            show_log "$LOG_DIR/slurmd-n$i.out"; show_log "$(slurmd_log "n$i")"
+            echo "$PROG: error: slurmd -N n$i failed to start (log: $(slurmd_log "n$i"))" >&2
+            abort_start
+        fi
+    done
+
+    # 4. all nodes idle
+    deadline=$(( SECONDS + START_TIMEOUT ))
+    until all_nodes_idle "$nodes"; do
+        for (( i = 1; i <= nodes; i++ )); do
+            if ! pid_from_file "$(slurmd_pidfile "n$i")" >/dev/null \
+                && [ -s "$(slurmd_pidfile "n$i")" ]; then
+                show_log "$LOG_DIR/slurmd-n$i.out"; show_log "$(slurmd_log "n$i")"
+                echo "$PROG: error: slurmd for n$i exited (log: $(slurmd_log "n$i"))" >&2
+                abort_start
+            fi
+        done
+        if ! pid_from_file "$CTLD_PID" >/dev/null; then
+            show_log "$CTLD_LOG"
+            echo "$PROG: error: slurmctld exited (log: $CTLD_LOG)" >&2
+            abort_start
+        fi
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            echo "$PROG: error: not all $nodes nodes idle after $START_TIMEOUT s:" >&2
+            sinfo -N -l >&2 || true
+            show_log "$CTLD_LOG"
+            for (( i = 1; i <= nodes; i++ )); do
+                if ! pid_from_file "$(slurmd_pidfile "n$i")" >/dev/null; then
+                    echo "$PROG: slurmd for n$i is not running (no live pid in $(slurmd_pidfile "n$i"))" >&2
+                fi
+                show_log "$LOG_DIR/slurmd-n$i.out" 5; show_log "$(slurmd_log "n$i")" 10
+            done
+            abort_start
+        fi
+        sleep 0.1
+    done
+    say "started in $DIR: $nodes nodes (n1..n$nodes) idle, slurmctld port $base," \
+        "node ports $(( base + 1 ))-$(( base + nodes )), $(elapsed "$t0") s"
+    say "use it with: eval \"\$($0 env --dir $DIR)\""
+}
+
+# ---------------------------------------------------------------------------------------
+# stop
+
+# "node pid" lines for the slurmd of this cluster that run.
+running_slurmds() {
+    local f node pid
+    for f in "$RUN_DIR"/slurmd-*.pid; do
+        [ -e "$f" ] || continue
+        node="${f##*/slurmd-}"; node="${node%.pid}"
+        if pid="$(pid_from_file "$f")"; then echo "$node $pid"; fi
+    done
+}
+
+# Pids of this cluster's job steps and job processes: slurmstepd processes (they inherit
+# slurmd's environment, where this script put SLURM_CONF) and processes whose environment
+# has this SLURM_CONF and a SLURM_JOB_ID (an srun left behind by a killed batch script,
+# daemons started by a prolog). Never this script or its ancestors.
+cluster_job_pids() {
+    local f pid self=" " p=$$
+    while [ "$p" -gt 1 ] 2>/dev/null; do
+        self+="$p "
+        p="$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null || echo 0)"
+    done
+    # One grep over every environment (NUL-separated entries).
+    grep -lzxF "SLURM_CONF=$CONF" /proc/[0-9]*/environ 2>/dev/null | while read -r f; do
+        pid=${f#/proc/}; pid=${pid%/environ}
+        [[ "$self" == *" $pid "* ]] && continue
+        pid_alive "$pid" || continue
+        if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] \
+            || grep -qz '^SLURM_JOB_ID=' "/proc/$pid/environ" 2>/dev/null; then
+            echo "$pid"
+        fi
+    done
+    return 0
+}
+
+# The given pids and all their descendants.
+with_descendants() {
+    local all=" $* " changed=1 pid ppid
+    while [ "$changed" -eq 1 ]; do
+        changed=0
+        while read -r pid ppid; do
+            if [[ "$all" == *" $ppid "* ]] && [[ "$all" != *" $pid "* ]]; then
+                all+="$pid "; changed=1
+            fi
+        done < <(ps -eo pid=,ppid=)
+    done
+    echo "$all"
+}
+
+# SIGKILL the slurmstepd of this cluster and their processes (jobs that did not end in
+# time). Adds the pids to the caller's "killed" array.
+kill_leftover_steps() {
+    local stepds victims=()
+    stepds="$(cluster_job_pids | tr '\n' ' ')"
+    [ -n "${stepds// /}" ] || return 0
+    # shellcheck disable=SC2086  # word splitting of the pid list is wanted
+    read -r -a victims <<<"$(with_descendants $stepds)"
+    say "killing leftover job steps and their processes: pids ${victims[*]}"
+    kill -KILL "${victims[@]}" 2>/dev/null || true
+    killed+=("${victims[@]}")
+    wait_pids_gone 5 "${victims[@]}" || true
+}
+
+# do_stop [quiet]: stop everything of DIR by pid.
+do_stop() {
+    local quiet=${1:-} ctld munge ids t0 stopped=() killed=() pids=() node pid line
+    t0=$(now_ms)
+    ctld="$(pid_from_file "$CTLD_PID" || true)"
+    munge="$(pid_from_file "$MUNGE_PID" || true)"
+    local slurmds
+    slurmds="$(running_slurmds)"
+    if [ -z "$ctld" ] && [ -z "$munge" ] && [ -z "$slurmds" ]; then
+        [ -n "$quiet" ] || say "not running in $DIR"
+        return 0
+    fi
+
+    if [ -n "$ctld" ]; then
+        # Cancel what still runs, then wait for the queue (running and completing jobs) to
+        # drain: otherwise slurmstepd and job processes outlive the cluster.
+        ids="$(timeout 10 squeue -h -o '%i' 2>/dev/null | tr '\n' ' ' || true)"
+        if [ -n "${ids// /}" ]; then
+            say "cancelling jobs: $ids"
+            # shellcheck disable=SC2086  # word splitting of the id list is wanted
+            timeout 10 scancel $ids 2>/dev/null || true
+        fi
+        local deadline=$(( SECONDS + STOP_TIMEOUT ))
+        while [ -n "$(timeout 10 squeue -h -o '%i %t' 2>/dev/null || true)" ]; do
+            if [ "$SECONDS" -ge "$deadline" ]; then
+                echo "$PROG: warning: jobs still in the queue after $STOP_TIMEOUT s:" >&2
+                timeout 10 squeue >&2 || true
+                # slurmd would wait for these steps at shutdown.
+                kill_leftover_steps
+                break
+            fi
+            sleep 0.1
+        done
+        timeout 15 scontrol shutdown >/dev/null 2>&1 \
+            || echo "$PROG: warning: 'scontrol shutdown' failed; stopping the daemons by signal" >&2
+        stopped+=("slurmctld (pid $ctld)")
+        pids+=("$ctld")
+    fi
+    while read -r node pid; do
+        [ -n "$pid" ] || continue
+        stopped+=("slurmd $node (pid $pid)")
+        pids+=("$pid")
+        # Without slurmctld nobody else tells slurmd to stop.
+        [ -n "$ctld" ] || kill -TERM "$pid" 2>/dev/null || true
+    done <<<"$slurmds"
+    if [ "${#pids[@]}" -gt 0 ] && ! wait_pids_gone 15 "${pids[@]}"; then
+        for pid in "${pids[@]}"; do
+            if pid_alive "$pid"; then kill -TERM "$pid" 2>/dev/null || true; fi
+        done
+        if ! wait_pids_gone 5 "${pids[@]}"; then
+            for pid in "${pids[@]}"; do
+                if pid_alive "$pid"; then
+                    kill -KILL "$pid" 2>/dev/null || true
+                    killed+=("$pid")
+                fi
+            done
+            wait_pids_gone 5 "${pids[@]}" || true
+        fi
+    fi
+
+    # Job steps that outlived the daemons.
+    kill_leftover_steps
+
+    if [ -n "$munge" ]; then
+        kill -TERM "$munge" 2>/dev/null || true
+        if ! wait_pids_gone 10 "$munge"; then
+            kill -KILL "$munge" 2>/dev/null || true
+            killed+=("$munge")
+            wait_pids_gone 5 "$munge" || true
+        fi
+        stopped+=("munged (pid $munge)")
+    fi
+    rm -f "$CTLD_PID" "$RUN_DIR"/slurmd-*.pid "$MUNGE_PID"
+
+    if [ -z "$quiet" ]; then
+        for line in "${stopped[@]}"; do say "stopped $line"; done
+        [ "${#killed[@]}" -eq 0 ] || say "had to SIGKILL pids ${killed[*]}"
+        say "stopped in $(elapsed "$t0") s"
+    fi
+}
+
+# ---------------------------------------------------------------------------------------
+# status / env
+
+status_healthy() {
+    local n
+    pid_from_file "$CTLD_PID" >/dev/null || return 1
+    pid_from_file "$MUNGE_PID" >/dev/null || return 1
+    n="$(conf_nodes | wc -l)"
+    [ "$n" -gt 0 ] && [ "$(running_slurmds | wc -l)" -eq "$n" ]
+}
+
+do_status() {
+    local ctld munge node pid up=0 total=0 u base
+    echo "directory:  $DIR"
+    if [ ! -f "$CONF" ]; then
+        echo "state:      stopped (no $CONF)"
+        return 3
+    fi
+    if ctld="$(pid_from_file "$CTLD_PID")"; then
+        echo "slurmctld:  running, pid $ctld, port $(conf_value SlurmctldPort), log $CTLD_LOG"; up=$((up + 1))
+    else
+        echo "slurmctld:  not running (log $CTLD_LOG)"
+    fi
+    total=$((total + 1))
+    if munge="$(pid_from_file "$MUNGE_PID")"; then
+        echo "munged:     running, pid $munge, socket $MUNGE_SOCKET"; up=$((up + 1))
+    else
+        echo "munged:     not running (log $MUNGE_LOG)"
+    fi
+    total=$((total + 1))
+    for node in $(conf_nodes); do
+        total=$((total + 1))
+        base="$(sed -n "s/^NodeName=$node .*Port=\\([0-9]*\\).*/\\1/p" "$CONF")"
+        if pid="$(pid_from_file "$(slurmd_pidfile "$node")")"; then
+            echo "slurmd $node: running, pid $pid, port $base, log $(slurmd_log "$node")"; up=$((up + 1))
+        else
+            echo "slurmd $node: not running (log $(slurmd_log "$node"))"
+        fi
+    done
+    for u in "${TEST_USERS[@]}"; do
+        if getent passwd "$u" >/dev/null; then
+            echo "test user:  $u (uid $(id -u "$u"), home $(getent passwd "$u" | cut -d: -f6))"
+        else
+            echo "test user:  $u (missing: 'start' creates it)"
+        fi
+    done
+    echo "config:     export SLURM_CONF=$CONF"
+    if [ -n "${ctld:-}" ]; then
+        echo "nodes:"
+        timeout 10 sinfo -N -o '  %N %T %C' 2>&1 || true
+    fi
+    if [ "$up" -eq "$total" ]; then echo "state:      running"; return 0; fi
+    if [ "$up" -eq 0 ]; then echo "state:      stopped"; return 3; fi
+    echo "state:      partly running ($up of $total daemons): run 'stop', then 'start'"
+    return 1
+}
+
+do_env() {
+    [ -f "$CONF" ] || die "no cluster configured in $DIR (run '$PROG start --dir $DIR')"
+    echo "export SLURM_CONF=$CONF"
+    echo "export PDCBB_SLURM_DIR=$DIR"
+}
+
+# ---------------------------------------------------------------------------------------
+# main
+
+[ $# -gt 0 ] || { usage >&2; exit 2; }
+cmd=$1; shift
+case "$cmd" in
+    -h|--help|help) usage; exit 0 ;;
+    start|stop|status|env) ;;
+    *) echo "$PROG: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
+esac
+
+DIR=$DEFAULT_DIR
+NODES=2
+NODES_SET=""   # set if --nodes was given: then a running cluster must have that many
+PLUGSTACK_SRC=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --dir) [ $# -ge 2 ] || die "--dir needs a value"; DIR=$2; shift 2 ;;
+        --dir=*) DIR=${1#--dir=}; shift ;;
+        --nodes) [ $# -ge 2 ] || die "--nodes needs a value"; NODES=$2; NODES_SET=1; shift 2 ;;
+        --nodes=*) NODES=${1#--nodes=}; NODES_SET=1; shift ;;
+        --plugstack) [ $# -ge 2 ] || die "--plugstack needs a value"; PLUGSTACK_SRC=$2; shift 2 ;;
+        --plugstack=*) PLUGSTACK_SRC=${1#--plugstack=}; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) die "unknown option '$1' for $cmd (see --help)" ;;
+    esac
+done
+if [ "$cmd" != start ] && { [ -n "$NODES_SET" ] || [ -n "$PLUGSTACK_SRC" ]; }; then
+    die "--nodes and --plugstack only go with 'start'"
+fi
+if ! [[ "$NODES" =~ ^[0-9]+$ ]] || [ "$NODES" -lt 1 ] || [ "$NODES" -gt 32 ]; then
+    die "--nodes must be a number from 1 to 32, not '$NODES'"
+fi
+[[ "$DIR" =~ ^[A-Za-z0-9/._+-]+$ ]] \
+    || die "--dir '$DIR': use only letters, digits and / . _ + - (slurm.conf takes no quoting)"
+DIR="$(realpath -m -- "$DIR")"
+[ "$DIR" != / ] || die "--dir must not be /"
+if [ -n "$PLUGSTACK_SRC" ]; then PLUGSTACK_SRC="$(realpath -m -- "$PLUGSTACK_SRC")"; fi
+set_paths
+# Our client calls (sinfo, squeue, scontrol) must talk to this cluster, not another one.
+export SLURM_CONF="$CONF"
+
+case "$cmd" in
+    start) do_start "$NODES" "$PLUGSTACK_SRC" ;;
+    stop) do_stop ;;
+    status) rc=0; do_status || rc=$?; exit "$rc" ;;
+    env) do_env ;;
+esac
