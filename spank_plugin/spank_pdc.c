@@ -330,10 +330,16 @@ static int pdc_requested(spank_t sp)
     return spank_option_getopt(sp, &pdc_option, &spec) == ESPANK_SUCCESS || pdc_given;
 }
 
-int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+/* Common start of the per-job entry points: plugstack arguments, then whether to act here. */
+static int acts_here(spank_t sp, int ac, char **av, spank_context_t ctx)
 {
     parse_args(ac, av);
-    if (spank_context() != S_CTX_JOB_SCRIPT || !pdc_requested(sp))
+    return spank_context() == ctx && pdc_requested(sp);
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+    if (!acts_here(sp, ac, av, S_CTX_JOB_SCRIPT))
         return 0;
     pdcbb_job_t job;
     char err[PDCBB_JOB_ERR_LEN];
@@ -354,8 +360,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
-    parse_args(ac, av);
-    if (spank_context() != S_CTX_JOB_SCRIPT || !pdc_requested(sp))
+    if (!acts_here(sp, ac, av, S_CTX_JOB_SCRIPT))
         return 0;
     pdcbb_job_t job;
     char err[PDCBB_JOB_ERR_LEN];
@@ -380,8 +385,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-    parse_args(ac, av);
-    if (spank_context() != S_CTX_REMOTE || !pdc_requested(sp))
+    if (!acts_here(sp, ac, av, S_CTX_REMOTE))
         return 0;
     pdcbb_job_t job;
     char err[PDCBB_JOB_ERR_LEN], dir[PATH_MAX], num[32];
