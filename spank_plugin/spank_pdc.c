@@ -13,7 +13,7 @@
  *     where clients and `pdcbb status` find it, and to the slurmd log;
  *   each task (user): exports PDCBB_JOB_DIR, PDCBB_JOB_ID, PDCBB_NODE_NAME (and
  *     PDCBB_SERVER_DIRS when every node's job directory is on this host, as on a test cluster).
- * A `config=FILE` in the spec is read as the user at submit time; the prolog (root) receives
+ * A `--pdc-config=FILE` (or `config=FILE` in the spec) is read as the user at submit time; the prolog (root) receives
  * its content through the job control environment and never opens a path the user chose.
  * The plugin starts no threads and logs only through slurm_error/slurm_info/slurm_debug.
  */
@@ -38,9 +38,11 @@ SPANK_PLUGIN(pdc, 1);
 
 static char site_config[PATH_MAX];
 static char *pdc_spec;
+static char *pdc_config_file; /* --pdc-config=FILE */
 static int pdc_given;
 
 static int pdc_opt_cb(int val, const char *optarg, int remote);
+static int pdc_config_opt_cb(int val, const char *optarg, int remote);
 
 static struct spank_option pdc_option = {
     "pdc",
@@ -52,6 +54,16 @@ static struct spank_option pdc_option = {
     2,
     0,
     pdc_opt_cb,
+};
+
+static struct spank_option pdc_config_option = {
+    "pdc-config",
+    "FILE",
+    "A YAML file of --pdc keys for the job's burst buffer (implies --pdc; keys given in --pdc "
+    "win). Read at submission, as you.",
+    1,
+    0,
+    pdc_config_opt_cb,
 };
 
 /* Split "k=v,config=FILE,k=v" into the spec without config/yaml keys and the file name. */
@@ -117,6 +129,20 @@ static int pdc_opt_cb(int val, const char *optarg, int remote)
     return 0;
 }
 
+static int pdc_config_opt_cb(int val, const char *optarg, int remote)
+{
+    (void)val;
+    (void)remote;
+    if (optarg == NULL || *optarg == '\0') {
+        slurm_error(PFX "--pdc-config needs a file name");
+        return -1;
+    }
+    free(pdc_config_file);
+    pdc_config_file = strdup(optarg);
+    pdc_given = 1;
+    return 0; /* read and checked with the whole spec in slurm_spank_init_post_opt */
+}
+
 /* The plugstack.conf arguments; every entry point gets them (the prolog runs no init). */
 static void parse_args(int ac, char **av)
 {
@@ -138,6 +164,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     parse_args(ac, av);
     if (spank_option_register(sp, &pdc_option) != ESPANK_SUCCESS)
         slurm_error(PFX "cannot register --pdc");
+    if (spank_option_register(sp, &pdc_config_option) != ESPANK_SUCCESS)
+        slurm_error(PFX "cannot register --pdc-config");
     return 0;
 }
 
@@ -151,6 +179,21 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     char rest[4096], file[PATH_MAX];
     split_config_key(pdc_spec, rest, sizeof(rest), file, sizeof(file));
+    if (pdc_config_file != NULL) {
+        if (file[0] != '\0') {
+            slurm_error(PFX "--pdc-config=%s and --pdc config=%s: give one YAML file",
+                        pdc_config_file, file);
+            return -1;
+        }
+        snprintf(file, sizeof(file), "%s", pdc_config_file);
+        /* The whole user configuration, checked now: file, then the spec's keys. */
+        pdcbb_config_t cfg;
+        char err[PDCBB_CONFIG_ERR_LEN];
+        if (resolve(&cfg, rest, file, err, sizeof(err)) != PDCBB_OK) {
+            slurm_error(PFX "--pdc-config=%s: %s", file, err);
+            return -1;
+        }
+    }
     if (file[0] == '\0')
         return 0;
     char *buf = malloc(USER_YAML_MAX + 1);
@@ -327,7 +370,8 @@ static int job_from_slurm(spank_t sp, pdcbb_job_t *job, char *err, size_t errlen
 static int pdc_requested(spank_t sp)
 {
     char *spec = NULL;
-    return spank_option_getopt(sp, &pdc_option, &spec) == ESPANK_SUCCESS || pdc_given;
+    return spank_option_getopt(sp, &pdc_option, &spec) == ESPANK_SUCCESS ||
+           spank_option_getopt(sp, &pdc_config_option, &spec) == ESPANK_SUCCESS || pdc_given;
 }
 
 /* Common start of the per-job entry points: plugstack arguments, then whether to act here. */
@@ -431,6 +475,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     free(pdc_spec);
-    pdc_spec = NULL;
+    free(pdc_config_file);
+    pdc_spec = pdc_config_file = NULL;
     return 0;
 }

@@ -91,6 +91,24 @@ no_daemons_left() {
     assert_output ""
 }
 
+@test "--pdc-config=FILE: a user YAML file is checked at submission and used by the job" {
+    printf 'servers_per_node: 2\ncapasity: 1G\n' > "$SITE/out/bad.yaml"
+    chmod 644 "$SITE/out/bad.yaml"
+    run runuser -u pdcbbtest -- sbatch -N1 --pdc-config="$SITE/out/bad.yaml" --wrap true
+    assert_failure
+    assert_output --partial "bad.yaml"
+    assert_output --partial "capasity"
+    run runuser -u pdcbbtest -- sbatch -N1 --pdc-config="$SITE/out/missing.yaml" --wrap true
+    assert_failure
+    assert_output --partial "missing.yaml"
+    printf 'servers_per_node: 2\ncapacity: 1G\n' > "$SITE/out/good.yaml"
+    chmod 644 "$SITE/out/good.yaml"
+    run_job pdcbbtest "timeout 60 srun -N1 -n1 $SITE/bin/pdc_meta_tool info" -N1 --pdc-config="$SITE/out/good.yaml"
+    echo "$OUT"
+    grep -q "nservers=2" <<<"$OUT"
+    no_daemons_left
+}
+
 @test "sbatch -N2 --pdc: an MPI client writes on one node and reads on the other through PMIx" {
     run_job pdcbbtest "
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
