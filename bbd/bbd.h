@@ -107,8 +107,9 @@ typedef struct bbd_bulk {
 } bbd_bulk_t;
 void bbd_bulk_release(bbd_bulk_t *b);
 
-/* Memory freed after the reply is built. */
+/* Memory freed after the reply is built (bbd_req_scratch_free). */
 void *bbd_req_alloc(bbd_req_t *r, size_t size);
+void bbd_req_scratch_free(bbd_req_t *r);
 
 /* bbd_server.c */
 #include <signal.h>
@@ -149,8 +150,18 @@ void bbd_staging_put(void *buf);
 void bbd_data_close(bbd_t *d);
 /* A write batch is done: count the space its files now occupy. */
 void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b);
+/* The data file of an object here (it may not exist). */
+void bbd_data_path(bbd_t *d, uint64_t obj, char *out, size_t len);
+/* Record an object's layout here (element size, dims) unless it has one; a different existing
+ * layout is PDCBB_ERR_BAD_REGION. For stage-in, which writes data files directly. */
+pdcbb_err_t bbd_data_layout_create(bbd_req_t *r, uint64_t obj, uint64_t unit, uint32_t ndim,
+                                   const uint64_t *dims);
 /* Drop an object's placement map entries (OBJ_DEL). */
 pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
+
+/* bbd_stage_in.c: load cfg.stage_in (a drain directory) into a fresh store and data files:
+ * this daemon's share under the job's placement. Call before bbd_data_open. */
+pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

@@ -60,6 +60,11 @@ static void path_of(bbd_t *d, uint64_t obj, char *out, size_t len)
     snprintf(out, len, "%s/objects/%016" PRIx64 ".dat", d->data_dir, obj);
 }
 
+void bbd_data_path(bbd_t *d, uint64_t obj, char *out, size_t len)
+{
+    path_of(d, obj, out, len);
+}
+
 static uint64_t file_alloc(int fd)
 {
     struct stat st;
@@ -199,6 +204,17 @@ static pdcbb_err_t layout_check(bbd_req_t *r, const data_desc_t *dd, int create,
     memcpy(rec + 2, dd->dims, 8 * (size_t)dd->ndim);
     return OPS->put(r->txn, BBD_T_DATA, (bbd_val_t){key, 8},
                     (bbd_val_t){rec, 8 * (2 + (size_t)dd->ndim)}, 0);
+}
+
+pdcbb_err_t bbd_data_layout_create(bbd_req_t *r, uint64_t obj, uint64_t unit, uint32_t ndim,
+                                   const uint64_t *dims)
+{
+    data_desc_t dd = {.obj = obj, .unit = unit, .ndim = ndim};
+    int exists;
+    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || unit == 0)
+        return PDCBB_ERR_BAD_REGION;
+    memcpy(dd.dims, dims, 8 * (size_t)ndim);
+    return layout_check(r, &dd, 1, &exists);
 }
 
 /* Bytes of [off, off+len) of fd that are holes (need new space when written). */

@@ -25,7 +25,7 @@ void *bbd_req_alloc(bbd_req_t *r, size_t size)
     return s + 1;
 }
 
-static void req_scratch_free(bbd_req_t *r)
+void bbd_req_scratch_free(bbd_req_t *r)
 {
     while (r->scratch) {
         bbd_scratch_t *n = r->scratch->next;
@@ -209,5 +209,5 @@ void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
     else
         bbd_bulk_release(&out);
     pdcbb_body_free(h.op, 0, &q);
-    req_scratch_free(&r);
+    bbd_req_scratch_free(&r);
 }

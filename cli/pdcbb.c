@@ -27,8 +27,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "pdcbb_config.h"
 #include "pdcbb_job.h"
+#include "pdcbb_job_drain.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 
@@ -52,6 +54,11 @@ static int cmd_status(int argc, char **argv);
 static const cli_cmd_t cli_cmds[] = {
     {"run", cmd_run, "run a command with a burst buffer on this machine (no Slurm)"},
     {"status", cmd_status, "show the burst-buffer daemons of a job and whether they run"},
+    {"drain", cli_cmd_drain, "drain a node's job directory to its destination (or finish one)"},
+    {"ls", cli_cmd_ls, "list the containers and objects of a drained job"},
+    {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
+    {"export", cli_cmd_export, "write every object of a drained job as .raw or .npy files"},
+    {"verify", cli_cmd_verify, "check every checksum of a drained job"},
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -173,6 +180,11 @@ static void run_usage(FILE *out)
             "                         capacity=2G,servers_per_node=2 (may be repeated)\n"
             "      --site-config FILE site configuration (default: $PDCBB_SITE_CONFIG, if set)\n"
             "      --job-id ID        job id (default: the pid of pdcbb)\n"
+            "      --drain DIR        at the end, drain the burst buffer to DIR/pdcbb.<job id>\n"
+            "                         (as --pdc drain=DIR); the node data is removed once\n"
+            "                         drained and verified, kept if the drain fails\n"
+            "      --stage-in DIR     load a drained job directory before CMD starts\n"
+            "                         (as --pdc stage_in=DIR; any number of nodes)\n"
             "  -k, --keep             keep the temporary work directory and its data\n"
             "  -q, --quiet            no report at the end (errors are still printed)\n"
             "  -h, --help             show this help\n"
@@ -403,9 +415,11 @@ static int cmd_run(int argc, char **argv)
         {"pdc", required_argument, NULL, 'p'},     {"site-config", required_argument, NULL, 's'},
         {"job-id", required_argument, NULL, 'j'},  {"keep", no_argument, NULL, 'k'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
+        {"drain", required_argument, NULL, 'D'},   {"stage-in", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
     const char *specs[CLI_PDC_SPECS_MAX];
+    static char drain_spec[PATH_MAX + 16], stage_spec[PATH_MAX + 16];
     const char *workdir_opt = NULL, *site = NULL;
     int nspecs = 0, c;
     uint64_t nodes = 1, job_id = (uint64_t)getpid();
@@ -429,6 +443,24 @@ static int cmd_run(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             }
             specs[nspecs++] = optarg;
+            break;
+        case 'D':
+        case 'S':
+            if (nspecs == CLI_PDC_SPECS_MAX) {
+                fprintf(stderr, "pdcbb run: too many --pdc options (at most %d)\n",
+                        CLI_PDC_SPECS_MAX);
+                return CLI_EXIT_USAGE;
+            }
+            if (strchr(optarg, ',') != NULL) {
+                fprintf(stderr, "pdcbb run: %s %s: the directory name must not contain ','\n",
+                        c == 'D' ? "--drain" : "--stage-in", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            if (c == 'D')
+                snprintf(drain_spec, sizeof(drain_spec), "drain=%s", optarg);
+            else
+                snprintf(stage_spec, sizeof(stage_spec), "stage_in=%s", optarg);
+            specs[nspecs++] = c == 'D' ? drain_spec : stage_spec;
             break;
         case 's':
             site = optarg;
@@ -569,6 +601,27 @@ cleanup:
             fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
         }
     }
+    /* the drain: node by node, as the Slurm epilog does on each node */
+    bool drain_failed = false;
+    for (unsigned k = 0; ran && cfg->drain[0] && total.running == 0 && k < prologs; k++) {
+        char err[PDCBB_JOB_ERR_LEN];
+        pdcbb_drain_node_stats_t dst;
+        rc = pdcbb_job_drain(&jobs[k], keep, &dst, err, sizeof(err));
+        if (rc != PDCBB_OK) {
+            drain_failed = true;
+            fprintf(stderr, "pdcbb run: node%u: %s (finish it with: pdcbb drain %s/node%u/pdcbb.%"
+                            PRIu64 ")\n",
+                    k, err, workdir, k, job_id);
+        } else if (!quiet) {
+            fprintf(stderr,
+                    "pdcbb run: node%u: drained %.1f MiB of %u rank%s in %.2f s (%.0f MB/s) to "
+                    "%s%s\n",
+                    k, (double)dst.bytes / 1048576.0, dst.ranks_drained,
+                    dst.ranks_drained == 1 ? "" : "s", dst.seconds,
+                    dst.seconds > 0 ? (double)dst.bytes / dst.seconds / 1e6 : 0.0,
+                    dst.drain_dir, dst.complete ? " (complete)" : "");
+        }
+    }
     if (total.running > 0) {
         fprintf(stderr, "pdcbb run: %u daemon%s of job %" PRIu64 " still running: "
                         "see above; the work directory %s is kept\n",
@@ -598,12 +651,13 @@ cleanup:
         status = WEXITSTATUS(wst);
         snprintf(what, sizeof(what), "%s exited with status %d", cmd[0], status);
     }
-    if (cleanup_failed && status == 0)
+    if ((cleanup_failed || drain_failed) && status == 0)
         status = 1;
 
     bool removed = false;
     /* a failed prolog points at daemon logs: keep them for the user to read */
-    if (workdir[0] != '\0' && temp_workdir && !keep && !cleanup_failed && !prolog_failed) {
+    if (workdir[0] != '\0' && temp_workdir && !keep && !cleanup_failed && !prolog_failed &&
+        !drain_failed) {
         bool ok = true;
         for (unsigned k = 0; k < nodes; k++) {
             char err[PDCBB_JOB_ERR_LEN];
@@ -767,15 +821,19 @@ static bool status_one(const char *dir)
         return false;
     }
     bool healthy = true;
-    snprintf(path, sizeof(path), "%s/prolog.error", dir);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
+    static const char *const reports[][2] = {{"prolog.error", "prolog failed"},
+                                             {"drain.error", "drain failed"}};
+    for (size_t k = 0; k < sizeof(reports) / sizeof(reports[0]); k++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, reports[k][0]);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
         char line[PDCBB_JOB_ERR_LEN];
         if (fgets(line, sizeof(line), f) != NULL) {
             line[strcspn(line, "\n")] = '\0';
-            printf("  prolog failed: %s\n", line);
+            printf("  %s: %s\n", reports[k][1], line);
         } else {
-            printf("  prolog failed (no reason recorded)\n");
+            printf("  %s (no reason recorded)\n", reports[k][1]);
         }
         fclose(f);
         healthy = false;

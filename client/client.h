@@ -8,7 +8,8 @@
  *
  * Layout: client_handle.c (checked pdcid_t handles), client_rpc.c (UCX connections and one
  * request/reply round trip, stubs named client_op_<op> like the daemon's bbd_op_<op>),
- * client_discovery.c (finding the job's daemons: PMIx or environment), pdc_*.c (the PDC API).
+ * client_discovery.c (finding the job's daemons: PMIx or environment), client_drained.c (a
+ * drained job directory served read-only in place of daemons), pdc_*.c (the PDC API).
  */
 #ifndef CLIENT_H
 #define CLIENT_H
@@ -95,8 +96,11 @@ typedef struct client_pending {
     void *owner;             /* the transfer batch waiting for it (client_transfer.c) */
 } client_pending_t;
 
+struct pdcbb_drain;
+
 typedef struct client_state {
     int initialised;
+    struct pdcbb_drain *drained; /* PDCBB_DRAINED_DIR: the drain served read-only, else NULL */
     pdcid_t pdc_id;
     pdcbb_config_t cfg;
     pdcbb_ucx_t ucx;
@@ -128,6 +132,39 @@ pdcbb_err_t client_check_init(void);
 /* Fill client_g.servers / nservers / job_id / cfg; err gets the reason on failure. */
 pdcbb_err_t client_discover(char *err, size_t errlen);
 void client_discovery_finalize(void);
+
+/* ------------------------------------------------------------------ drained data */
+
+/*
+ * Read-only access to a drained job (PDCBB_DRAINED_DIR, docs/DRAIN-FORMAT.md). The library then
+ * talks to no daemon: client_drained.c answers every request in-process, as one virtual daemon
+ * (rank 0), from the drain's manifest and data files. Containers and objects get new meta ids
+ * of daemon 0 (kind, 0, index + 1 in the manifest), every object is presented as
+ * PDC_OBJ_STATIC (so a read is one piece for daemon 0) and every request that would change
+ * something is answered with PDCBB_ERR_READ_ONLY. Called under the library lock.
+ */
+
+/*
+ * Open the drain directory dir (pdcbb_drain_open) and set client_g up for it: one server, the
+ * drained job's id, discovery "drained". Errors: those of pdcbb_drain_open (err says which file
+ * was wrong, or that the drain is incomplete), PDCBB_ERR_NOMEM.
+ */
+pdcbb_err_t client_drained_open(const char *dir, char *err, size_t errlen);
+/* Release the drain (PDCclose, failed PDCinit); accepts a library without one. */
+void client_drained_close(void);
+/* The drained job directory being served ("" when none). */
+const char *client_drained_dir(void);
+/*
+ * Answer request req (op's request struct) of id req_id as the virtual daemon would: *ctrl gets
+ * the whole reply message (header with status, then the encoded reply body; malloc'ed, the
+ * caller frees). A read's data goes to dest when it fits in dest_len bytes, else to a malloc'ed
+ * buffer; *bulk (NULL when none) and *bulk_len say where, and *bulk != dest means the caller
+ * frees it. Returns PDCBB_OK whenever a reply was built (the reply's status carries the op's
+ * outcome), PDCBB_ERR_NOMEM / an encoding error otherwise.
+ */
+pdcbb_err_t client_drained_serve(unsigned op, uint64_t req_id, const void *req, void *dest,
+                                 size_t dest_len, void **ctrl, size_t *ctrl_len, void **bulk,
+                                 size_t *bulk_len);
 
 /* ------------------------------------------------------------------ rpc */
 

@@ -12,6 +12,9 @@
  * and publishes them with PMIx_Put; after a collecting Fence over all ranks every rank fetches
  * the records of each host from the lowest rank on that host. PDCinit is therefore collective
  * over the launcher's job, as PDC applications already call it.
+ *
+ * PDCBB_DRAINED_DIR comes first: when it is set the library serves that drained job read-only
+ * (client_drained.c) and looks for no daemon at all.
  */
 #include <errno.h>
 #include <pmix.h>
@@ -441,14 +444,22 @@ static pdcbb_err_t load_job_config(char *err, size_t errlen)
 
 pdcbb_err_t client_discover(char *err, size_t errlen)
 {
-    pdcbb_err_t rc = load_job_config(err, errlen);
-    if (rc != PDCBB_OK)
-        return rc;
+    pdcbb_err_t rc;
     const char *node = getenv("PDCBB_NODE_NAME");
     if (node && *node)
         snprintf(client_g.node, sizeof(client_g.node), "%s", node);
     else if (gethostname(client_g.node, sizeof(client_g.node)) != 0)
         snprintf(client_g.node, sizeof(client_g.node), "unknown");
+    /* A drained job is read in-process: no daemons, no job directory, no PMIx. */
+    const char *drained = getenv("PDCBB_DRAINED_DIR");
+    if (drained && *drained) {
+        pdcbb_config_init(&client_g.cfg);
+        if ((rc = pdcbb_config_apply_env(&client_g.cfg, err, errlen)) != PDCBB_OK)
+            return rc;
+        return client_drained_open(drained, err, errlen);
+    }
+    if ((rc = load_job_config(err, errlen)) != PDCBB_OK)
+        return rc;
     rc = have_pmix_env() ? discover_pmix(err, errlen) : discover_env(err, errlen);
     if (rc == PDCBB_OK)
         PDCBB_INFO("found %u daemons of job %llu through %s", client_g.nservers,
@@ -458,6 +469,7 @@ pdcbb_err_t client_discover(char *err, size_t errlen)
 
 void client_discovery_finalize(void)
 {
+    client_drained_close();
     if (client_g.pmix_initialised)
         PMIx_Finalize(NULL, 0);
     client_g.pmix_initialised = 0;

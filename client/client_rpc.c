@@ -13,6 +13,11 @@
  * worker: control replies arrive as PDCBB_AM_ID_MSG messages, replies with a bulk part (region
  * reads) as PDCBB_AM_ID_DATA, whose data is received straight into the caller's destination.
  * client_rpc() is the synchronous round trip built on the same calls.
+ *
+ * Serving a drained job (client_g.drained, PDCBB_DRAINED_DIR) there is no worker: a posted
+ * request is answered at once by client_drained_serve, whose reply (a whole message, as a
+ * daemon sends it) fills the pending request as an arriving reply would, so finishing and
+ * decoding take the same path.
  */
 #include <errno.h>
 #include <poll.h>
@@ -186,6 +191,11 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 
 pdcbb_err_t client_rpc_open(char *err, size_t errlen)
 {
+    if (client_g.drained) {
+        /* No transport; the control-part limit only sizes batches of regions. */
+        client_g.max_am_header = 64 << 10;
+        return PDCBB_OK;
+    }
     pdcbb_err_t rc = pdcbb_ucx_open(&client_g.ucx, client_g.cfg.ucx_tls,
                                     client_g.cfg.ucx_net_devices, err, errlen);
     if (rc != PDCBB_OK)
@@ -250,6 +260,11 @@ void client_pending_free(client_pending_t *p)
 
 void client_rpc_close(void)
 {
+    if (client_g.drained) {
+        while (client_g.pending)
+            client_pending_free(client_g.pending);
+        return;
+    }
     for (unsigned i = 0; i < client_g.nservers; i++)
         ep_close(&client_g.servers[i]);
     /* Let UCX finish what the closes queued before the worker goes. */
@@ -262,12 +277,16 @@ void client_rpc_close(void)
 
 int client_rpc_progress(void)
 {
+    if (client_g.drained)
+        return 0; /* requests are answered when posted */
     return (int)ucp_worker_progress(client_g.ucx.worker);
 }
 
 void client_rpc_idle(double max_seconds)
 {
     int efd = -1;
+    if (client_g.drained)
+        return;
     if (ucp_worker_get_efd(client_g.ucx.worker, &efd) != UCS_OK || efd < 0)
         return;
     if (ucp_worker_arm(client_g.ucx.worker) == UCS_ERR_BUSY)
@@ -282,6 +301,11 @@ void client_rpc_wait(client_pending_t *p, double timeout)
 {
     double deadline = now_seconds() + timeout;
     int efd = -1;
+    if (client_g.drained) {
+        if (!p->done)
+            pending_done(p, PDCBB_ERR_INTERNAL); /* cannot happen: answered when posted */
+        return;
+    }
     ucp_worker_get_efd(client_g.ucx.worker, &efd);
     int idle = 0;
     while (!p->done) {
@@ -424,12 +448,47 @@ static pdcbb_err_t connect_server(unsigned server)
     return PDCBB_OK;
 }
 
+/* A drained job: the request is answered in-process, its reply fills p as a daemon's would. */
+static pdcbb_err_t post_drained(unsigned server, unsigned op, const void *req, void *dest,
+                                size_t dest_len, client_pending_t **out)
+{
+    client_pending_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return client_fail(PDCBB_ERR_NOMEM, "out of memory");
+    p->req_id = ++client_g.next_req_id;
+    p->server = server;
+    p->op = op;
+    p->dest = dest;
+    p->dest_len = dest_len;
+    p->next = client_g.pending;
+    client_g.pending = p;
+    void *ctrl, *bulk;
+    size_t ctrl_len, bulk_len;
+    pdcbb_err_t rc = client_drained_serve(op, p->req_id, req, dest, dest_len, &ctrl, &ctrl_len,
+                                          &bulk, &bulk_len);
+    if (rc == PDCBB_OK) {
+        p->buf = ctrl;
+        p->len = ctrl_len;
+        if (bulk) {
+            p->bulk = bulk;
+            p->bulk_len = bulk_len;
+            if (bulk != dest)
+                p->bulk_own = bulk;
+        }
+    }
+    pending_done(p, rc);
+    *out = p;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t client_rpc_post(unsigned server, unsigned op, const void *req, const void *bulk,
                             size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out)
 {
     if (server >= client_g.nservers)
         return client_fail(PDCBB_ERR_BAD_ID, "%s: no daemon %u (the job has %u)",
                            pdcbb_op_name(op), server, client_g.nservers);
+    if (client_g.drained)
+        return post_drained(server, op, req, dest, dest_len, out);
     pdcbb_err_t rc = connect_server(server);
     return rc != PDCBB_OK ? rc : post(server, op, req, bulk, bulk_len, dest, dest_len, out);
 }
@@ -440,6 +499,11 @@ pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep)
     client_server_t *s = &client_g.servers[server];
     pdcbb_err_t rc = p->status;
     *keep = NULL;
+    if (rc != PDCBB_OK && client_g.drained) {
+        client_pending_free(p);
+        return client_fail(rc, "%s: %s (serving the drained job %s)", pdcbb_op_name(op),
+                           pdcbb_strerror(rc), client_drained_dir());
+    }
     if (rc != PDCBB_OK) {
         client_pending_free(p);
         if (rc == PDCBB_ERR_TIMEOUT)
@@ -458,6 +522,16 @@ pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep)
         client_pending_free(p);
         return client_fail(rc, "%s: bad reply from daemon %u: %s", pdcbb_op_name(op), server,
                            pdcbb_strerror(rc));
+    }
+    if (h.status != PDCBB_OK && client_g.drained) {
+        client_pending_free(p);
+        if (h.status == PDCBB_ERR_READ_ONLY)
+            return client_fail(h.status,
+                               "%s refused: %s; %s is a drained job directory, opened read-only "
+                               "(PDCBB_DRAINED_DIR)",
+                               pdcbb_op_name(op), pdcbb_strerror(h.status), client_drained_dir());
+        return client_fail(h.status, "%s: %s (drained job directory %s)", pdcbb_op_name(op),
+                           pdcbb_strerror(h.status), client_drained_dir());
     }
     if (h.status != PDCBB_OK) {
         client_pending_free(p);

@@ -225,6 +225,11 @@ static pdcbb_err_t prepare(client_xfer_t *x)
     pdcbb_err_t rc = PDCBB_OK;
     x->result = PDCBB_OK;
     x->errmsg[0] = '\0';
+    if (client_g.drained && x->access == PDC_WRITE)
+        return client_fail(PDCBB_ERR_READ_ONLY,
+                           "%s; %s is a drained job directory, opened read-only "
+                           "(PDCBB_DRAINED_DIR)",
+                           pdcbb_strerror(PDCBB_ERR_READ_ONLY), client_drained_dir());
     x->packed = 1;
     for (uint32_t d = 0; d < x->local.ndim; d++)
         if (x->local.off[d] != 0)

@@ -288,6 +288,82 @@ static pdcbb_err_t job_as_user(const job_creds_t *cr, pdcbb_err_t (*fn)(void *),
     return PDCBB_ERR_INTERNAL;
 }
 
+pdcbb_err_t pdcbb_job_as_user(const pdcbb_job_t *job, pdcbb_err_t (*fn)(void *arg, void *out),
+                              void *arg, void *out, size_t outlen, char *err, size_t errlen)
+{
+    job_creds_t cr;
+    pdcbb_err_t rc = job_creds_init(job, &cr, err, errlen);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (!cr.drop) {
+        job_creds_free(&cr);
+        return fn(arg, out);
+    }
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        job_errf(err, errlen, "pipe: %s", job_strerror(errno));
+        job_creds_free(&cr);
+        return pdcbb_err_from_errno(errno);
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        job_creds_free(&cr);
+        job_errf(err, errlen, "fork: %s", job_strerror(e));
+        return pdcbb_err_from_errno(e);
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        int e = job_creds_drop(&cr);
+        pdcbb_err_t crc = e ? PDCBB_ERR_PERM : fn(arg, out);
+        const uint8_t *p = out;
+        size_t left = e ? 0 : outlen;
+        while (left > 0) {
+            ssize_t w = write(pfd[1], p, left);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            p += w;
+            left -= (size_t)w;
+        }
+        _exit((int)crc);
+    }
+    close(pfd[1]);
+    job_creds_free(&cr);
+    uint8_t *p = out;
+    size_t got = 0;
+    while (got < outlen) {
+        ssize_t r = read(pfd[0], p + got, outlen - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0) {
+        if (errno != EINTR) {
+            job_errf(err, errlen, "waitpid: %s", job_strerror(errno));
+            return PDCBB_ERR_INTERNAL;
+        }
+    }
+    if (!WIFEXITED(st)) {
+        job_errf(err, errlen, "the process running as uid %ld died (signal %d)",
+                 (long)job->uid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        return PDCBB_ERR_INTERNAL;
+    }
+    rc = (pdcbb_err_t)WEXITSTATUS(st);
+    if (rc == PDCBB_ERR_PERM && got == 0)
+        job_errf(err, errlen, "cannot become uid %ld gid %ld", (long)job->uid, (long)job->gid);
+    else if (got < outlen)
+        memset(p + got, 0, outlen - got);
+    return rc;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Recognising our daemons                                                                    */
 /* ---------------------------------------------------------------------------------------- */
@@ -1241,6 +1317,8 @@ static pdcbb_err_t job_wait_ready(const pdcbb_job_t *job, const char *dir, job_d
                                   size_t n, char *err, size_t errlen)
 {
     double timeout = job->cfg.ready_timeout > 0 ? job->cfg.ready_timeout : 30.0;
+    if (job->cfg.stage_in[0] && job->cfg.stage_in_timeout > timeout)
+        timeout = job->cfg.stage_in_timeout; /* the daemons load data before they are ready */
     double deadline = job_now() + timeout;
     struct pollfd *pf = calloc(n ? n : 1, sizeof(*pf));
     if (pf == NULL) {

@@ -120,6 +120,16 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
 int pdcbb_job_daemon_alive(pid_t pid, uint64_t job_id, const char *job_dir);
 
 /*
+ * Run fn(arg, out) with the job user's credentials: directly when the caller is that user, else
+ * (root) in a forked child that has irreversibly dropped to uid, gid and the user's groups; the
+ * child's out (outlen bytes) is copied back through a pipe and its return value is returned.
+ * err is filled only when the switch itself fails (fork, credentials, a child killed by a
+ * signal: PDCBB_ERR_INTERNAL). Used to drain a job as its user.
+ */
+pdcbb_err_t pdcbb_job_as_user(const pdcbb_job_t *job, pdcbb_err_t (*fn)(void *arg, void *out),
+                              void *arg, void *out, size_t outlen, char *err, size_t errlen);
+
+/*
  * Remove the job directory and everything in it (used after a successful drain or by
  * `pdcbb run` when asked not to keep data). Refuses a job directory that is not a real
  * directory directly under the real local_root (PDCBB_ERR_PERM), and one in which a daemon of

@@ -29,6 +29,7 @@
 
 #include "pdcbb_config.h"
 #include "pdcbb_job.h"
+#include "pdcbb_job_drain.h"
 #include "pdcbb_log.h"
 
 SPANK_PLUGIN(pdc, 1);
@@ -418,12 +419,26 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     pdcbb_err_t rc = pdcbb_job_epilog(&job, err, sizeof(err));
     char dir[PATH_MAX];
     pdcbb_job_dir(&job, dir, sizeof(dir));
+    if (rc != PDCBB_OK) {
+        slurm_error(PFX "job %llu node %s: %s; node-local data kept in %s",
+                    (unsigned long long)job.job_id, job.node_name, err, dir);
+        return 0;
+    }
+    /* The drain runs as the job user; a failed drain keeps the data and never fails the
+     * epilog (that would drain the node for a user's full or missing directory). */
+    pdcbb_drain_node_stats_t st;
+    rc = pdcbb_job_drain(&job, 0, &st, err, sizeof(err));
     if (rc != PDCBB_OK)
-        slurm_error(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
-                    err);
+        slurm_error(PFX "job %llu node %s: %s (finish it with: pdcbb drain %s)",
+                    (unsigned long long)job.job_id, job.node_name, err, dir);
+    else if (job.cfg.drain[0])
+        slurm_info(PFX "job %llu node %s: drained %llu bytes of %u rank(s) to %s in %.1f s%s",
+                   (unsigned long long)job.job_id, job.node_name,
+                   (unsigned long long)st.bytes, st.ranks_drained, st.drain_dir, st.seconds,
+                   st.complete ? "; the job's drain is complete" : "");
     else
-        slurm_info(PFX "job %llu node %s: daemons stopped; node-local data kept in %s",
-                   (unsigned long long)job.job_id, job.node_name, dir);
+        slurm_info(PFX "job %llu node %s: daemons stopped, no drain requested: data removed",
+                   (unsigned long long)job.job_id, job.node_name);
     return 0;
 }
 

@@ -48,6 +48,7 @@ typedef struct pdcbb_config {
     int n_drain_roots;          /* 0 = any absolute path */
     char daemon_path[PATH_MAX]; /* pdc_bbd binary; default: the installed one */
     double ready_timeout;       /* seconds the prolog waits for a daemon; default 30 */
+    double stage_in_timeout;    /* ... when it loads a stage_in directory; default 3600 */
     double stop_timeout;        /* seconds the epilog waits after SIGTERM; default 10 */
     char ucx_tls[128];          /* UCX transports; default "cma,tcp" */
     char ucx_net_devices[256];  /* UCX devices; default "" (UCX's choice) */

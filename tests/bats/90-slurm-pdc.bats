@@ -15,7 +15,7 @@ setup_file() {
     export BASE CL="$BASE/cluster" SITE="$BASE/site"
     mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out"
     # The job user must reach what it runs: copies in a world-readable place.
-    cp "$BBD" "$TOOL" "$MPI_TOOL" "$RAWMSG" "$PDCBB" "$SITE/bin/"
+    cp "$BBD" "$TOOL" "$MPI_TOOL" "$RAWMSG" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" "$SITE/bin/"
     cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
     chmod -R a+rX "$SITE"
     chmod 1777 "$SITE/drain" "$SITE/out"
@@ -122,8 +122,40 @@ echo srun_exit=\$?" -N2 --ntasks-per-node=2 --pdc=capacity=1G
     grep -q "srun_exit=0" <<<"$OUT"
     grep -q "jobdir pdcbbtest 700" <<<"$OUT"
     no_daemons_left
-    # Data stays on the nodes (the drain comes with the stager) and belongs to the user.
-    [ "$(stat -c %U "$SITE/local/n2/pdcbb.$JOB")" = pdcbbtest ]
+    # No drain was asked for: the epilog removed the node-local data.
+    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
+}
+
+@test "a job drains to a shared directory as its user; the data is read after the job and staged into another" {
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check write 21; echo write_exit=\$?" \
+        -N2 --pdc=capacity=1G,servers_per_node=2,drain=$SITE/drain
+    echo "$OUT"
+    grep -q "write_exit=0" <<<"$OUT"
+    no_daemons_left
+    D="$SITE/drain/pdcbb.$JOB"
+    [ -f "$D/COMPLETE" ]
+    [ "$(ls "$D/parts" | wc -l)" -eq 4 ]
+    # every drained file belongs to the job user, none to root
+    [ -z "$(find "$D" ! -user pdcbbtest)" ]
+    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" verify "$D"
+    echo "$output"
+    assert_success
+    for o in st-objstatic st-rstatic st-dynamic st-local st-unlimited; do
+        runuser -u pdcbbtest -- "$SITE/bin/pdcbb" get "$D" "$o" -o "$SITE/out/got.$JOB.$o"
+        LD_LIBRARY_PATH="$SITE/lib" "$SITE/bin/pdc_stage_check" expect 21 "$o" | cmp - "$SITE/out/got.$JOB.$o"
+    done
+    run runuser -u pdcbbtest -- env LD_LIBRARY_PATH="$SITE/lib" PDCBB_DRAINED_DIR="$D" \
+        "$SITE/bin/pdc_stage_check" check 21
+    echo "$output"
+    assert_success
+    # stage it into a 1-node job with 3 daemons
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check check 21; echo check_exit=\$?" \
+        -N1 --pdc=capacity=1G,servers_per_node=3,stage_in=$D
+    echo "$OUT"
+    grep -q "check_exit=0" <<<"$OUT"
+    grep -q "ok check: 0 failures" <<<"$OUT"
+    no_daemons_left
 }
 
 @test "salloc + srun, and a serial program without PMIx, reach every daemon" {

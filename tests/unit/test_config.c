@@ -181,6 +181,7 @@ static void test_defaults(void)
     pdcbb_config_t c;
     static const char *const keys[] = {
         "local_root",   "max_capacity", "drain_roots",     "daemon_path",     "ready_timeout",
+        "stage_in_timeout",
         "stop_timeout", "ucx_tls",      "ucx_net_devices", "listen_address",  "lmdb_map_size",
         "capacity",     "drain",        "stage_in",        "servers_per_node", "placement",
         "log_level",    "request_timeout", "connect_timeout",
@@ -195,6 +196,7 @@ static void test_defaults(void)
     CHECK(c.daemon_path[0] == '/');
     CHECK(strstr(c.daemon_path, "pdc_bbd") != NULL);
     CHECK(c.ready_timeout == 30.0);
+    CHECK(c.stage_in_timeout == 3600.0);
     CHECK(c.stop_timeout == 10.0);
     CHECK_STR(c.ucx_tls, "cma,tcp");
     CHECK_STR(c.ucx_net_devices, "");

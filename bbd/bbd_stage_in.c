@@ -1,0 +1,468 @@
+/*
+ * bbd_stage_in.c - load a drained job (cfg.stage_in, docs/DRAIN-FORMAT.md) into this daemon
+ * before it serves anyone.
+ *
+ * Every daemon of the new job reads the same manifest and loads only its own share, so nodes
+ * stage in independently and in parallel, whatever the node counts of the two jobs:
+ *   - ids: the new ids are what the home daemons' handlers assign when each creates the
+ *     containers, then the objects, homed on it (pdcbb_home_server of the name) in manifest
+ *     order; every daemon computes the whole table the same way, so a data daemon knows the
+ *     new id of an object homed elsewhere;
+ *   - metadata (containers, objects, tags, PDCcont_put_objids lists) goes through the ordinary
+ *     handlers (bbd_meta.c), in one transaction;
+ *   - data is placed as clients will look for it (client_transfer.h): PDC_OBJ_STATIC on the
+ *     home daemon, PDC_REGION_STATIC stripe k on daemon k, REGION_DYNAMIC / REGION_LOCAL on the
+ *     home daemon with one placement map entry for the whole object. It is assembled from the
+ *     drain (pdcbb_drain_read_box applies extents and maps) in slabs of at most 64 MiB and
+ *     written into the object files in place; all-zero 4 KiB blocks are left as holes
+ *     (never-written elements read as zero either way, and holes take no capacity).
+ * Data files are synced before the transaction that records them commits, and the transaction
+ * records "stage_in_done": a daemon restarted later in the job (or after a crash during the
+ * load, which commits nothing) does the right thing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bbd.h"
+#include "pdcbb_drain.h"
+#include "pdcbb_log.h"
+
+#define SLAB_MAX ((uint64_t)64 << 20)
+#define ZERO_BLOCK 4096u
+#define DONE_KEY "stage_in_done"
+
+typedef struct stage {
+    bbd_t *d;
+    bbd_req_t r;
+    pdcbb_drain_t *m;
+    uint64_t *cont_ids; /* new id of m->conts[i] */
+    uint64_t *obj_ids;  /* new id of m->objs[i] (0: not staged) */
+    uint8_t *buf;
+    uint64_t bytes;     /* data bytes written */
+    char *err;
+    size_t errlen;
+} stage_t;
+
+/* pdc_region_partition_t values (pdc.h) */
+enum { PART_REGION_STATIC = 1, PART_REGION_DYNAMIC = 2, PART_REGION_LOCAL = 3 };
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+__attribute__((format(printf, 3, 4))) static pdcbb_err_t stage_fail(stage_t *s, pdcbb_err_t rc,
+                                                                     const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(s->err, s->errlen, "stage-in from %s: %s: %s", s->d->cfg.stage_in, msg,
+             pdcbb_strerror(rc));
+    return rc;
+}
+
+/* The ids the home daemons' next_id will hand out, in creation order. */
+static pdcbb_err_t plan_ids(stage_t *s)
+{
+    unsigned n = s->d->nservers;
+    uint64_t *seq = calloc(n, sizeof(*seq));
+    s->cont_ids = calloc(s->m->nconts + 1, sizeof(uint64_t));
+    s->obj_ids = calloc(s->m->nobjs + 1, sizeof(uint64_t));
+    if (seq == NULL || s->cont_ids == NULL || s->obj_ids == NULL) {
+        free(seq);
+        return PDCBB_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < s->m->nconts; i++) {
+        unsigned home = pdcbb_home_server(s->m->conts[i].name, n);
+        s->cont_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, home, ++seq[home]);
+    }
+    for (uint32_t i = 0; i < s->m->nobjs; i++) {
+        const pdcbb_drain_object_t *o = &s->m->objs[i];
+        if (pdcbb_drain_find_cont_id(s->m, o->cont_id) == NULL) {
+            if (pdcbb_home_server(o->name, n) == s->d->rank)
+                PDCBB_WARN("stage-in: object '%s' is not staged: its container (id %" PRIu64
+                           ") is not in the drain",
+                           o->name, o->cont_id);
+            continue;
+        }
+        unsigned home = pdcbb_home_server(o->name, n);
+        s->obj_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, home, ++seq[home]);
+    }
+    free(seq);
+    return PDCBB_OK;
+}
+
+static uint64_t new_cont_id(stage_t *s, uint64_t old)
+{
+    for (uint32_t i = 0; i < s->m->nconts; i++)
+        if (s->m->conts[i].id == old)
+            return s->cont_ids[i];
+    return 0;
+}
+
+static uint64_t new_obj_id(stage_t *s, uint64_t old)
+{
+    for (uint32_t i = 0; i < s->m->nobjs; i++)
+        if (s->m->objs[i].id == old)
+            return s->obj_ids[i];
+    return 0;
+}
+
+static pdcbb_err_t put_tags(stage_t *s, uint64_t id, const pdcbb_drain_tag_t *tags, uint32_t n)
+{
+    for (uint32_t t = 0; t < n; t++) {
+        pdcbb_tag_put_req_t q = {.id = id, .name = tags[t].name, .type = tags[t].type,
+                                 .value = tags[t].value, .value_len = tags[t].len};
+        pdcbb_tag_put_rep_t p;
+        pdcbb_err_t rc = bbd_op_tag_put(&s->r, &q, &p);
+        bbd_req_scratch_free(&s->r);
+        if (rc != PDCBB_OK)
+            return stage_fail(s, rc, "tag '%s'", tags[t].name);
+    }
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t stage_conts(stage_t *s)
+{
+    pdcbb_err_t rc;
+    for (uint32_t i = 0; i < s->m->nconts; i++) {
+        const pdcbb_drain_cont_t *c = &s->m->conts[i];
+        if (pdcbb_meta_id_server(s->cont_ids[i]) != s->d->rank)
+            continue;
+        pdcbb_cont_create_req_t q = {.name = c->name, .lifetime = c->lifetime};
+        pdcbb_cont_create_rep_t p;
+        rc = bbd_op_cont_create(&s->r, &q, &p);
+        bbd_req_scratch_free(&s->r);
+        if (rc != PDCBB_OK)
+            return stage_fail(s, rc, "container '%s'", c->name);
+        if (p.id != s->cont_ids[i])
+            return stage_fail(s, PDCBB_ERR_INTERNAL, "container '%s' got an unexpected id",
+                              c->name);
+        if ((rc = put_tags(s, p.id, c->tags, c->ntags)) != PDCBB_OK)
+            return rc;
+    }
+    return PDCBB_OK;
+}
+
+/* Object lists of containers (PDCcont_put_objids), after the objects exist everywhere. */
+static pdcbb_err_t stage_objids(stage_t *s)
+{
+    for (uint32_t i = 0; i < s->m->nconts; i++) {
+        const pdcbb_drain_cont_t *c = &s->m->conts[i];
+        if (pdcbb_meta_id_server(s->cont_ids[i]) != s->d->rank || c->nobj_ids == 0)
+            continue;
+        uint64_t *ids = malloc(c->nobj_ids * sizeof(uint64_t));
+        uint32_t n = 0;
+        if (ids == NULL)
+            return PDCBB_ERR_NOMEM;
+        for (uint32_t k = 0; k < c->nobj_ids; k++) {
+            uint64_t id = new_obj_id(s, c->obj_ids[k]);
+            if (id != 0)
+                ids[n++] = id;
+        }
+        pdcbb_cont_objids_put_req_t q = {.id = s->cont_ids[i], .ids = ids, .ids_count = n};
+        pdcbb_cont_objids_put_rep_t p;
+        pdcbb_err_t rc = n ? bbd_op_cont_objids_put(&s->r, &q, &p) : PDCBB_OK;
+        bbd_req_scratch_free(&s->r);
+        free(ids);
+        if (rc != PDCBB_OK)
+            return stage_fail(s, rc, "object list of container '%s'", c->name);
+    }
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t stage_obj_meta(stage_t *s, uint32_t i)
+{
+    const pdcbb_drain_object_t *o = &s->m->objs[i];
+    pdcbb_obj_create_req_t q = {
+        .cont_id = new_cont_id(s, o->cont_id), .name = o->name, .type = o->type,
+        .partition = o->partition, .consistency = o->consistency, .user_id = o->user_id,
+        .time_step = o->time_step, .dims = (uint64_t *)o->dims, .dims_count = o->ndim,
+        .app_name = o->app_name, .data_loc = o->data_loc, .tags = o->tags_str};
+    pdcbb_obj_create_rep_t p;
+    pdcbb_err_t rc = bbd_op_obj_create(&s->r, &q, &p);
+    uint64_t got = p.id;
+    bbd_req_scratch_free(&s->r);
+    if (rc != PDCBB_OK)
+        return stage_fail(s, rc, "object '%s'", o->name);
+    if (got != s->obj_ids[i])
+        return stage_fail(s, PDCBB_ERR_INTERNAL, "object '%s' got an unexpected id", o->name);
+    return put_tags(s, got, o->tags, o->ntags);
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    static const uint8_t zero[ZERO_BLOCK];
+    while (n >= ZERO_BLOCK) {
+        if (memcmp(p, zero, ZERO_BLOCK) != 0)
+            return 0;
+        p += ZERO_BLOCK;
+        n -= ZERO_BLOCK;
+    }
+    return n == 0 || memcmp(p, zero, n) == 0;
+}
+
+typedef struct write_ctx {
+    int fd;
+    const uint8_t *src;
+    int err;
+} write_ctx_t;
+
+/* One contiguous run of a slab: write its non-zero blocks (file-aligned) in place. */
+static int write_run(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
+{
+    write_ctx_t *w = arg;
+    uint64_t pos = 0;
+    while (pos < len) {
+        /* up to the next ZERO_BLOCK boundary of the file, so holes stay block-aligned */
+        uint64_t here = array_off + pos;
+        uint64_t n = ZERO_BLOCK - here % ZERO_BLOCK;
+        uint64_t start = pos;
+        if (n > len - pos)
+            n = len - pos;
+        int zero = all_zero(w->src + packed_off + pos, n);
+        pos += n;
+        /* extend a non-zero stretch as far as it goes, for one large pwrite */
+        while (!zero && pos < len) {
+            uint64_t m = len - pos < ZERO_BLOCK ? len - pos : ZERO_BLOCK;
+            if (all_zero(w->src + packed_off + pos, m))
+                break;
+            pos += m;
+        }
+        if (zero)
+            continue;
+        const uint8_t *p = w->src + packed_off + start;
+        uint64_t left = pos - start, off = array_off + start;
+        while (left > 0) {
+            ssize_t k = pwrite(w->fd, p, left, (off_t)off);
+            if (k < 0) {
+                if (errno == EINTR)
+                    continue;
+                w->err = errno;
+                return -1;
+            }
+            p += k;
+            off += (uint64_t)k;
+            left -= (uint64_t)k;
+        }
+    }
+    return 0;
+}
+
+/* Write box of object o (new id id) into this daemon's data file, slab by slab. */
+static pdcbb_err_t stage_box(stage_t *s, const pdcbb_drain_object_t *o, uint64_t id,
+                             const pdcbb_box_t *box, const uint64_t *shape)
+{
+    char path[PATH_MAX + 64], err[PDCBB_DRAIN_ERR_LEN];
+    uint64_t row_elems = 1;
+    for (uint32_t k = 1; k < box->ndim; k++)
+        row_elems *= box->size[k];
+    uint64_t row_bytes = row_elems * o->element_size;
+    uint64_t rows_per_slab = row_bytes >= SLAB_MAX ? 1 : SLAB_MAX / row_bytes;
+    if (row_bytes > SLAB_MAX) /* one row of a huge trailing shape: fall back to the box */
+        return stage_fail(s, PDCBB_ERR_TOO_BIG, "object '%s': a row is larger than 64 MiB",
+                          o->name);
+    bbd_data_path(s->d, id, path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return stage_fail(s, pdcbb_err_from_errno(errno), "%s", path);
+    pdcbb_err_t rc = PDCBB_OK;
+    for (uint64_t r0 = 0; r0 < box->size[0] && rc == PDCBB_OK; r0 += rows_per_slab) {
+        pdcbb_box_t slab = *box;
+        slab.off[0] = box->off[0] + r0;
+        slab.size[0] = box->size[0] - r0 < rows_per_slab ? box->size[0] - r0 : rows_per_slab;
+        if ((rc = pdcbb_drain_read_box(s->m, o, &slab, s->buf, err, sizeof(err))) != PDCBB_OK) {
+            stage_fail(s, rc, "%s", err);
+            break;
+        }
+        write_ctx_t w = {.fd = fd, .src = s->buf};
+        if (pdcbb_box_runs(&slab, o->ndim, shape, o->element_size, write_run, &w) != 0) {
+            rc = w.err ? pdcbb_err_from_errno(w.err) : PDCBB_ERR_BAD_REGION;
+            stage_fail(s, rc, "writing %s", path);
+            break;
+        }
+        s->bytes += slab.size[0] * row_bytes;
+    }
+    if (rc == PDCBB_OK && fdatasync(fd) != 0)
+        rc = stage_fail(s, pdcbb_err_from_errno(errno), "syncing %s", path);
+    close(fd);
+    return rc;
+}
+
+/* The data of object i this daemon holds under the new job's placement. */
+static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
+{
+    const pdcbb_drain_object_t *o = &s->m->objs[i];
+    uint64_t id = s->obj_ids[i], shape[PDCBB_REGION_NDIM_MAX], zero[PDCBB_REGION_NDIM_MAX] = {0};
+    unsigned n = s->d->nservers, home = pdcbb_meta_id_server(id);
+    pdcbb_err_t rc = pdcbb_drain_object_shape(s->m, o, shape);
+    if (rc != PDCBB_OK)
+        return stage_fail(s, rc, "object '%s': shape", o->name);
+    if (pdcbb_drain_object_bytes(s->m, o) == 0 || shape[0] == 0)
+        return PDCBB_OK;
+    pdcbb_box_t whole;
+    if ((rc = pdcbb_box_make(&whole, o->ndim, zero, shape)) != PDCBB_OK)
+        return stage_fail(s, rc, "object '%s': shape", o->name);
+
+    pdcbb_box_t mine[1];
+    pdcbb_box_t *parts = NULL;
+    unsigned *stripe = NULL;
+    int nparts = 0;
+    if (o->partition == PART_REGION_STATIC && n > 1) {
+        int dim = -1;
+        for (uint32_t k = 0; k < o->ndim && dim < 0; k++)
+            if (o->dims[k] != PDCBB_DIM_UNLIMITED && o->dims[k] >= n)
+                dim = (int)k;
+        if (dim >= 0) {
+            parts = malloc(n * sizeof(*parts));
+            stripe = malloc(n * sizeof(*stripe));
+            nparts = parts && stripe ? pdcbb_box_split_stripes(&whole, (uint32_t)dim,
+                                                               o->dims[dim], n, parts, stripe)
+                                     : -1;
+            if (nparts < 0) {
+                free(parts);
+                free(stripe);
+                return stage_fail(s, PDCBB_ERR_NOMEM, "object '%s': stripes", o->name);
+            }
+        }
+    }
+    if (parts == NULL) { /* everything on the home daemon */
+        if (home != s->d->rank)
+            return PDCBB_OK;
+        mine[0] = whole;
+        parts = mine;
+        nparts = 1;
+    }
+    int wrote = 0;
+    for (int k = 0; k < nparts && rc == PDCBB_OK; k++) {
+        if (parts != mine && stripe[k] % n != s->d->rank)
+            continue;
+        if (!wrote) {
+            rc = bbd_data_layout_create(&s->r, id, o->element_size, o->ndim, o->dims);
+            bbd_req_scratch_free(&s->r);
+            if (rc != PDCBB_OK) {
+                stage_fail(s, rc, "object '%s': layout", o->name);
+                break;
+            }
+            wrote = 1;
+        }
+        rc = stage_box(s, o, id, &parts[k], shape);
+    }
+    if (parts != mine) {
+        free(parts);
+        free(stripe);
+    }
+    /* Remembered placements: one entry, the whole object, here. */
+    if (rc == PDCBB_OK && wrote && (o->partition == PART_REGION_DYNAMIC || o->partition == PART_REGION_LOCAL)) {
+        uint64_t e[3 + 2 * PDCBB_REGION_NDIM_MAX];
+        e[0] = s->d->rank;
+        e[1] = pdcbb_drain_object_bytes(s->m, o);
+        e[2] = o->ndim;
+        memcpy(e + 3, whole.off, 8 * (size_t)o->ndim);
+        memcpy(e + 3 + o->ndim, whole.size, 8 * (size_t)o->ndim);
+        pdcbb_map_put_req_t q = {.id = id, .entries = e, .entries_count = 3 + 2 * o->ndim};
+        pdcbb_map_put_rep_t p;
+        rc = bbd_op_map_put(&s->r, &q, &p);
+        bbd_req_scratch_free(&s->r);
+        if (rc != PDCBB_OK)
+            stage_fail(s, rc, "object '%s': placement map", o->name);
+    }
+    return rc;
+}
+
+pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
+{
+    if (d->cfg.stage_in[0] == '\0')
+        return PDCBB_OK;
+    stage_t s = {.d = d, .err = err, .errlen = errlen, .r = {.d = d}};
+    const bbd_store_ops_t *ops = d->store_ops;
+    bbd_val_t key = {DONE_KEY, strlen(DONE_KEY)}, v;
+    pdcbb_err_t rc = ops->txn_begin(d->store, 1, &s.r.txn);
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "stage-in: cannot open the store: %s", pdcbb_strerror(rc));
+        return rc;
+    }
+    if (ops->get(s.r.txn, BBD_T_STATE, key, &v) == PDCBB_OK) {
+        PDCBB_INFO("stage-in from %s was done before this start (restart): not repeated",
+                   d->cfg.stage_in);
+        ops->txn_abort(s.r.txn);
+        return PDCBB_OK;
+    }
+    uint64_t conts = 0, objs = 0;
+    if ((rc = bbd_meta_counts(&s.r, &conts, &objs)) != PDCBB_OK || conts + objs != 0) {
+        ops->txn_abort(s.r.txn);
+        snprintf(err, errlen,
+                 "stage-in from %s: the store of rank %u already holds %llu containers and %llu "
+                 "objects",
+                 d->cfg.stage_in, d->rank, (unsigned long long)conts, (unsigned long long)objs);
+        return rc != PDCBB_OK ? rc : PDCBB_ERR_EXISTS;
+    }
+    double t0 = now_seconds();
+    char derr[PDCBB_DRAIN_ERR_LEN];
+    if ((rc = pdcbb_drain_open(d->cfg.stage_in, 0, &s.m, derr, sizeof(derr))) != PDCBB_OK) {
+        ops->txn_abort(s.r.txn);
+        snprintf(err, errlen, "stage-in from %s: %s", d->cfg.stage_in, derr);
+        return rc;
+    }
+    PDCBB_INFO("stage-in from %s: job %" PRIu64 ", %u containers, %u objects, %" PRIu64
+               " extents; loading this daemon's share",
+               s.m->dir, s.m->job_id, s.m->nconts, s.m->nobjs, s.m->nextents);
+    char objdir[PATH_MAX + 16];
+    snprintf(objdir, sizeof(objdir), "%s/objects", d->data_dir);
+    if (mkdir(objdir, 0700) != 0 && errno != EEXIST)
+        rc = stage_fail(&s, pdcbb_err_from_errno(errno), "%s", objdir);
+    else if ((s.buf = malloc(SLAB_MAX)) == NULL)
+        rc = stage_fail(&s, PDCBB_ERR_NOMEM, "%s", "staging buffer");
+    if (rc == PDCBB_OK)
+        rc = plan_ids(&s);
+    if (rc == PDCBB_OK)
+        rc = stage_conts(&s);
+    for (uint32_t i = 0; rc == PDCBB_OK && i < s.m->nobjs; i++)
+        if (s.obj_ids[i] != 0 && pdcbb_meta_id_server(s.obj_ids[i]) == d->rank)
+            rc = stage_obj_meta(&s, i);
+    if (rc == PDCBB_OK)
+        rc = stage_objids(&s);
+    for (uint32_t i = 0; rc == PDCBB_OK && i < s.m->nobjs; i++)
+        if (s.obj_ids[i] != 0)
+            rc = stage_obj_data(&s, i);
+    if (rc == PDCBB_OK) {
+        rc = ops->put(s.r.txn, BBD_T_STATE, key,
+                      (bbd_val_t){d->cfg.stage_in, strlen(d->cfg.stage_in)}, 0);
+        if (rc != PDCBB_OK)
+            stage_fail(&s, rc, "%s", "recording it");
+    }
+    if (rc == PDCBB_OK) {
+        rc = ops->txn_commit(s.r.txn);
+        if (rc == PDCBB_OK)
+            rc = ops->sync(d->store);
+        if (rc != PDCBB_OK)
+            stage_fail(&s, rc, "%s", "committing the store");
+    } else {
+        ops->txn_abort(s.r.txn);
+    }
+    bbd_req_scratch_free(&s.r);
+    if (rc == PDCBB_OK) {
+        double dt = now_seconds() - t0;
+        PDCBB_INFO("stage-in from %s done: %.1f MiB of region data in %.2f s (%.0f MB/s)",
+                   s.m->dir, (double)s.bytes / 1048576.0, dt,
+                   dt > 0 ? (double)s.bytes / dt / 1e6 : 0.0);
+    }
+    free(s.buf);
+    free(s.cont_ids);
+    free(s.obj_ids);
+    pdcbb_drain_free(s.m);
+    return rc;
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# bench/drain.sh - drain throughput against `cp` of the same bytes between the same
+# directories, in the same run (docs/PERFORMANCE.md).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+
+usage() {
+    cat <<EOF2
+usage: bench/drain.sh [OPTIONS] [BUILD_DIR]
+
+Fills a local job's burst buffer (pdcbb run --keep -- pdc_fill), then, on the same node-local
+data and into the same destination file system, times
+  cp:     cp -r <job dir>/bbd-0/objects DEST/cp.R && sync      (the machine's own limit)
+  drain:  pdcbb drain --keep --to DEST <job dir>                (write, fdatasync, re-read and
+                                                               check every CRC-32C, manifests)
+alternating which goes first, and prints MB/s (10^6 bytes/s) of each and drain/cp.
+BUILD_DIR is a built tree (default: $repo/build).
+
+Options:
+  --size SIZE      bytes per object (K/M/G; default 512M)
+  --objects N      objects (default 4: 2 GiB)
+  --repeat R       repetitions (default 3; the median ratio is reported)
+  --work DIR       where the node-local job directory goes (default: \$TMPDIR or /tmp)
+  --dest DIR       drain destination file system (default: \$TMPDIR or /tmp)
+  --drop-caches    echo 3 > /proc/sys/vm/drop_caches before each copy (root): both read
+                   the node-local data from the device
+  -h, --help       this text
+Exit status: 0 after a complete run, 1 if a step failed, 2 on usage errors.
+EOF2
+}
+
+build="$repo/build" size=512M objects=4 repeat=3 drop=0
+work="${TMPDIR:-/tmp}" dest="${TMPDIR:-/tmp}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --size) size=$2; shift 2 ;;
+    --objects) objects=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --dest) dest=$2; shift 2 ;;
+    --drop-caches) drop=1; shift ;;
+    -*) echo "bench/drain.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) build=$1; shift ;;
+    esac
+done
+case "$repeat" in '' | *[!0-9]* | 0) echo "bench/drain.sh: --repeat needs a positive number, not '$repeat'" >&2; exit 2 ;; esac
+pdcbb="$build/cli/pdcbb" fill="$build/bench/pdc_fill"
+for f in "$pdcbb" "$fill"; do
+    [ -x "$f" ] || { echo "bench/drain.sh: missing $f: build the project first" >&2; exit 1; }
+done
+export UCX_WARN_UNUSED_ENV_VARS=n
+
+W=$(mktemp -d "$work/pdcbb-drainbench.XXXXXX")
+D=$(mktemp -d "$dest/pdcbb-drainbench-dest.XXXXXX")
+trap 'rm -rf "$W" "$D"' EXIT
+
+now() { date +%s.%N; }
+drop_caches() { [ "$drop" = 1 ] && sync && echo 3 > /proc/sys/vm/drop_caches || true; }
+
+jobdir="$W/node0/pdcbb.4242"
+"$pdcbb" run --quiet --keep --workdir "$W" --job-id 4242 --pdc "capacity=$(( $(numfmt --from=iec "$size") * objects / 1048576 + 1024 ))M" \
+    -- "$fill" --objects "$objects" --size "$size"
+bytes=$(du -B1 --apparent-size -s "$jobdir/bbd-0/objects" | cut -f1)
+echo "drain benchmark: $objects objects of $size ($bytes bytes) from $W to $D"
+printf "%-4s %10s %10s %8s\n" rep "cp MB/s" "drain MB/s" "drain/cp"
+ratios=()
+for r in $(seq "$repeat"); do
+    rm -rf "$D/pdcbb.4242" "$D/cp.$r"
+    one_cp() {
+        drop_caches
+        t0=$(now); cp -r "$jobdir/bbd-0/objects" "$D/cp.$r"; sync; t1=$(now)
+        cp_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+    }
+    one_drain() {
+        drop_caches
+        t0=$(now); "$pdcbb" drain --quiet --keep --to "$D" "$jobdir" >/dev/null; t1=$(now)
+        dr_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+    }
+    if [ $((r % 2)) = 1 ]; then one_cp; one_drain; else one_drain; one_cp; fi
+    drained=$(du -B1 --apparent-size -s "$D/pdcbb.4242/data" | cut -f1)
+    cp_mbs=$(awk -v b="$bytes" -v s="$cp_s" 'BEGIN {print b / s / 1e6}')
+    dr_mbs=$(awk -v b="$drained" -v s="$dr_s" 'BEGIN {print b / s / 1e6}')
+    ratio=$(awk -v d="$dr_mbs" -v c="$cp_mbs" 'BEGIN {print d / c}')
+    ratios+=("$ratio")
+    printf "%-4s %10.0f %10.0f %8.2f\n" "$r" "$cp_mbs" "$dr_mbs" "$ratio"
+    rm -rf "$D/cp.$r" "$D/pdcbb.4242"
+done
+median=$(printf "%s\n" "${ratios[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+printf "median drain/cp: %.2f (target >= 0.90)\n" "$median"
+echo "RESULT bench=drain bytes=$bytes objects=$objects repeat=$repeat ratio_median=$median"

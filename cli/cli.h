@@ -1,0 +1,16 @@
+/*
+ * cli.h - subcommands of the pdcbb command, each in its own file. A handler gets argv[0] = the
+ * subcommand's name and returns the process exit status (0 ok, 1 failure, 2 usage error).
+ */
+#ifndef PDCBB_CLI_H
+#define PDCBB_CLI_H
+
+/* cmd_drain.c */
+int cli_cmd_drain(int argc, char **argv);
+/* cmd_data.c: reading a drain directory */
+int cli_cmd_ls(int argc, char **argv);
+int cli_cmd_get(int argc, char **argv);
+int cli_cmd_export(int argc, char **argv);
+int cli_cmd_verify(int argc, char **argv);
+
+#endif

@@ -1,0 +1,558 @@
+/*
+ * client_drained.c - a drained job served read-only through the PDC API (PDCBB_DRAINED_DIR).
+ *
+ * After a job its burst-buffer data lives in a drain directory (docs/DRAIN-FORMAT.md). With
+ * PDCBB_DRAINED_DIR set, PDCinit opens that directory instead of looking for daemons, and this
+ * file plays the one daemon of the library (rank 0): client_rpc_post hands every request here
+ * and the reply is built as a real daemon's would be (header with status, encoded body), then
+ * decoded by the same code as replies that crossed the network, so the PDC API code in pdc_*.c
+ * is unchanged.
+ *
+ * Ids: the client routes a request by the daemon in a meta id, so the drained containers and
+ * objects get new meta ids of daemon 0: pdcbb_meta_id_make(kind, 0, index + 1) with index their
+ * position in the manifest. Ids in the drain (an object's container, a container's object list)
+ * are translated on the way out. Every object is presented as PDC_OBJ_STATIC: a read is one
+ * piece for daemon 0, served by pdcbb_drain_read_box whatever the job's placement was.
+ *
+ * Requests that would change something are answered with PDCBB_ERR_READ_ONLY; client_rpc.c
+ * names the drained directory in the error message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "pdcbb_drain.h"
+#include "pdcbb_log.h"
+
+static uint64_t served; /* requests answered (STATS) */
+
+static pdcbb_drain_t *model(void)
+{
+    return client_g.drained;
+}
+
+/* ------------------------------------------------------------------ ids */
+
+static uint64_t cont_meta(uint32_t index)
+{
+    return pdcbb_meta_id_make(PDCBB_META_KIND_CONT, 0, (uint64_t)index + 1);
+}
+
+static uint64_t obj_meta(uint32_t index)
+{
+    return pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, (uint64_t)index + 1);
+}
+
+/* The index of a meta id of kind, or -1 if it names nothing here. */
+static int64_t meta_index(uint64_t id, unsigned kind)
+{
+    if (pdcbb_meta_id_kind(id) != kind || pdcbb_meta_id_server(id) != 0)
+        return -1;
+    uint64_t seq = id & ((1ull << 44) - 1);
+    uint32_t n = kind == PDCBB_META_KIND_CONT ? model()->nconts : model()->nobjs;
+    return seq >= 1 && seq <= n ? (int64_t)(seq - 1) : -1;
+}
+
+static const pdcbb_drain_cont_t *cont_of(uint64_t id)
+{
+    int64_t i = meta_index(id, PDCBB_META_KIND_CONT);
+    return i < 0 ? NULL : &model()->conts[i];
+}
+
+static const pdcbb_drain_object_t *obj_of(uint64_t id)
+{
+    int64_t i = meta_index(id, PDCBB_META_KIND_OBJ);
+    return i < 0 ? NULL : &model()->objs[i];
+}
+
+/* New ids of ids of the drained job (0 when it is not in the drain). */
+static uint64_t cont_meta_of_drained(uint64_t drained_id)
+{
+    const pdcbb_drain_cont_t *c =
+        drained_id ? pdcbb_drain_find_cont_id(model(), drained_id) : NULL;
+    return c ? cont_meta((uint32_t)(c - model()->conts)) : 0;
+}
+
+static uint64_t obj_meta_of_drained(uint64_t drained_id)
+{
+    const pdcbb_drain_object_t *o =
+        drained_id ? pdcbb_drain_find_object_id(model(), drained_id) : NULL;
+    return o ? obj_meta((uint32_t)(o - model()->objs)) : 0;
+}
+
+/* ------------------------------------------------------------------ open / close */
+
+pdcbb_err_t client_drained_open(const char *dir, char *err, size_t errlen)
+{
+    pdcbb_drain_t *m = NULL;
+    char why[PDCBB_DRAIN_ERR_LEN] = "";
+    pdcbb_err_t rc = pdcbb_drain_open(dir, 0, &m, why, sizeof(why));
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "PDCBB_DRAINED_DIR=%s: cannot open the drained job: %s", dir,
+                 why[0] ? why : pdcbb_strerror(rc));
+        return rc;
+    }
+    client_server_t *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        pdcbb_drain_free(m);
+        snprintf(err, errlen, "out of memory");
+        return PDCBB_ERR_NOMEM;
+    }
+    /* The virtual daemon is on this node: PDC_REGION_LOCAL would pick it. */
+    s->info.rank = 0;
+    snprintf(s->info.node, sizeof(s->info.node), "%s", client_g.node);
+    snprintf(s->info.ip, sizeof(s->info.ip), "%s", "drained");
+    client_g.servers = s;
+    client_g.nservers = 1;
+    client_g.job_id = m->job_id;
+    client_g.drained = m;
+    served = 0;
+    snprintf(client_g.discovery, sizeof(client_g.discovery), "drained");
+    PDCBB_INFO("serving drained job %llu read-only from %s: %u containers, %u objects",
+               (unsigned long long)m->job_id, m->dir ? m->dir : dir, m->nconts, m->nobjs);
+    return PDCBB_OK;
+}
+
+void client_drained_close(void)
+{
+    pdcbb_drain_free(client_g.drained);
+    client_g.drained = NULL;
+}
+
+const char *client_drained_dir(void)
+{
+    return client_g.drained && client_g.drained->dir ? client_g.drained->dir : "";
+}
+
+/* ------------------------------------------------------------------ metadata ops */
+
+static void obj_info_fill(uint32_t index, pdcbb_obj_info_rep_t *p)
+{
+    const pdcbb_drain_object_t *o = &model()->objs[index];
+    p->id = obj_meta(index);
+    p->cont_id = cont_meta_of_drained(o->cont_id);
+    p->name = o->name;
+    p->type = o->type;
+    p->partition = 0; /* PDC_OBJ_STATIC: whole reads from daemon 0 */
+    p->consistency = o->consistency;
+    p->user_id = o->user_id;
+    p->time_step = o->time_step;
+    p->dims = (uint64_t *)o->dims; /* only read by the encoder */
+    p->dims_count = o->ndim;
+    p->app_name = o->app_name;
+    p->data_loc = o->data_loc;
+    p->tags = o->tags_str;
+}
+
+/* Ids after 'after' (ascending), at most max (0: the daemon's cap). */
+static pdcbb_err_t list_ids(unsigned kind, uint64_t after, uint32_t max, uint64_t cont_filter,
+                            uint64_t **ids, uint32_t *count, uint32_t *more)
+{
+    uint32_t n = kind == PDCBB_META_KIND_CONT ? model()->nconts : model()->nobjs;
+    uint32_t cap = max == 0 || max > 65536 ? 65536 : max, k = 0;
+    uint64_t *out = malloc(8 * (size_t)(n ? n : 1));
+    if (out == NULL)
+        return PDCBB_ERR_NOMEM;
+    *more = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t id = kind == PDCBB_META_KIND_CONT ? cont_meta(i) : obj_meta(i);
+        if (id <= after)
+            continue;
+        if (cont_filter && cont_meta_of_drained(model()->objs[i].cont_id) != cont_filter)
+            continue;
+        if (k == cap) {
+            *more = 1;
+            break;
+        }
+        out[k++] = id;
+    }
+    *ids = out;
+    *count = k;
+    return PDCBB_OK;
+}
+
+static const pdcbb_drain_tag_t *tag_find(const pdcbb_drain_tag_t *tags, uint32_t n,
+                                         const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(tags[i].name, name) == 0)
+            return &tags[i];
+    return NULL;
+}
+
+static int tag_matches(const pdcbb_drain_tag_t *t, const pdcbb_tag_query_req_t *q)
+{
+    if (t == NULL)
+        return 0;
+    return !q->match_value ||
+           (t->len == q->value_len && (t->len == 0 || memcmp(t->value, q->value, t->len) == 0));
+}
+
+static pdcbb_err_t tag_query(const pdcbb_tag_query_req_t *q, pdcbb_tag_query_rep_t *p)
+{
+    const pdcbb_drain_t *m = model();
+    if (q->name == NULL || q->name[0] == '\0')
+        return PDCBB_ERR_INVAL;
+    uint64_t *ids = malloc(8 * ((size_t)m->nconts + m->nobjs + 1));
+    if (ids == NULL)
+        return PDCBB_ERR_NOMEM;
+    uint32_t n = 0;
+    /* The daemon's order: by id, so containers before objects. */
+    if (q->kind == 0 || q->kind == PDCBB_META_KIND_CONT)
+        for (uint32_t i = 0; i < m->nconts; i++)
+            if (tag_matches(tag_find(m->conts[i].tags, m->conts[i].ntags, q->name), q))
+                ids[n++] = cont_meta(i);
+    if (q->kind == 0 || q->kind == PDCBB_META_KIND_OBJ)
+        for (uint32_t i = 0; i < m->nobjs; i++)
+            if (tag_matches(tag_find(m->objs[i].tags, m->objs[i].ntags, q->name), q))
+                ids[n++] = obj_meta(i);
+    p->ids = ids;
+    p->ids_count = n;
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t tag_get(const pdcbb_tag_get_req_t *q, pdcbb_tag_get_rep_t *p)
+{
+    const pdcbb_drain_tag_t *t = NULL;
+    unsigned kind = pdcbb_meta_id_kind(q->id);
+    if (kind != PDCBB_META_KIND_CONT && kind != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_BAD_ID;
+    if (q->name == NULL || q->name[0] == '\0')
+        return PDCBB_ERR_INVAL;
+    if (kind == PDCBB_META_KIND_CONT) {
+        const pdcbb_drain_cont_t *c = cont_of(q->id);
+        if (c == NULL)
+            return PDCBB_ERR_NOT_FOUND;
+        t = tag_find(c->tags, c->ntags, q->name);
+    } else {
+        const pdcbb_drain_object_t *o = obj_of(q->id);
+        if (o == NULL)
+            return PDCBB_ERR_NOT_FOUND;
+        t = tag_find(o->tags, o->ntags, q->name);
+    }
+    if (t == NULL)
+        return PDCBB_ERR_NOT_FOUND;
+    p->type = t->type;
+    p->value = t->value;
+    p->value_len = t->len;
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t cont_objids(uint64_t id, pdcbb_cont_objids_get_rep_t *p)
+{
+    const pdcbb_drain_cont_t *c = cont_of(id);
+    if (c == NULL)
+        return pdcbb_meta_id_kind(id) == PDCBB_META_KIND_CONT ? PDCBB_ERR_NOT_FOUND
+                                                               : PDCBB_ERR_BAD_ID;
+    uint64_t *ids = malloc(8 * ((size_t)c->nobj_ids + 1));
+    if (ids == NULL)
+        return PDCBB_ERR_NOMEM;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->nobj_ids; i++) {
+        uint64_t mid = obj_meta_of_drained(c->obj_ids[i]);
+        if (mid) /* an object not in the drain was deleted before the drain */
+            ids[n++] = mid;
+    }
+    p->ids = ids;
+    p->ids_count = n;
+    return PDCBB_OK;
+}
+
+/* ------------------------------------------------------------------ data */
+
+typedef struct read_desc {
+    const pdcbb_drain_object_t *o;
+    uint64_t unit;
+    uint32_t ndim;
+    uint64_t dims[PDCBB_REGION_NDIM_MAX];
+    pdcbb_box_t box;
+    uint64_t bytes;
+} read_desc_t;
+
+/* One region descriptor of a DATA_READ (the daemon's desc_parse): errors end the message. */
+static pdcbb_err_t desc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, read_desc_t *dd)
+{
+    uint32_t p = *pos;
+    if (n - p < 3)
+        return PDCBB_ERR_PROTO;
+    uint64_t ndim = a[p + 2];
+    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || n - p - 3 < 3 * ndim)
+        return PDCBB_ERR_PROTO;
+    memset(dd, 0, sizeof(*dd));
+    dd->o = obj_of(a[p]);
+    dd->unit = a[p + 1];
+    dd->ndim = (uint32_t)ndim;
+    memcpy(dd->dims, a + p + 3, ndim * 8);
+    *pos = p + 3 + 3 * (uint32_t)ndim;
+    if (pdcbb_meta_id_kind(a[p]) != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_BAD_ID;
+    if (dd->unit == 0 || dd->unit > 64)
+        return PDCBB_ERR_BAD_REGION;
+    uint64_t count;
+    pdcbb_err_t rc = pdcbb_box_make(&dd->box, dd->ndim, a + p + 3 + ndim, a + p + 3 + 2 * ndim);
+    if (rc == PDCBB_OK)
+        rc = pdcbb_box_check_within(&dd->box, dd->ndim, dd->dims);
+    if (rc == PDCBB_OK)
+        rc = pdcbb_box_count(&dd->box, &count);
+    if (rc == PDCBB_OK && __builtin_mul_overflow(count, dd->unit, &dd->bytes))
+        rc = PDCBB_ERR_TOO_BIG;
+    return rc == PDCBB_ERR_TOO_BIG || rc == PDCBB_ERR_PROTO ? rc : rc ? PDCBB_ERR_BAD_REGION : rc;
+}
+
+/*
+ * Read one region into out (dd->bytes, zeroed first). The part of the box beyond the data an
+ * object holds (an unlimited first dimension, rows never written) reads as zeros, as it does
+ * from a daemon.
+ */
+static pdcbb_err_t read_region(const read_desc_t *dd, uint8_t *out)
+{
+    char why[PDCBB_DRAIN_ERR_LEN] = "";
+    const pdcbb_drain_object_t *o = dd->o;
+    memset(out, 0, dd->bytes);
+    if (o == NULL)
+        return PDCBB_ERR_NOT_FOUND;
+    if (dd->ndim != o->ndim || dd->unit != o->element_size)
+        return PDCBB_ERR_BAD_REGION;
+    uint64_t shape[PDCBB_REGION_NDIM_MAX], zero[PDCBB_REGION_NDIM_MAX] = {0};
+    pdcbb_err_t rc = pdcbb_drain_object_shape(model(), o, shape);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (uint32_t d = 0; d < o->ndim; d++)
+        if (shape[d] == 0)
+            return PDCBB_OK; /* no data at all */
+    pdcbb_box_t whole, part;
+    if (pdcbb_box_make(&whole, o->ndim, zero, shape) != PDCBB_OK)
+        return PDCBB_ERR_BAD_REGION;
+    if (!pdcbb_box_intersect(&whole, &dd->box, &part))
+        return PDCBB_OK;
+    if (memcmp(&part, &dd->box, sizeof(part)) == 0) {
+        rc = pdcbb_drain_read_box(model(), o, &part, out, why, sizeof(why));
+    } else {
+        uint64_t count;
+        void *tmp = NULL;
+        if (pdcbb_box_count(&part, &count) == PDCBB_OK)
+            tmp = malloc(count * dd->unit);
+        if (tmp == NULL)
+            return PDCBB_ERR_NOMEM;
+        rc = pdcbb_drain_read_box(model(), o, &part, tmp, why, sizeof(why));
+        if (rc == PDCBB_OK && pdcbb_box_copy_overlap(&part, tmp, &dd->box, out, dd->unit) < 0)
+            rc = PDCBB_ERR_INTERNAL;
+        free(tmp);
+    }
+    if (rc != PDCBB_OK) {
+        memset(out, 0, dd->bytes);
+        PDCBB_ERROR("reading object '%s' from the drain %s: %s", o->name, client_drained_dir(),
+                    why[0] ? why : pdcbb_strerror(rc));
+    }
+    return rc;
+}
+
+static pdcbb_err_t data_read(const pdcbb_data_read_req_t *q, pdcbb_data_read_rep_t *p,
+                             void *dest, size_t dest_len, void **bulk, size_t *bulk_len)
+{
+    uint32_t pos = 0, n = 0;
+    uint64_t total = 0;
+    read_desc_t dd;
+    while (pos < q->descs_count) {
+        pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
+        if (one != PDCBB_OK)
+            return one;
+        if (__builtin_add_overflow(total, dd.bytes, &total) || total > ((uint64_t)1 << 36) ||
+            total > SIZE_MAX)
+            return PDCBB_ERR_TOO_BIG;
+        n++;
+    }
+    uint64_t *results = malloc(8 * ((size_t)n + 1));
+    uint8_t *out = dest && total <= dest_len ? dest : malloc(total ? total : 1);
+    if (results == NULL || out == NULL) {
+        free(results);
+        if (out != dest)
+            free(out);
+        return PDCBB_ERR_NOMEM;
+    }
+    pos = 0;
+    n = 0;
+    uint64_t off = 0;
+    while (pos < q->descs_count) {
+        desc_parse(q->descs, q->descs_count, &pos, &dd);
+        results[n++] = (uint64_t)(uint32_t)read_region(&dd, out + off);
+        off += dd.bytes;
+    }
+    p->results = results;
+    p->results_count = n;
+    *bulk = out;
+    *bulk_len = (size_t)total;
+    return PDCBB_OK;
+}
+
+/* ------------------------------------------------------------------ dispatch */
+
+/* Requests that change something: refused. */
+static int op_is_write(unsigned op)
+{
+    switch (op) {
+    case PDCBB_OP_CONT_CREATE:
+    case PDCBB_OP_CONT_DEL:
+    case PDCBB_OP_CONT_OBJIDS_PUT:
+    case PDCBB_OP_CONT_OBJIDS_DEL:
+    case PDCBB_OP_TAG_PUT:
+    case PDCBB_OP_TAG_DEL:
+    case PDCBB_OP_OBJ_CREATE:
+    case PDCBB_OP_OBJ_DEL:
+    case PDCBB_OP_OBJ_SET_DIMS:
+    case PDCBB_OP_CONT_PERSIST:
+    case PDCBB_OP_DATA_WRITE:
+    case PDCBB_OP_DATA_DROP:
+    case PDCBB_OP_MAP_PUT:
+    case PDCBB_OP_DATA_RESIZE: return 1;
+    default: return 0;
+    }
+}
+
+/* Every reply body the virtual daemon can build (the largest is enough for each op). */
+typedef union drained_rep {
+#define CLIENT_X_REP(OP, val, lname, RQ, RP) pdcbb_##lname##_rep_t lname;
+    PDCBB_OPS(CLIENT_X_REP)
+#undef CLIENT_X_REP
+} drained_rep_t;
+
+/* Fill rep for op; arrays it allocates are listed in *owned (freed by the caller). */
+static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint64_t **owned,
+                          void *dest, size_t dest_len, void **bulk, size_t *bulk_len)
+{
+    const pdcbb_drain_t *m = model();
+    pdcbb_err_t rc;
+    if (!pdcbb_op_valid(op))
+        return PDCBB_ERR_BAD_OP;
+    if (op_is_write(op))
+        return PDCBB_ERR_READ_ONLY;
+    switch (op) {
+    case PDCBB_OP_HELLO:
+        rep->hello.rank = 0;
+        rep->hello.nservers = 1;
+        rep->hello.job_id = m->job_id;
+        rep->hello.node = client_g.node;
+        return PDCBB_OK;
+    case PDCBB_OP_STATS:
+        rep->stats.rank = 0;
+        rep->stats.requests = served;
+        rep->stats.containers = m->nconts;
+        rep->stats.objects = m->nobjs;
+        return PDCBB_OK;
+    case PDCBB_OP_CONT_OPEN: {
+        const pdcbb_cont_open_req_t *q = req;
+        const pdcbb_drain_cont_t *c = q->name ? pdcbb_drain_find_cont(m, q->name) : NULL;
+        if (c == NULL)
+            return q->name && q->name[0] ? PDCBB_ERR_NOT_FOUND : PDCBB_ERR_INVAL;
+        rep->cont_open.id = cont_meta((uint32_t)(c - m->conts));
+        return PDCBB_OK;
+    }
+    case PDCBB_OP_CONT_INFO: {
+        const pdcbb_cont_info_req_t *q = req;
+        const pdcbb_drain_cont_t *c = cont_of(q->id);
+        if (c == NULL)
+            return pdcbb_meta_id_kind(q->id) == PDCBB_META_KIND_CONT ? PDCBB_ERR_NOT_FOUND
+                                                                      : PDCBB_ERR_BAD_ID;
+        rep->cont_info.id = q->id;
+        rep->cont_info.name = c->name;
+        rep->cont_info.lifetime = c->lifetime;
+        return PDCBB_OK;
+    }
+    case PDCBB_OP_CONT_LIST: {
+        const pdcbb_cont_list_req_t *q = req;
+        rc = list_ids(PDCBB_META_KIND_CONT, q->after, q->max, 0, &rep->cont_list.ids,
+                      &rep->cont_list.ids_count, &rep->cont_list.more);
+        *owned = rep->cont_list.ids;
+        return rc;
+    }
+    case PDCBB_OP_OBJ_LIST: {
+        const pdcbb_obj_list_req_t *q = req;
+        if (q->cont_id != 0 && pdcbb_meta_id_kind(q->cont_id) != PDCBB_META_KIND_CONT)
+            return PDCBB_ERR_WRONG_TYPE;
+        rc = list_ids(PDCBB_META_KIND_OBJ, q->after, q->max, q->cont_id, &rep->obj_list.ids,
+                      &rep->obj_list.ids_count, &rep->obj_list.more);
+        *owned = rep->obj_list.ids;
+        return rc;
+    }
+    case PDCBB_OP_CONT_OBJIDS_GET: {
+        const pdcbb_cont_objids_get_req_t *q = req;
+        rc = cont_objids(q->id, &rep->cont_objids_get);
+        *owned = rep->cont_objids_get.ids;
+        return rc;
+    }
+    case PDCBB_OP_TAG_GET: return tag_get(req, &rep->tag_get);
+    case PDCBB_OP_TAG_QUERY:
+        rc = tag_query(req, &rep->tag_query);
+        *owned = rep->tag_query.ids;
+        return rc;
+    case PDCBB_OP_OBJ_OPEN: {
+        const pdcbb_obj_open_req_t *q = req;
+        const pdcbb_drain_object_t *o = q->name ? pdcbb_drain_find_object(m, q->name) : NULL;
+        if (o == NULL)
+            return q->name && q->name[0] ? PDCBB_ERR_NOT_FOUND : PDCBB_ERR_INVAL;
+        /* The two reply structs share one field list: the union's common initial sequence. */
+        obj_info_fill((uint32_t)(o - m->objs), &rep->obj_info);
+        return PDCBB_OK;
+    }
+    case PDCBB_OP_OBJ_INFO: {
+        const pdcbb_obj_info_req_t *q = req;
+        int64_t i = meta_index(q->id, PDCBB_META_KIND_OBJ);
+        if (i < 0)
+            return pdcbb_meta_id_kind(q->id) == PDCBB_META_KIND_OBJ ? PDCBB_ERR_NOT_FOUND
+                                                                     : PDCBB_ERR_BAD_ID;
+        obj_info_fill((uint32_t)i, &rep->obj_info);
+        return PDCBB_OK;
+    }
+    case PDCBB_OP_DATA_READ:
+        rc = data_read(req, &rep->data_read, dest, dest_len, bulk, bulk_len);
+        *owned = rep->data_read.results;
+        return rc;
+    case PDCBB_OP_DATA_FLUSH:
+        return PDCBB_OK; /* nothing was written, nothing to flush */
+    case PDCBB_OP_MAP_GET:
+    default:
+        /* Objects are presented as PDC_OBJ_STATIC: no placement maps to ask for. */
+        return PDCBB_ERR_UNSUPPORTED;
+    }
+}
+
+pdcbb_err_t client_drained_serve(unsigned op, uint64_t req_id, const void *req, void *dest,
+                                 size_t dest_len, void **ctrl, size_t *ctrl_len, void **bulk,
+                                 size_t *bulk_len)
+{
+    drained_rep_t rep;
+    uint64_t *owned = NULL;
+    void *data = NULL;
+    size_t data_len = 0;
+    memset(&rep, 0, sizeof(rep));
+    *ctrl = *bulk = NULL;
+    *ctrl_len = *bulk_len = 0;
+    served++;
+    pdcbb_err_t status = answer(op, req, &rep, &owned, dest, dest_len, &data, &data_len);
+    if (status != PDCBB_OK && data) {
+        if (data != dest)
+            free(data);
+        data = NULL;
+        data_len = 0;
+    }
+    pdcbb_msg_hdr_t h;
+    memset(&h, 0, sizeof(h));
+    h.magic = PDCBB_PROTO_MAGIC;
+    h.version = PDCBB_PROTO_VERSION;
+    h.op = (uint16_t)op;
+    h.req_id = req_id;
+    h.flags = PDCBB_MSG_FLAG_REPLY;
+    h.status = (int32_t)status;
+    /* An error reply is a header only, as the daemons send it. */
+    pdcbb_err_t rc = pdcbb_msg_build(&h, status == PDCBB_OK ? &rep : NULL, ctrl, ctrl_len);
+    free(owned);
+    if (rc != PDCBB_OK) {
+        if (data && data != dest)
+            free(data);
+        *ctrl = NULL;
+        return rc;
+    }
+    *bulk = data;
+    *bulk_len = data_len;
+    return PDCBB_OK;
+}

@@ -1,0 +1,102 @@
+/*
+ * pdcbb_job_drain.c - drain a node's part of a job as the job user, then remove its data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pdcbb_job_drain.h"
+#include "pdcbb_jobdir.h"
+#include "pdcbb_log.h"
+
+#define DRAIN_ERROR_FILE "drain.error"
+
+typedef struct drain_result {
+    pdcbb_drain_node_stats_t stats;
+    char err[PDCBB_JOB_ERR_LEN];
+} drain_result_t;
+
+/* In the job user's process: write (or, with text NULL, remove) <job dir>/drain.error. */
+static void drain_error_file(const char *dir, const char *text)
+{
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    if (pdcbb_jobdir_path(dir, DRAIN_ERROR_FILE, path, sizeof(path)) != PDCBB_OK)
+        return;
+    if (text == NULL) {
+        unlink(path);
+        return;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    size_t len = strlen(text);
+    int ok = write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
+    if (close(fd) == 0 && ok && rename(tmp, path) == 0)
+        return;
+    unlink(tmp);
+}
+
+/* Runs as the job user. */
+static pdcbb_err_t drain_as_user(void *arg, void *out)
+{
+    const pdcbb_drain_job_t *dj = arg;
+    drain_result_t *res = out;
+    memset(res, 0, sizeof(*res));
+    pdcbb_err_t rc = pdcbb_drain_node(dj, &res->stats, NULL, NULL, res->err, sizeof(res->err));
+    drain_error_file(dj->job_dir, rc == PDCBB_OK ? NULL : res->err);
+    return rc;
+}
+
+pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_stats_t *stats,
+                            char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    pdcbb_err_t rc = pdcbb_job_dir(job, dir, sizeof(dir));
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "job directory name too long");
+        return rc;
+    }
+    if (stats)
+        memset(stats, 0, sizeof(*stats));
+    err[0] = '\0';
+    if (access(dir, F_OK) != 0 && errno == ENOENT) {
+        snprintf(err, errlen, "no job directory %s: nothing to drain", dir);
+        return PDCBB_OK;
+    }
+    if (job->cfg.drain[0] == '\0')
+        return keep ? PDCBB_OK : pdcbb_job_remove_dir(job, err, errlen);
+
+    char user[256];
+    struct passwd pw, *pr = NULL;
+    char pwbuf[16384];
+    if (getpwuid_r(job->uid, &pw, pwbuf, sizeof(pwbuf), &pr) == 0 && pr != NULL)
+        snprintf(user, sizeof(user), "%s", pw.pw_name);
+    else
+        snprintf(user, sizeof(user), "%ld", (long)job->uid);
+    pdcbb_drain_job_t dj = {
+        .job_id = job->job_id, .uid = job->uid, .user = user, .node = job->node_name,
+        .node_index = job->node_index, .nnodes = job->nnodes,
+        .servers_per_node = job->cfg.servers_per_node, .job_dir = dir,
+        .destination = job->cfg.drain};
+    static drain_result_t res; /* large: not on the stack of a plugin */
+    char xerr[PDCBB_JOB_ERR_LEN] = "";
+    rc = pdcbb_job_as_user(job, drain_as_user, &dj, &res, sizeof(res), xerr, sizeof(xerr));
+    if (stats)
+        *stats = res.stats;
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "drain to %s failed: %s", job->cfg.drain,
+                 res.err[0] ? res.err : xerr[0] ? xerr : pdcbb_strerror(rc));
+        if (strstr(err, dir) == NULL) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen - n, "; node-local data kept in %s", dir);
+        }
+        return rc;
+    }
+    if (keep)
+        return PDCBB_OK;
+    return pdcbb_job_remove_dir(job, err, errlen);
+}

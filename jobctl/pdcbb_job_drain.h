@@ -1,0 +1,24 @@
+/*
+ * pdcbb_job_drain.h - the end of a job on one node, after pdcbb_job_epilog stopped its daemons:
+ * drain to the job's destination as the job user, then free the node. Called by the SPANK
+ * plugin's epilog and by `pdcbb run`, like the prolog and epilog themselves.
+ */
+#ifndef PDCBB_JOB_DRAIN_H
+#define PDCBB_JOB_DRAIN_H
+
+#include "pdcbb_drain.h"
+#include "pdcbb_job.h"
+
+/*
+ * With job->cfg.drain set: drain this node's ranks into "<drain>/pdcbb.<job id>" with the job
+ * user's credentials (pdcbb_drain_node in a child that dropped to the user when called as
+ * root), and once they are written and verified remove the node-local job directory. When the
+ * drain fails, the node-local data is kept, <job dir>/drain.error gets the reason (which
+ * `pdcbb status` shows) and err says where the data is and how to finish (`pdcbb drain`).
+ * Without a drain destination the job directory is removed unless keep is set. stats (may be
+ * NULL) gets what was drained. Returns PDCBB_OK when nothing is left to do on this node.
+ */
+pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_stats_t *stats,
+                            char *err, size_t errlen);
+
+#endif

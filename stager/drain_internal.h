@@ -1,0 +1,46 @@
+/*
+ * drain_internal.h - private state of a pdcbb_drain_t (its priv field), shared by
+ * drain_manifest.c (which owns it: array capacities, interned extent file names) and
+ * drain_read.c (open data files, the offset-ordered extent index of the last object read).
+ * Not installed, not used outside stager/drain_*.c.
+ */
+#ifndef PDCBB_DRAIN_INTERNAL_H
+#define PDCBB_DRAIN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "pdcbb_drain.h"
+
+#define DRAIN_FD_CACHE 32
+
+typedef struct drain_fd {
+    const char *file; /* an interned name (owned by the intern table) */
+    int fd;
+    uint64_t used;    /* tick of the last use, for eviction */
+} drain_fd_t;
+
+typedef struct drain_priv {
+    /* capacities of the model's arrays (0: unknown, the array is exactly its count long) */
+    uint64_t cap_ranks, cap_conts, cap_objs, cap_extents;
+    /* interned extent file names */
+    char **files;
+    uint32_t nfiles, cap_files, last_file;
+    /* open data files */
+    drain_fd_t fds[DRAIN_FD_CACHE];
+    uint32_t nfds;
+    uint64_t tick;
+    /* the extents of order_obj sorted by object_offset (indices into m->extents) */
+    int order_valid;
+    uint64_t order_obj;
+    uint64_t *order;
+    uint64_t norder;
+} drain_priv_t;
+
+/* m's private state, created on first use; NULL when out of memory. */
+drain_priv_t *drain_priv_get(pdcbb_drain_t *m);
+/* Close the cached data files and forget the read index (drain_read.c). */
+void drain_priv_release_read(drain_priv_t *p);
+/* Forget the read index after m->extents changed. */
+void drain_priv_invalidate(pdcbb_drain_t *m);
+
+#endif

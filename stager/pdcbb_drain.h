@@ -1,0 +1,291 @@
+/*
+ * pdcbb_drain.h - the drained form of a job's burst buffer (docs/DRAIN-FORMAT.md): its model,
+ * reading and writing its manifests, reading object data from it, verifying it, and draining a
+ * node's job directory into it.
+ *
+ * A drain directory (one per job, "<destination>/pdcbb.<job id>") holds
+ *     parts/rank-RRRRR.yaml   what daemon rank R held: written (atomically) once that rank's
+ *                             data file is written, synced and verified
+ *     data/rank-RRRRR.dat     rank R's data: extents one after another
+ *     manifest.yaml           the whole job: every part merged (written when all parts exist)
+ *     COMPLETE                the completion marker, written last (write then rename)
+ * Every rank drains independently (nodes drain in parallel); whichever finishes the last part
+ * writes manifest.yaml and COMPLETE. A part and the merged manifest share one schema, so the
+ * same parser reads both.
+ *
+ * Ownership: a pdcbb_drain_t owns every string and array it points to; pdcbb_drain_free frees
+ * them all. Functions taking `const pdcbb_drain_t *` only read. Not thread-safe: one thread per
+ * pdcbb_drain_t. Every function filling err writes one line naming the file (and YAML line or
+ * key) that was wrong.
+ */
+#ifndef PDCBB_DRAIN_H
+#define PDCBB_DRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pdcbb_error.h"
+#include "pdcbb_region.h"
+
+#define PDCBB_DRAIN_FORMAT "pdcbb-drain"
+#define PDCBB_DRAIN_VERSION 1
+/* An extent never exceeds this many bytes (long runs are split), so a checksum error points at
+ * no more than this much data and readers can work in bounded memory. */
+#define PDCBB_DRAIN_EXTENT_MAX ((uint64_t)64 << 20)
+/* File names inside a drain directory. */
+#define PDCBB_DRAIN_MANIFEST "manifest.yaml"
+#define PDCBB_DRAIN_COMPLETE "COMPLETE"
+#define PDCBB_DRAIN_PARTS_DIR "parts"
+#define PDCBB_DRAIN_DATA_DIR "data"
+#define PDCBB_DRAIN_ERR_LEN 1024
+
+/* A tag of a container or object (PDCobj_put_tag): type is a pdc_var_type_t value. */
+typedef struct pdcbb_drain_tag {
+    char *name;
+    int32_t type;
+    uint8_t *value;
+    uint32_t len;
+} pdcbb_drain_tag_t;
+
+typedef struct pdcbb_drain_cont {
+    uint64_t id;        /* its id in the drained job */
+    char *name;
+    uint32_t lifetime;  /* pdc_lifetime_t: 0 persistent, 1 transient */
+    uint32_t rank;      /* its home daemon in the drained job */
+    pdcbb_drain_tag_t *tags;
+    uint32_t ntags;
+    uint64_t *obj_ids;  /* object ids added with PDCcont_put_objids */
+    uint32_t nobj_ids;
+} pdcbb_drain_cont_t;
+
+/* A write remembered by a REGION_LOCAL / REGION_DYNAMIC object's home daemon: the box's
+ * elements are in rank's extents. Applied in increasing seq order, the newest write wins. */
+typedef struct pdcbb_drain_map_entry {
+    uint64_t seq;
+    uint32_t rank;
+    pdcbb_box_t box;
+} pdcbb_drain_map_entry_t;
+
+typedef struct pdcbb_drain_object {
+    uint64_t id;            /* its id in the drained job */
+    uint64_t cont_id;       /* its container's id (0: none) */
+    char *name;
+    char *container;        /* its container's name ("" if the container is not in the drain) */
+    uint32_t rank;          /* its home daemon in the drained job */
+    int32_t type;           /* pdc_var_type_t */
+    uint32_t element_size;  /* bytes per element (pdcbb_type_size(type), or the stored layout) */
+    uint32_t partition;     /* pdc_region_partition_t */
+    uint32_t consistency;   /* pdc_consistency_t */
+    uint32_t user_id;
+    uint32_t time_step;
+    uint32_t ndim;
+    uint64_t dims[PDCBB_REGION_NDIM_MAX]; /* as created; dims[0] may be PDCBB_DIM_UNLIMITED */
+    char *app_name;
+    char *data_loc;
+    char *tags_str;         /* the object property's tag string (PDCprop_set_obj_tags) */
+    pdcbb_drain_tag_t *tags;
+    uint32_t ntags;
+    pdcbb_drain_map_entry_t *map; /* REGION_LOCAL / REGION_DYNAMIC only, by seq */
+    uint32_t nmap;
+} pdcbb_drain_object_t;
+
+/* Bytes of an object's row-major array: the elements at [object_offset, +length) (byte
+ * offsets; element-aligned) are bytes [file_offset, +length) of file, with that CRC-32C. */
+typedef struct pdcbb_drain_extent {
+    uint64_t object_id;
+    uint32_t rank;          /* the daemon that held them */
+    uint64_t object_offset;
+    uint64_t length;        /* 1..PDCBB_DRAIN_EXTENT_MAX */
+    char *file;             /* relative to the drain directory, e.g. "data/rank-00000.dat" */
+    uint64_t file_offset;
+    uint32_t crc32c;
+} pdcbb_drain_extent_t;
+
+/* One drained daemon rank (one part). */
+typedef struct pdcbb_drain_rank {
+    uint32_t rank;
+    char *node;
+    char *data_file;        /* relative, "data/rank-RRRRR.dat" */
+    uint64_t data_bytes;    /* size of data_file */
+    double seconds;         /* how long its drain took */
+} pdcbb_drain_rank_t;
+
+typedef struct pdcbb_drain {
+    char *dir;              /* the drain directory it was read from (NULL if built in memory) */
+    uint64_t job_id;
+    char *user;             /* the job user's name */
+    uint32_t uid;
+    uint32_t nservers;      /* daemon ranks of the drained job */
+    uint32_t servers_per_node;
+    int complete;           /* manifest.yaml and COMPLETE were read */
+    pdcbb_drain_rank_t *ranks;       /* sorted by rank after open/merge */
+    uint32_t nranks;
+    pdcbb_drain_cont_t *conts;
+    uint32_t nconts;
+    pdcbb_drain_object_t *objs;
+    uint32_t nobjs;
+    pdcbb_drain_extent_t *extents;   /* sorted by (object_id, rank, object_offset) after open */
+    uint64_t nextents;
+    void *priv;             /* private to drain_manifest.c / drain_read.c: interned extent file
+                             * names (extents of one file share one string), open data files and
+                             * a read index; NULL until needed, freed by pdcbb_drain_free */
+} pdcbb_drain_t;
+
+/* ---- the model ---- */
+
+/* An empty model (calloc'ed); NULL when out of memory. */
+pdcbb_drain_t *pdcbb_drain_new(void);
+/* Free a model and everything it owns; accepts NULL. */
+void pdcbb_drain_free(pdcbb_drain_t *m);
+/* Append copies (strings, tags, map entries and arrays are duplicated; the caller keeps its
+ * arguments). PDCBB_ERR_NOMEM on allocation failure. *out (may be NULL) gets the new element,
+ * valid until the next append to the same array. */
+pdcbb_err_t pdcbb_drain_add_rank(pdcbb_drain_t *m, const pdcbb_drain_rank_t *r);
+pdcbb_err_t pdcbb_drain_add_cont(pdcbb_drain_t *m, const pdcbb_drain_cont_t *c,
+                                 pdcbb_drain_cont_t **out);
+pdcbb_err_t pdcbb_drain_add_object(pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+                                   pdcbb_drain_object_t **out);
+pdcbb_err_t pdcbb_drain_add_extent(pdcbb_drain_t *m, const pdcbb_drain_extent_t *e);
+/* Append everything of part to into (job fields are taken from part when into has none). */
+pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part);
+
+/* Lookups (linear or binary; NULL if absent). */
+const pdcbb_drain_cont_t *pdcbb_drain_find_cont(const pdcbb_drain_t *m, const char *name);
+const pdcbb_drain_cont_t *pdcbb_drain_find_cont_id(const pdcbb_drain_t *m, uint64_t id);
+const pdcbb_drain_object_t *pdcbb_drain_find_object(const pdcbb_drain_t *m, const char *name);
+const pdcbb_drain_object_t *pdcbb_drain_find_object_id(const pdcbb_drain_t *m, uint64_t id);
+/* The extents of one object: *first index into m->extents and *count (0 if none). Requires the
+ * sorted order pdcbb_drain_open / pdcbb_drain_sort establish. */
+void pdcbb_drain_object_extents(const pdcbb_drain_t *m, uint64_t obj_id, uint64_t *first,
+                                uint64_t *count);
+/* Sort ranks, extents (and map entries by seq) as readers expect, and name every object's
+ * container when it is in the model (a part knows it only when both share a home rank). */
+void pdcbb_drain_sort(pdcbb_drain_t *m);
+
+/*
+ * The shape of an object's data: dims, with an unlimited dims[0] replaced by the number of rows
+ * its extents reach (at least 1... 0 if it has no data). shape has PDCBB_REGION_NDIM_MAX room.
+ * PDCBB_ERR_BAD_REGION if a finite shape overflows.
+ */
+pdcbb_err_t pdcbb_drain_object_shape(const pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+                                     uint64_t *shape);
+/* Total data bytes of an object's extents. */
+uint64_t pdcbb_drain_object_bytes(const pdcbb_drain_t *m, const pdcbb_drain_object_t *o);
+
+/* Names of pdc_var_type_t values ("PDC_FLOAT"), of partitions ("PDC_REGION_STATIC") and back;
+ * -1 / NULL when unknown. */
+const char *pdcbb_drain_type_name(int32_t type);
+int32_t pdcbb_drain_type_parse(const char *name);
+const char *pdcbb_drain_partition_name(uint32_t partition);
+int32_t pdcbb_drain_partition_parse(const char *name);
+
+/* ---- manifests ---- */
+
+/* Write m as YAML to path: path.tmp.HOST.PID, fsync, rename, fsync of the directory (the host
+ * name keeps finishers on two nodes with the same pid apart on a shared filesystem). */
+pdcbb_err_t pdcbb_drain_write_manifest(const pdcbb_drain_t *m, const char *path, char *err,
+                                       size_t errlen);
+/* Parse one manifest (a part or the merged one) into a new model. Unknown keys are errors;
+ * every value is range-checked (ids, ranks < nservers, ndim, dims, sizes, extents within the
+ * object and element-aligned, file names relative without "..", lengths). */
+pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, char *err,
+                                      size_t errlen);
+
+/* pdcbb_drain_open flags */
+#define PDCBB_DRAIN_OPEN_PARTIAL 0x1 /* no COMPLETE: merge the parts present (m->complete = 0) */
+
+/*
+ * Open a drain directory: dir is the job's drain directory, or a destination holding exactly
+ * one "pdcbb.*" directory (several: PDCBB_ERR_INVAL, err lists them). Reads manifest.yaml when
+ * COMPLETE exists, else (PDCBB_DRAIN_OPEN_PARTIAL) the parts; without the flag an incomplete
+ * drain is PDCBB_ERR_NOT_FOUND with err "incomplete drain: N of M ranks drained (finish it with
+ * pdcbb drain)". The result is sorted (pdcbb_drain_sort); m->dir is the job's drain directory.
+ */
+pdcbb_err_t pdcbb_drain_open(const char *dir, int flags, pdcbb_drain_t **out, char *err,
+                             size_t errlen);
+
+/*
+ * If every rank 0..nservers-1 has a part in drain_dir and COMPLETE is missing: merge the parts,
+ * write manifest.yaml, then COMPLETE (both write-then-rename; racing finishers write the same
+ * content). *complete = 1 when COMPLETE exists on return.
+ */
+pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *complete,
+                               char *err, size_t errlen);
+
+/* ---- data ---- */
+
+/*
+ * Read box (in o's coordinates) of object o into buf, packed row-major (box element count *
+ * element_size bytes). Elements no extent holds read as zero. Objects with a placement map take
+ * each map entry's box from that entry's rank's extents, oldest seq first; others take every
+ * extent (their extents do not overlap). Data files are opened under m->dir and kept open until
+ * pdcbb_drain_free. Errors: PDCBB_ERR_BAD_REGION (box outside the shape), PDCBB_ERR_IO (a file
+ * shorter than an extent says: err names file and offset), errno-based codes.
+ */
+pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+                                 const pdcbb_box_t *box, void *buf, char *err, size_t errlen);
+
+typedef struct pdcbb_drain_verify_stats {
+    uint64_t extents;    /* checked */
+    uint64_t bytes;      /* checked */
+    uint64_t bad;        /* extents whose CRC-32C or length does not match */
+    uint64_t missing;    /* extents whose file is missing or too short */
+} pdcbb_drain_verify_stats_t;
+
+/* progress(done_bytes, total_bytes, arg), called at most a few times a second; may be NULL. */
+typedef void (*pdcbb_drain_progress_fn)(uint64_t done, uint64_t total, void *arg);
+
+/*
+ * Re-read every extent of m (or only those of rank when rank >= 0) and compare its CRC-32C.
+ * report (may be NULL) is called once per bad or missing extent with a one-line message naming
+ * the object, file and offset. Returns PDCBB_OK when everything matches, PDCBB_ERR_IO if any
+ * extent is bad or missing (stats say how many), or an error that stopped the check.
+ */
+pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_stats_t *stats,
+                               void (*report)(const char *line, void *arg),
+                               pdcbb_drain_progress_fn progress, void *arg, char *err,
+                               size_t errlen);
+
+/* ---- draining a node (stager/drain_write.c) ---- */
+
+typedef struct pdcbb_drain_job {
+    uint64_t job_id;
+    uid_t uid;                /* the job user: the drain must already run as this user */
+    const char *user;         /* its name (for the manifest) */
+    const char *node;         /* this node's name */
+    uint32_t node_index;      /* ranks node_index*servers_per_node .. + servers_per_node - 1 */
+    uint32_t nnodes;
+    uint32_t servers_per_node;
+    const char *job_dir;      /* the node-local job directory (bbd-R/ inside) */
+    const char *destination;  /* the drain destination; the job's directory is made inside */
+} pdcbb_drain_job_t;
+
+typedef struct pdcbb_drain_node_stats {
+    uint32_t ranks_drained;   /* by this call */
+    uint32_t ranks_skipped;   /* already had a part (an earlier drain finished them) */
+    uint64_t objects;
+    uint64_t extents;
+    uint64_t bytes;           /* data bytes written and verified */
+    double seconds;
+    int complete;             /* the whole job's drain is complete (COMPLETE written) */
+    char drain_dir[4096];     /* "<destination>/pdcbb.<job id>" */
+} pdcbb_drain_node_stats_t;
+
+/*
+ * Drain this node's daemon ranks: for each rank without a part in the drain directory, read its
+ * LMDB store (read-only; the daemons must be stopped) and object data files, write
+ * data/rank-R.dat with large sequential writes, fdatasync it, re-read it and compare every
+ * extent's CRC-32C with the CRC computed from the node-local bytes, then write
+ * parts/rank-R.yaml. Finally pdcbb_drain_finish. Reports progress through log lines (pdcbb_log,
+ * info level) and progress (may be NULL). Never deletes node-local data (the caller does that
+ * after PDCBB_OK). On failure err says what failed and that the node-local data is kept in
+ * job_dir: PDCBB_ERR_NOT_FOUND (destination missing), PDCBB_ERR_PERM (not writable),
+ * PDCBB_ERR_NOSPC (destination full), PDCBB_ERR_IO (verification mismatch, I/O error),
+ * PDCBB_ERR_BUSY (a daemon still holds the store).
+ */
+pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stats_t *stats,
+                             pdcbb_drain_progress_fn progress, void *arg, char *err,
+                             size_t errlen);
+
+#endif

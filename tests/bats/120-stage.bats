@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# The job's life cycle through the stager with `pdcbb run`: write, drain at the end, read the
+# drain back (pdcbb ls/get/verify and the PDC API on the drain), a damaged drain, a failed
+# drain finished later, stage-in into a job with another node count, and a daemon restarted
+# within a job (checkpoint/restart) whose data survives into the drain.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+STAGE="$BUILD_DIR/tests/pdc_stage_check"
+OBJECTS="st-objstatic st-rstatic st-dynamic st-local st-unlimited"
+
+setup() {
+    require_build
+    [ -x "$STAGE" ] || { echo "missing $STAGE" >&2; return 1; }
+    make_workdir
+    mkdir -p "$WORKDIR/dest"
+}
+
+teardown() {
+    cleanup_workdir
+}
+
+# The drained job directory of a run: DEST/pdcbb.<id>.
+drained() { echo "$WORKDIR/dest/pdcbb.$1"; }
+
+# Every object through `pdcbb get` equals what the writer wrote.
+assert_get_matches() { # drain-dir seed
+    for o in $OBJECTS; do
+        "$PDCBB" get "$1" "$o" -o "$WORKDIR/got.$o"
+        "$STAGE" expect "$2" "$o" > "$WORKDIR/want.$o"
+        cmp "$WORKDIR/want.$o" "$WORKDIR/got.$o"
+    done
+}
+
+@test "write on 2 nodes x 2 daemons, drain at the end: ls, get, verify and the PDC API read it back" {
+    run "$PDCBB" run --nodes 2 --pdc servers_per_node=2 --workdir "$WORKDIR/w" --job-id 501 \
+        --drain "$WORKDIR/dest" -- "$STAGE" write 7
+    echo "$output"
+    assert_success
+    assert_output --partial "ok write: 0 failures"
+    assert_output --partial "(complete)"
+    D="$(drained 501)"
+    [ -f "$D/COMPLETE" ] && [ -f "$D/manifest.yaml" ]
+    [ "$(ls "$D/parts" | wc -l)" -eq 4 ]
+    [ "$(stat -c %U "$D/manifest.yaml")" = "$(id -un)" ]
+    # drained and verified: the node-local data is gone
+    [ ! -e "$WORKDIR/w/node0/pdcbb.501" ] && [ ! -e "$WORKDIR/w/node1/pdcbb.501" ]
+    assert_no_daemons "$WORKDIR"
+
+    run "$PDCBB" ls "$D"
+    echo "$output"
+    assert_success
+    for o in $OBJECTS; do assert_output --partial "$o"; done
+    assert_output --partial "PDC_REGION_DYNAMIC"
+    assert_output --partial "kelvin"
+    run "$PDCBB" verify "$D"
+    echo "$output"
+    assert_success
+    assert_get_matches "$D" 7
+    # the same program reads the drain through the PDC API
+    run env PDCBB_DRAINED_DIR="$D" "$STAGE" check 7
+    echo "$output"
+    assert_success
+    assert_output --partial "ok check: 0 failures"
+}
+
+@test "a flipped byte in a drained data file makes verify fail and name the object" {
+    "$PDCBB" run --quiet --job-id 502 --drain "$WORKDIR/dest" -- "$STAGE" write 3
+    D="$(drained 502)"
+    run "$PDCBB" verify "$D"
+    assert_success
+    f="$(ls "$D"/data/*.dat | head -1)"
+    size=$(stat -c %s "$f")
+    off=$((size / 2))
+    byte=$(dd if="$f" bs=1 skip=$off count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+    printf "$(printf '\\%03o' $(( (byte ^ 0xff) & 0xff )))" |
+        dd of="$f" bs=1 seek=$off count=1 conv=notrunc 2>/dev/null
+    run "$PDCBB" verify "$D"
+    echo "$output"
+    assert_failure
+    assert_output --partial "st-"
+    assert_output --partial "$(basename "$f")"
+}
+
+@test "a drain to a missing destination keeps the data; pdcbb drain finishes it later" {
+    run "$PDCBB" run --workdir "$WORKDIR/w" --job-id 503 --drain "$WORKDIR/nowhere" -- \
+        "$STAGE" write 5
+    echo "$output"
+    assert_failure
+    assert_output --partial "ok write: 0 failures"
+    assert_output --partial "$WORKDIR/nowhere"
+    assert_output --partial "pdcbb drain $WORKDIR/w/node0/pdcbb.503"
+    [ -d "$WORKDIR/w/node0/pdcbb.503" ]
+    [ -s "$WORKDIR/w/node0/pdcbb.503/drain.error" ]
+    run "$PDCBB" status --job-dir "$WORKDIR/w/node0/pdcbb.503"
+    echo "$output"
+    assert_failure
+    assert_output --partial "drain failed: "
+    assert_output --partial "does not exist"
+    assert_no_daemons "$WORKDIR"
+    run "$PDCBB" drain --to "$WORKDIR/dest" "$WORKDIR/w/node0/pdcbb.503"
+    echo "$output"
+    assert_success
+    [ -f "$(drained 503)/COMPLETE" ]
+    [ ! -e "$WORKDIR/w/node0/pdcbb.503" ]
+    assert_get_matches "$(drained 503)" 5
+}
+
+@test "stage-in of a 2-node drain into a 3-node job reads back identical data" {
+    "$PDCBB" run --quiet --nodes 2 --job-id 504 --drain "$WORKDIR/dest" -- "$STAGE" write 11
+    D="$(drained 504)"
+    [ -f "$D/COMPLETE" ]
+    run "$PDCBB" run --nodes 3 --pdc servers_per_node=2 --job-id 505 --stage-in "$D" \
+        --drain "$WORKDIR/dest" -- "$STAGE" check 11
+    echo "$output"
+    assert_success
+    assert_output --partial "ok check: 0 failures"
+    # the staged data drains again, unchanged
+    assert_get_matches "$(drained 505)" 11
+    # a drain that is not complete is refused with the reason
+    rm "$D/COMPLETE"
+    run "$PDCBB" run --job-id 506 --stage-in "$D" -- true
+    echo "$output"
+    assert_failure
+    assert_output --partial "incomplete drain"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a daemon killed and restarted within the job serves all acknowledged data, and the drain is complete" {
+    cat > "$WORKDIR/restart.sh" <<'EOF'
+#!/bin/bash
+set -e
+"$STAGE" write 9
+dir="${PDCBB_SERVER_DIRS%%:*}"
+pid=$(cat "$dir/bbd-0.pid")
+mapfile -d '' args < /proc/$pid/cmdline
+kill -9 "$pid"
+while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+# the same command line, without the prolog's ready pipe
+cmd=()
+skip=0
+for a in "${args[@]}"; do
+    if [ $skip = 1 ]; then skip=0; continue; fi
+    case "$a" in --ready-fd) skip=1; continue ;; --ready-fd=*) continue ;; esac
+    cmd+=("$a")
+done
+setsid "${cmd[@]}" < /dev/null > /dev/null 2>&1 &
+for _ in $(seq 100); do
+    [ -s "$dir/bbd-0.endpoint" ] && [ "$(cat "$dir/bbd-0.pid" 2>/dev/null)" != "$pid" ] && break
+    sleep 0.1
+done
+"$STAGE" check 9
+EOF
+    chmod +x "$WORKDIR/restart.sh"
+    run env STAGE="$STAGE" "$PDCBB" run --workdir "$WORKDIR/w" --job-id 507 \
+        --drain "$WORKDIR/dest" -- "$WORKDIR/restart.sh"
+    echo "$output"
+    assert_success
+    assert_output --partial "ok check: 0 failures"
+    assert_output --partial "1 daemon stopped"
+    D="$(drained 507)"
+    [ -f "$D/COMPLETE" ]
+    run "$PDCBB" verify "$D"
+    assert_success
+    assert_get_matches "$D" 9
+    assert_no_daemons "$WORKDIR"
+}
