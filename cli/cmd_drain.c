@@ -5,9 +5,10 @@
  *
  * What the job was is read from the directory itself: its name (pdcbb.<job id>), config.yaml
  * (servers_per_node, drain), the daemons' ranks (bbd-R/ directories) and, for the number of
- * daemons of the whole job and the node's name, the daemons' endpoint records while they exist,
- * else the first line each daemon logs ("starting: job J, rank R of N, node NODE, ..."), else
- * the parts other nodes already wrote to the drain directory.
+ * daemons of the whole job, the node's name and the job's instance id, job.info (written by the
+ * prolog); for directories without it, the daemons' endpoint records while they exist, else
+ * the first line each daemon logs ("starting: job J, rank R of N, node NODE, ..."), else the
+ * parts other nodes already wrote to the drain directory.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -345,9 +346,22 @@ int cli_cmd_drain(int argc, char **argv)
         fprintf(stderr, "pdcbb drain: %s holds no daemon data (no bbd-R directory)\n", dir);
         goto out;
     }
+    pdcbb_jobinfo_t ji;
+    memset(&ji, 0, sizeof(ji));
+    if (pdcbb_jobinfo_read(dir, &ji) == PDCBB_OK) { /* written by the prolog */
+        if (ji.job_id != job_id) {
+            fprintf(stderr, "pdcbb drain: %s names job %" PRIu64 " but its job.info says job %"
+                            PRIu64 "\n",
+                    dir, job_id, ji.job_id);
+            goto out;
+        }
+        in.nservers = ji.nnodes * ji.servers_per_node;
+        snprintf(in.node, sizeof(in.node), "%s", ji.node);
+    }
     pdcbb_endpoint_t *eps = NULL;
     size_t neps = 0;
-    if (pdcbb_jobdir_read_endpoints(dir, &eps, &neps) == PDCBB_OK && neps > 0) {
+    if (in.nservers == 0 && pdcbb_jobdir_read_endpoints(dir, &eps, &neps) == PDCBB_OK &&
+        neps > 0) {
         in.nservers = eps[0].nservers;
         snprintf(in.node, sizeof(in.node), "%s", eps[0].node);
         if (eps[0].job_id != job_id) {
@@ -396,7 +410,8 @@ int cli_cmd_drain(int argc, char **argv)
     drain_arg_t da = {
         .job = {.job_id = job_id, .uid = owner, .user = user, .node = in.node,
                 .node_index = first / spn, .nnodes = in.nservers / spn,
-                .servers_per_node = spn, .job_dir = dir, .destination = dest},
+                .servers_per_node = spn, .job_dir = dir, .destination = dest,
+                .instance = ji.instance},
         .show_progress = !quiet && isatty(STDERR_FILENO)};
     static drain_result_t res;
     char xerr[PDCBB_JOB_ERR_LEN] = "";

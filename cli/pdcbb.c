@@ -544,8 +544,15 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "pdcbb run: cannot generate the job token: %s\n", pdcbb_strerror(rc));
         goto cleanup;
     }
+    char instance[PDCBB_INSTANCE_LEN + 1];
+    if ((rc = pdcbb_instance_generate(instance)) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb run: cannot generate the job's instance id: %s\n",
+                pdcbb_strerror(rc));
+        goto cleanup;
+    }
     for (unsigned k = 0; k < nodes; k++) {
         pdcbb_job_t *j = &jobs[k];
+        snprintf(j->instance, sizeof(j->instance), "%s", instance);
         j->job_id = job_id;
         j->uid = getuid();
         j->gid = getgid();

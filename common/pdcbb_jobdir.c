@@ -1,6 +1,7 @@
 /* pdcbb_jobdir.c - job directory layout, token and endpoint record files (pdcbb_jobdir.h). */
 #include "pdcbb_jobdir.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -245,6 +246,91 @@ pdcbb_err_t pdcbb_endpoint_write(const char *path, const pdcbb_endpoint_t *ep)
     if (rc != PDCBB_OK)
         return rc;
     return write_atomic(path, buf, strlen(buf), 0600);
+}
+
+pdcbb_err_t pdcbb_jobinfo_write(const char *dir, const pdcbb_jobinfo_t *ji)
+{
+    char path[4096], buf[1024];
+    pdcbb_err_t rc = pdcbb_jobdir_path(dir, "job.info", path, sizeof(path));
+    if (rc != PDCBB_OK)
+        return rc;
+    for (const char *c = ji->instance; *c; c++)
+        if (!isxdigit((unsigned char)*c))
+            return PDCBB_ERR_INVAL;
+    if (strpbrk(ji->node, " \n") != NULL || ji->node[0] == '\0' || ji->nnodes == 0 ||
+        ji->node_index >= ji->nnodes || ji->servers_per_node == 0)
+        return PDCBB_ERR_INVAL;
+    int n = snprintf(buf, sizeof(buf),
+                     "job_id %" PRIu64 "\ninstance %s\nnode %s\nnode_index %" PRIu32
+                     "\nnnodes %" PRIu32 "\nservers_per_node %" PRIu32 "\n",
+                     ji->job_id, ji->instance[0] ? ji->instance : "-", ji->node, ji->node_index,
+                     ji->nnodes, ji->servers_per_node);
+    if (n < 0 || (size_t)n >= sizeof(buf))
+        return PDCBB_ERR_TOO_BIG;
+    return write_atomic(path, buf, (size_t)n, 0644);
+}
+
+pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji)
+{
+    char path[4096], buf[2048];
+    pdcbb_err_t rc = pdcbb_jobdir_path(dir, "job.info", path, sizeof(path));
+    if (rc != PDCBB_OK)
+        return rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pdcbb_err_from_errno(errno);
+    ssize_t r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r < 0)
+        return pdcbb_err_from_errno(errno);
+    buf[r] = '\0';
+    pdcbb_jobinfo_t x;
+    memset(&x, 0, sizeof(x));
+    unsigned seen = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char key[32], val[PDCBB_NODE_NAME_MAX];
+        if (sscanf(line, "%31s %255s", key, val) != 2)
+            return PDCBB_ERR_PROTO;
+        char *end;
+        unsigned long long v = strtoull(val, &end, 10);
+        int num = *end == '\0' && val[0] != '-';
+        if (strcmp(key, "job_id") == 0 && num && v > 0) {
+            x.job_id = v;
+            seen |= 1;
+        } else if (strcmp(key, "instance") == 0 && strlen(val) <= PDCBB_INSTANCE_LEN) {
+            snprintf(x.instance, sizeof(x.instance), "%s", strcmp(val, "-") ? val : "");
+            seen |= 2;
+        } else if (strcmp(key, "node") == 0) {
+            snprintf(x.node, sizeof(x.node), "%s", val);
+            seen |= 4;
+        } else if (strcmp(key, "node_index") == 0 && num && v < UINT32_MAX) {
+            x.node_index = (uint32_t)v;
+            seen |= 8;
+        } else if (strcmp(key, "nnodes") == 0 && num && v > 0 && v < UINT32_MAX) {
+            x.nnodes = (uint32_t)v;
+            seen |= 16;
+        } else if (strcmp(key, "servers_per_node") == 0 && num && v > 0 && v < UINT32_MAX) {
+            x.servers_per_node = (uint32_t)v;
+            seen |= 32;
+        } else {
+            return PDCBB_ERR_PROTO;
+        }
+    }
+    if (seen != 63 || x.node_index >= x.nnodes)
+        return PDCBB_ERR_PROTO;
+    *ji = x;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_instance_generate(char *out)
+{
+    uint8_t raw[PDCBB_INSTANCE_LEN / 2];
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+        return pdcbb_err_from_errno(errno ? errno : EIO);
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return PDCBB_OK;
 }
 
 pdcbb_err_t pdcbb_endpoint_read(const char *path, pdcbb_endpoint_t *ep)

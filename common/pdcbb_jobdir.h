@@ -5,6 +5,7 @@
  *
  *     <job dir>/token            the job's auth token, 64 hex digits, mode 0600
  *     <job dir>/config.yaml      the job's resolved configuration (written by the prolog)
+ *     <job dir>/job.info         who this node is in the job (pdcbb_jobinfo_t, by the prolog)
  *     <job dir>/prolog.error     why the prolog could not start the burst buffer (if it failed)
  *     <job dir>/bbd-R.endpoint   endpoint record of daemon rank R (written atomically)
  *     <job dir>/bbd-R.pid        its pid
@@ -37,6 +38,26 @@ typedef struct pdcbb_endpoint {
     pid_t pid;
     uint8_t token[PDCBB_TOKEN_LEN]; /* not part of the record file: read from the token file */
 } pdcbb_endpoint_t;
+
+/* A job's identity as one node's prolog knows it: read back by the drain after the daemons
+ * are gone. instance is a random id shared by all nodes of one job (32 hex digits; "" if the
+ * launcher gave none), so that a job id used twice cannot mix two jobs' drains. */
+#define PDCBB_INSTANCE_LEN 32
+typedef struct pdcbb_jobinfo {
+    uint64_t job_id;
+    char instance[PDCBB_INSTANCE_LEN + 1];
+    char node[PDCBB_NODE_NAME_MAX];
+    uint32_t node_index;
+    uint32_t nnodes;
+    uint32_t servers_per_node;
+} pdcbb_jobinfo_t;
+
+/* Write "<dir>/job.info" atomically (lines "key value"). */
+pdcbb_err_t pdcbb_jobinfo_write(const char *dir, const pdcbb_jobinfo_t *ji);
+/* Read it: PDCBB_ERR_NOT_FOUND if absent, PDCBB_ERR_PROTO if a field is missing or bad. */
+pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji);
+/* A new random instance id (32 hex digits and NUL) into out. */
+pdcbb_err_t pdcbb_instance_generate(char *out);
 
 /* snprintf "<dir>/<name>" into out; PDCBB_ERR_TOO_BIG if it does not fit. */
 pdcbb_err_t pdcbb_jobdir_path(const char *dir, const char *name, char *out, size_t len);

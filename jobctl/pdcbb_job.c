@@ -1047,6 +1047,7 @@ static pdcbb_err_t job_check_capacity(const pdcbb_job_t *job, int dirfd, char *e
 /* Files written as the job user (job_as_user). */
 typedef struct job_files {
     const char *dir;
+    const pdcbb_job_t *job;
     const uint8_t *token;
     const pdcbb_config_t *cfg;
     const char *text; /* prolog.error content */
@@ -1061,9 +1062,15 @@ static pdcbb_err_t job_write_files(void *arg)
         rc = pdcbb_token_write(path, f->token);
     if (rc != PDCBB_OK)
         return rc;
-    if ((rc = pdcbb_jobdir_path(f->dir, "config.yaml", path, sizeof(path))) != PDCBB_OK)
+    if ((rc = pdcbb_jobdir_path(f->dir, "config.yaml", path, sizeof(path))) != PDCBB_OK ||
+        (rc = pdcbb_config_write_file(f->cfg, path)) != PDCBB_OK)
         return rc;
-    return pdcbb_config_write_file(f->cfg, path);
+    pdcbb_jobinfo_t ji = {.job_id = f->job->job_id, .node_index = f->job->node_index,
+                          .nnodes = f->job->nnodes,
+                          .servers_per_node = f->cfg->servers_per_node};
+    snprintf(ji.instance, sizeof(ji.instance), "%s", f->job->instance);
+    snprintf(ji.node, sizeof(ji.node), "%s", f->job->node_name);
+    return pdcbb_jobinfo_write(f->dir, &ji);
 }
 
 static pdcbb_err_t job_write_error_file(void *arg)
@@ -1431,7 +1438,8 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     spn = job->cfg.servers_per_node;
     if (job->nnodes == 0 || job->node_index >= job->nnodes || spn == 0 ||
         (uint64_t)job->nnodes * spn > PDCBB_SERVERS_MAX || job->node_name[0] == '\0' ||
-        job->job_id == 0) {
+        strpbrk(job->node_name, " \t\n") != NULL || job->job_id == 0 ||
+        strspn(job->instance, "0123456789abcdef") != strlen(job->instance)) {
         job_errf(err, errlen, "bad job description (job id %" PRIu64 ", node '%s', index %u of "
                               "%u nodes, %u servers per node)",
                  job->job_id, job->node_name, job->node_index, job->nnodes, spn);
@@ -1491,7 +1499,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     }
     *cfg = job->cfg;
     snprintf(cfg->local_root, sizeof(cfg->local_root), "%s", job_root(job));
-    job_files_t files = {.dir = dir, .token = token, .cfg = cfg};
+    job_files_t files = {.dir = dir, .job = job, .token = token, .cfg = cfg};
     if ((rc = job_as_user(&cr, job_write_files, &files)) != PDCBB_OK) {
         job_errf(msg, sizeof(msg), "cannot write token and config.yaml in %s: %s", dir,
                  pdcbb_strerror(rc));

@@ -20,6 +20,7 @@
 
 #include "pdcbb_config.h"
 #include "pdcbb_error.h"
+#include "pdcbb_jobdir.h"
 #include "pdcbb_proto.h"
 
 #define PDCBB_JOB_ERR_LEN 1024
@@ -33,6 +34,7 @@ typedef struct pdcbb_job {
     unsigned nnodes;
     pdcbb_config_t cfg;   /* resolved: defaults < site < user < --pdc */
     char local_root[PATH_MAX]; /* overrides cfg.local_root when non-empty (local launcher) */
+    char instance[PDCBB_INSTANCE_LEN + 1]; /* random id shared by the job's nodes ("": none) */
 } pdcbb_job_t;
 
 /*
@@ -51,7 +53,8 @@ pdcbb_err_t pdcbb_job_dir(const pdcbb_job_t *job, char *out, size_t len);
  *  1. create the job directory, mode 0700, owned by uid:gid (refuses an existing directory that
  *     is a symlink or owned by someone else);
  *  2. check cfg.capacity against cfg.max_capacity and the free space under local_root;
- *  3. write token (token == NULL: generate one) and config.yaml, owned by the job user;
+ *  3. write token (token == NULL: generate one), config.yaml and job.info (pdcbb_jobinfo_t),
+ *     owned by the job user;
  *  4. start cfg.servers_per_node daemons with ranks node_index*spn + k of nnodes*spn: double
  *     fork, setsid, supplementary groups, gid and uid dropped (when running as root), inherited
  *     descriptors closed, exec cfg.daemon_path;

@@ -81,7 +81,7 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
         .job_id = job->job_id, .uid = job->uid, .user = user, .node = job->node_name,
         .node_index = job->node_index, .nnodes = job->nnodes,
         .servers_per_node = job->cfg.servers_per_node, .job_dir = dir,
-        .destination = job->cfg.drain};
+        .destination = job->cfg.drain, .instance = job->instance};
     static drain_result_t res; /* large: not on the stack of a plugin */
     char xerr[PDCBB_JOB_ERR_LEN] = "";
     rc = pdcbb_job_as_user(job, drain_as_user, &dj, &res, sizeof(res), xerr, sizeof(xerr));

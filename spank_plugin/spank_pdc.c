@@ -178,6 +178,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     spank_context_t ctx = spank_context();
     if (!pdc_given || (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL))
         return 0;
+    /* One random id for the whole job, so that its drain can never be mixed with another's
+     * (every node's prolog and epilog see it as SPANK_PDCBB_INSTANCE). */
+    char instance[PDCBB_INSTANCE_LEN + 1];
+    if (pdcbb_instance_generate(instance) != PDCBB_OK ||
+        spank_job_control_setenv(sp, "PDCBB_INSTANCE", instance, 1) != ESPANK_SUCCESS)
+        slurm_error(PFX "cannot give the job an instance id");
     char rest[4096], file[PATH_MAX];
     split_config_key(pdc_spec, rest, sizeof(rest), file, sizeof(file));
     if (pdc_config_file != NULL) {
@@ -365,6 +371,10 @@ static int job_from_slurm(spank_t sp, pdcbb_job_t *job, char *err, size_t errlen
     if (rc != PDCBB_OK)
         return -1;
     expand_root(job->cfg.local_root, job->node_name, job->local_root, sizeof(job->local_root));
+    const char *inst = getenv("SPANK_PDCBB_INSTANCE");
+    if (inst != NULL && strlen(inst) == PDCBB_INSTANCE_LEN &&
+        strspn(inst, "0123456789abcdef") == PDCBB_INSTANCE_LEN)
+        snprintf(job->instance, sizeof(job->instance), "%s", inst);
     return 0;
 }
 

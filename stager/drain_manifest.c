@@ -9,6 +9,7 @@
  * extents is read without holding its whole document in memory. Every error names the file, the
  * YAML line and the key.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -164,6 +165,7 @@ void pdcbb_drain_free(pdcbb_drain_t *m)
         return;
     free(m->dir);
     free(m->user);
+    free(m->instance);
     for (uint32_t i = 0; i < m->nranks; i++) {
         free(m->ranks[i].node);
         free(m->ranks[i].data_file);
@@ -316,10 +318,14 @@ pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part)
         into->servers_per_node = part->servers_per_node;
         free(into->user);
         into->user = drain_strdup0(part->user);
-        if (into->user == NULL)
+        free(into->instance);
+        into->instance = drain_strdup0(part->instance);
+        if (into->user == NULL || into->instance == NULL)
             return PDCBB_ERR_NOMEM;
-    } else if (into->job_id != part->job_id || into->nservers != part->nservers) {
-        return PDCBB_ERR_INVAL;
+    } else if (into->job_id != part->job_id || into->nservers != part->nservers ||
+               strcmp(into->instance ? into->instance : "",
+                      part->instance ? part->instance : "") != 0) {
+        return PDCBB_ERR_INVAL; /* parts of two different jobs */
     }
     for (uint32_t i = 0; i < part->nranks; i++)
         if ((rc = pdcbb_drain_add_rank(into, &part->ranks[i])) != PDCBB_OK)
@@ -714,7 +720,9 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
     if (!mw_plain(e, "job") || !mw_map_start(e, 0) || !mw_kv_u64(e, "id", m->job_id) ||
         !mw_kv_str(e, "user", m->user) || !mw_kv_u64(e, "uid", m->uid) ||
         !mw_kv_u64(e, "nservers", m->nservers) ||
-        !mw_kv_u64(e, "servers_per_node", m->servers_per_node) || !mw_map_end(e))
+        !mw_kv_u64(e, "servers_per_node", m->servers_per_node) ||
+        (m->instance && m->instance[0] && !mw_kv_str(e, "instance", m->instance)) ||
+        !mw_map_end(e))
         return 0;
 
     if (!mw_plain(e, "ranks") || !mw_seq_start(e, m->nranks == 0))
@@ -1289,8 +1297,8 @@ fail:
 static pdcbb_err_t mf_job(mf_ctx_t *c, const mf_node_t *v)
 {
     static const char *const keys[] = {"id", "user", "uid", "nservers", "servers_per_node",
-                                       NULL};
-    mf_node_t *f[5];
+                                       "instance", NULL};
+    mf_node_t *f[6];
     pdcbb_drain_t *m = c->m;
     pdcbb_err_t rc;
 
@@ -1307,6 +1315,13 @@ static pdcbb_err_t mf_job(mf_ctx_t *c, const mf_node_t *v)
     if ((rc = mf_u64(c, f[4], "job", "servers_per_node", 1, m->nservers, &x)) != PDCBB_OK)
         return rc;
     m->servers_per_node = (uint32_t)x;
+    if (f[5] != NULL) { /* optional: drains by launchers that gave no instance id lack it */
+        if ((rc = mf_str(c, f[5], "job", "instance", &m->instance)) != PDCBB_OK)
+            return rc;
+        for (const char *p = m->instance; *p; p++)
+            if (!isxdigit((unsigned char)*p) || p - m->instance >= 64)
+                return mf_bad(c, f[5], "job", "instance", "hex digits");
+    }
     return PDCBB_OK;
 }
 
@@ -1949,7 +1964,7 @@ static pdcbb_err_t drain_load_parts(const char *drain_dir, char **names, size_t 
             goto done;
         }
         if ((rc = pdcbb_drain_merge(all, part)) != PDCBB_OK) {
-            drain_errf(err, errlen, "%s: cannot merge: %s", path, pdcbb_strerror(rc));
+            drain_errf(err, errlen, "%s: %s", path, rc == PDCBB_ERR_INVAL ? "a part of another job (its job id, daemon count or instance differs from the other parts)" : pdcbb_strerror(rc));
             goto done;
         }
         pdcbb_drain_free(part);

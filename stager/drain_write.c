@@ -1210,8 +1210,9 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
     dw_plan_t plan;
     memset(&plan, 0, sizeof(plan));
     int fd = -1;
-    if ((r.m = pdcbb_drain_new()) == NULL || (r.m->user = strdup(job->user ? job->user : "")) ==
-                                                 NULL) {
+    if ((r.m = pdcbb_drain_new()) == NULL ||
+        (r.m->user = strdup(job->user ? job->user : "")) == NULL ||
+        (r.m->instance = strdup(job->instance ? job->instance : "")) == NULL) {
         rc = dw_fail(c, PDCBB_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -1411,6 +1412,27 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
         char part[PATH_MAX];
         snprintf(part, sizeof(part), "%s/rank-%05u.yaml", parts, rank);
         if (access(part, F_OK) == 0) {
+            /* resume only our own job's drain: a job id can be used twice (pdcbb run) */
+            pdcbb_drain_t *old = NULL;
+            char lerr[PDCBB_DRAIN_ERR_LEN] = "";
+            rc = pdcbb_drain_load_manifest(part, &old, lerr, sizeof(lerr));
+            if (rc != PDCBB_OK) {
+                rc = dw_fail(&c, rc, "cannot read the existing part %s: %s", part, lerr);
+                break;
+            }
+            const char *mine = job->instance ? job->instance : "";
+            const char *theirs = old->instance ? old->instance : "";
+            if (old->job_id != job->job_id || strcmp(mine, theirs) != 0) {
+                rc = dw_fail(&c, PDCBB_ERR_EXISTS,
+                             "%s already holds a drain of another job with id %" PRIu64
+                             " (instance %s; this job's is %s): move it away or drain to "
+                             "another destination",
+                             c.drain_dir, old->job_id, theirs[0] ? theirs : "unknown",
+                             mine[0] ? mine : "unknown");
+                pdcbb_drain_free(old);
+                break;
+            }
+            pdcbb_drain_free(old);
             PDCBB_INFO("rank %u: already drained (%s exists)", rank, part);
             stats->ranks_skipped++;
             continue;

@@ -115,6 +115,8 @@ typedef struct pdcbb_drain {
     char *dir;              /* the drain directory it was read from (NULL if built in memory) */
     uint64_t job_id;
     char *user;             /* the job user's name */
+    char *instance;         /* random id of the job's run (NULL/"" if unknown): a job id used
+                             * twice (pdcbb run) cannot mix two jobs' parts */
     uint32_t uid;
     uint32_t nservers;      /* daemon ranks of the drained job */
     uint32_t servers_per_node;
@@ -259,6 +261,7 @@ typedef struct pdcbb_drain_job {
     uint32_t servers_per_node;
     const char *job_dir;      /* the node-local job directory (bbd-R/ inside) */
     const char *destination;  /* the drain destination; the job's directory is made inside */
+    const char *instance;     /* the job's instance id (pdcbb_jobinfo_t), or NULL/"" */
 } pdcbb_drain_job_t;
 
 typedef struct pdcbb_drain_node_stats {

@@ -166,3 +166,26 @@ EOF
     assert_get_matches "$D" 9
     assert_no_daemons "$WORKDIR"
 }
+
+@test "a job id used twice cannot mix two jobs' drains: the second is refused and keeps its data" {
+    "$PDCBB" run --quiet --job-id 508 --drain "$WORKDIR/dest" -- "$STAGE" write 1
+    [ -f "$(drained 508)/COMPLETE" ]
+    grep -q "instance" "$(drained 508)/manifest.yaml"
+    run "$PDCBB" run --workdir "$WORKDIR/w" --job-id 508 --drain "$WORKDIR/dest" -- \
+        "$STAGE" write 2
+    echo "$output"
+    assert_failure
+    assert_output --partial "already holds a drain of another job with id 508"
+    [ -d "$WORKDIR/w/node0/pdcbb.508/bbd-0" ]
+    grep -q "^instance [0-9a-f]\{32\}$" "$WORKDIR/w/node0/pdcbb.508/job.info"
+    # the first job's drain is untouched
+    assert_get_matches "$(drained 508)" 1
+    run "$PDCBB" verify "$(drained 508)"
+    assert_success
+    # the second one goes elsewhere
+    mkdir "$WORKDIR/dest2"
+    run "$PDCBB" drain --to "$WORKDIR/dest2" "$WORKDIR/w/node0/pdcbb.508"
+    echo "$output"
+    assert_success
+    assert_get_matches "$WORKDIR/dest2/pdcbb.508" 2
+}
