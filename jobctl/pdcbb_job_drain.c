@@ -13,6 +13,7 @@
 #include "pdcbb_log.h"
 
 #define DRAIN_ERROR_FILE "drain.error"
+#define DRAIN_LOG_FILE "drain.log"
 
 typedef struct drain_result {
     pdcbb_drain_node_stats_t stats;
@@ -46,8 +47,22 @@ static pdcbb_err_t drain_as_user(void *arg, void *out)
     const pdcbb_drain_job_t *dj = arg;
     drain_result_t *res = out;
     memset(res, 0, sizeof(*res));
+    /* Progress goes to <job dir>/drain.log: `tail -f` it during a long drain; it stays with
+     * the data when the drain fails. */
+    char log[PATH_MAX];
+    int saved_level = pdcbb_log_level_current, logging = 0;
+    if (pdcbb_jobdir_path(dj->job_dir, DRAIN_LOG_FILE, log, sizeof(log)) == PDCBB_OK &&
+        pdcbb_log_open(log) == 0) {
+        logging = 1;
+        if (saved_level < PDCBB_LOG_INFO)
+            pdcbb_log_set_level(PDCBB_LOG_INFO);
+    }
     pdcbb_err_t rc = pdcbb_drain_node(dj, &res->stats, NULL, NULL, res->err, sizeof(res->err));
     drain_error_file(dj->job_dir, rc == PDCBB_OK ? NULL : res->err);
+    if (logging) {
+        pdcbb_log_close();
+        pdcbb_log_set_level((pdcbb_log_level_t)saved_level);
+    }
     return rc;
 }
 

@@ -32,7 +32,8 @@ export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0
 ctest --test-dir "$asan" --output-on-failure --timeout 300
 PDCBB_BUILD_DIR="$asan" bats "$repo/tests/bats/10-daemon.bats" "$repo/tests/bats/20-metadata.bats" \
     "$repo/tests/bats/30-faults.bats" "$repo/tests/bats/40-launcher.bats" \
-    "$repo/tests/bats/70-regions.bats"
+    "$repo/tests/bats/70-regions.bats" "$repo/tests/bats/100-drain.bats" \
+    "$repo/tests/bats/110-drained-api.bats" "$repo/tests/bats/120-stage.bats"
 if [ -n "$(ls -A "$reports")" ]; then
     echo "sanitizer reports:" >&2
     head -n 60 "$reports"/* >&2

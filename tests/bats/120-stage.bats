@@ -93,6 +93,7 @@ assert_get_matches() { # drain-dir seed
     assert_output --partial "pdcbb drain $WORKDIR/w/node0/pdcbb.503"
     [ -d "$WORKDIR/w/node0/pdcbb.503" ]
     [ -s "$WORKDIR/w/node0/pdcbb.503/drain.error" ]
+    grep -q "does not exist" "$WORKDIR/w/node0/pdcbb.503/drain.log"
     run "$PDCBB" status --job-dir "$WORKDIR/w/node0/pdcbb.503"
     echo "$output"
     assert_failure
