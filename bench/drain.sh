@@ -63,7 +63,8 @@ drop_caches() { [ "$drop" = 1 ] && sync && echo 3 > /proc/sys/vm/drop_caches || 
 jobdir="$W/node0/pdcbb.4242"
 "$pdcbb" run --quiet --keep --workdir "$W" --job-id 4242 --pdc "capacity=$(( $(numfmt --from=iec "$size") * objects / 1048576 + 1024 ))M" \
     -- "$fill" --objects "$objects" --size "$size"
-bytes=$(du -B1 --apparent-size -s "$jobdir/bbd-0/objects" | cut -f1)
+filebytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}'; }
+bytes=$(filebytes "$jobdir/bbd-0/objects")
 echo "drain benchmark: $objects objects of $size ($bytes bytes) from $W to $D"
 printf "%-4s %10s %10s %8s\n" rep "cp MB/s" "drain MB/s" "drain/cp"
 ratios=()
@@ -80,7 +81,7 @@ for r in $(seq "$repeat"); do
         dr_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
     }
     if [ $((r % 2)) = 1 ]; then one_cp; one_drain; else one_drain; one_cp; fi
-    drained=$(du -B1 --apparent-size -s "$D/pdcbb.4242/data" | cut -f1)
+    drained=$(filebytes "$D/pdcbb.4242/data")
     cp_mbs=$(awk -v b="$bytes" -v s="$cp_s" 'BEGIN {print b / s / 1e6}')
     dr_mbs=$(awk -v b="$drained" -v s="$dr_s" 'BEGIN {print b / s / 1e6}')
     ratio=$(awk -v d="$dr_mbs" -v c="$cp_mbs" 'BEGIN {print d / c}')
