@@ -1,7 +1,8 @@
 /*
  * pdc_demo - the README's demo: a plain PDC program that creates containers, objects and tags
- * in the job's burst buffer and reads them back, printing what it did and which daemon holds
- * each name. Run it in a local job:  pdcbb run --nodes 2 -- pdc_demo
+ * in the job's burst buffer, writes each field with a region transfer, and reads them back,
+ * printing what it did and which daemon holds each name. Run it in a local job:
+ *     pdcbb run --nodes 2 -- pdc_demo
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,12 @@ int main(void)
     CHECK_OK(PDCprop_set_obj_dims(oprop, 3, dims), "PDCprop_set_obj_dims");
     const char *vars[] = {"temperature", "pressure", "density", "velocity_x", "velocity_y",
                           "velocity_z"};
+    size_t cells = (size_t)(dims[0] * dims[1] * dims[2]);
+    double *field = malloc(cells * sizeof(double));
+    CHECK_ID(field != NULL, "malloc");
+    uint64_t origin[3] = {0, 0, 0};
+    pdcid_t whole = PDCregion_create(3, origin, dims);
+    CHECK_ID(whole, "PDCregion_create");
     for (int i = 0; i < 6; i++) {
         pdcid_t obj = PDCobj_create(conts[0], vars[i], oprop);
         CHECK_ID(obj, "PDCobj_create");
@@ -56,6 +63,13 @@ int main(void)
         CHECK_OK(PDCobj_put_tag(obj, "timestep", &step, PDC_INT, sizeof(step)),
                  "PDCobj_put_tag");
         CHECK_OK(PDCobj_put_tag(obj, "kind", "field", PDC_STRING, 6), "PDCobj_put_tag");
+        for (size_t c = 0; c < cells; c++)
+            field[c] = scale * (double)c;
+        pdcid_t req = PDCregion_transfer_create(field, PDC_WRITE, obj, whole, whole);
+        CHECK_ID(req, "PDCregion_transfer_create");
+        CHECK_OK(PDCregion_transfer_start(req), "PDCregion_transfer_start");
+        CHECK_OK(PDCregion_transfer_wait(req), "PDCregion_transfer_wait");
+        CHECK_OK(PDCregion_transfer_close(req), "PDCregion_transfer_close");
         struct pdc_obj_info *info = PDCobj_get_info(obj);
         printf("object    %-12s 3-D double %llux%llux%llu on daemon %u, tags scale=%.1f "
                "timestep=%d kind=field\n",
@@ -76,9 +90,20 @@ int main(void)
         pdc_var_type_t t;
         psize_t size;
         CHECK_OK(PDCobj_get_tag(obj, "scale", (void **)&scale, &t, &size), "PDCobj_get_tag");
-        printf("read back %-12s scale=%.1f (%s, %llu bytes)\n", info->name, *scale,
-               get_enum_name_by_dtype(t), (unsigned long long)size);
+        pdcid_t req = PDCregion_transfer_create(field, PDC_READ, obj, whole, whole);
+        CHECK_ID(req, "PDCregion_transfer_create");
+        CHECK_OK(PDCregion_transfer_start(req), "PDCregion_transfer_start");
+        CHECK_OK(PDCregion_transfer_wait(req), "PDCregion_transfer_wait");
+        CHECK_OK(PDCregion_transfer_close(req), "PDCregion_transfer_close");
+        int same = 1;
+        for (size_t c = 0; c < cells && same; c++)
+            same = field[c] == *scale * (double)c;
+        printf("read back %-12s scale=%.1f (%s, %llu bytes), %zu values %s\n", info->name,
+               *scale, get_enum_name_by_dtype(t), (unsigned long long)size, cells,
+               same ? "as written" : "DIFFERENT");
         free(scale);
+        if (!same)
+            n = -100;
         PDCobj_close(obj);
         n++;
     }
@@ -95,6 +120,8 @@ int main(void)
     printf("tag search kind=field: %d objects\n", nres);
     free(ids);
 
+    PDCregion_close(whole);
+    free(field);
     PDCprop_close(oprop);
     PDCprop_close(cprop);
     for (int i = 0; i < 2; i++)
