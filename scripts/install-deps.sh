@@ -10,6 +10,7 @@ PKGS=(
     libslurm-dev slurmctld slurmd slurm-client munge
     bats bats-support bats-assert
     iproute2 procps util-linux python3
+    python3-numpy python3-yaml
 )
 
 missing=()

@@ -190,3 +190,71 @@ EOF
     assert_success
     assert_get_matches "$WORKDIR/dest2/pdcbb.508" 2
 }
+
+# Debian's python3 (scripts/install-deps.sh installs python3-numpy and python3-yaml for it).
+PY=/usr/bin/python3
+
+@test "pdcbb export: .raw files hold the written bytes and NumPy loads the .npy files with the written values" {
+    "$PDCBB" run --quiet --nodes 2 --job-id 509 --drain "$WORKDIR/dest" -- "$STAGE" write 4
+    D="$(drained 509)"
+    run "$PDCBB" export "$D" --format raw -o "$WORKDIR/raw"
+    echo "$output"
+    assert_success
+    run "$PDCBB" export "$D" --format npy -o "$WORKDIR/npy"
+    assert_success
+    for o in $OBJECTS; do
+        "$STAGE" expect 4 "$o" > "$WORKDIR/want.$o"
+        cmp "$WORKDIR/want.$o" "$WORKDIR/raw/$o.raw"
+    done
+    run "$PY" - "$WORKDIR" <<'EOF2'
+import sys, numpy as np
+w = sys.argv[1]
+want = {"st-objstatic": ("<f8", (300000,)), "st-rstatic": ("<i4", (64, 1000)),
+        "st-dynamic": ("<f4", (100, 100)), "st-local": ("u1", (100000,)),
+        "st-unlimited": ("<i8", (500, 16))}
+for name, (dtype, shape) in want.items():
+    a = np.load(f"{w}/npy/{name}.npy")
+    b = np.fromfile(f"{w}/want.{name}", dtype=dtype).reshape(shape)
+    assert a.dtype == np.dtype(dtype) and a.shape == shape, (name, a.dtype, a.shape)
+    assert np.array_equal(a, b), name
+    print("ok npy", name, a.dtype, a.shape)
+EOF2
+    echo "$output"
+    assert_success
+    [ "$(grep -c '^ok npy' <<<"$output")" -eq 5 ]
+    # existing files are not overwritten without --force
+    run "$PDCBB" export "$D" --format npy -o "$WORKDIR/npy"
+    assert_failure
+    assert_output --partial "st-"
+}
+
+@test "a drain reads without pdcbb: the Python reader of DRAIN-FORMAT.md rebuilds every object and checksum" {
+    "$PDCBB" run --quiet --nodes 2 --pdc servers_per_node=2 --job-id 510 --drain "$WORKDIR/dest" \
+        -- "$STAGE" write 8
+    D="$(drained 510)"
+    # the reader exactly as the document gives it
+    awk '/^```python$/ {on = 1; next} /^```$/ {on = 0} on' "$REPO_DIR/docs/DRAIN-FORMAT.md" \
+        > "$WORKDIR/drainreader.py"
+    grep -q "def load" "$WORKDIR/drainreader.py"
+    for o in $OBJECTS; do "$STAGE" expect 8 "$o" > "$WORKDIR/want.$o"; done
+    run "$PY" - "$WORKDIR" "$D" <<'EOF2'
+import sys, yaml
+sys.path.insert(0, sys.argv[1])
+import drainreader
+w, d = sys.argv[1], sys.argv[2]
+for name in ["st-objstatic", "st-rstatic", "st-dynamic", "st-local", "st-unlimited"]:
+    a = drainreader.load(d, name)
+    assert a.tobytes() == open(f"{w}/want.{name}", "rb").read(), name
+    print("ok reader", name, a.shape)
+m = yaml.safe_load(open(f"{d}/manifest.yaml"))
+for e in m["extents"]:
+    with open(f"{d}/{e['file']}", "rb") as f:
+        f.seek(e["file_offset"])
+        assert drainreader.crc32c(f.read(e["length"])) == e["crc32c"], e
+print("ok crc", len(m["extents"]))
+EOF2
+    echo "$output"
+    assert_success
+    [ "$(grep -c '^ok reader' <<<"$output")" -eq 5 ]
+    assert_output --partial "ok crc"
+}
