@@ -222,6 +222,21 @@ EOF2
     echo "$output"
     assert_success
     [ "$(grep -c '^ok npy' <<<"$output")" -eq 5 ]
+    # a region: rows 10..14, columns 100..119 of st-rstatic, elements packed row-major
+    "$PDCBB" get "$D" st-rstatic 10:5,100:20 -o "$WORKDIR/region.raw"
+    run "$PY" -c "
+import numpy as np
+a = np.fromfile('$WORKDIR/want.st-rstatic', dtype='<i4').reshape(64, 1000)
+assert open('$WORKDIR/region.raw', 'rb').read() == a[10:15, 100:120].tobytes()
+print('ok region')"
+    echo "$output"
+    assert_success
+    run "$PDCBB" get "$D" st-rstatic 60:5,0:1 -o "$WORKDIR/bad.raw"
+    assert_failure
+    assert_output --partial "60:5"
+    run "$PDCBB" get "$D" no-such-object -o "$WORKDIR/bad.raw"
+    assert_failure
+    assert_output --partial "no-such-object"
     # existing files are not overwritten without --force
     run "$PDCBB" export "$D" --format npy -o "$WORKDIR/npy"
     assert_failure
