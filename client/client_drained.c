@@ -11,8 +11,9 @@
  * Ids: the client routes a request by the daemon in a meta id, so the drained containers and
  * objects get new meta ids of daemon 0: pdcbb_meta_id_make(kind, 0, index + 1) with index their
  * position in the manifest. Ids in the drain (an object's container, a container's object list)
- * are translated on the way out. Every object is presented as PDC_OBJ_STATIC: a read is one
- * piece for daemon 0, served by pdcbb_drain_read_box whatever the job's placement was.
+ * are translated on the way out. Objects keep their placement; with one daemon every read is
+ * one piece for daemon 0 (a REGION_DYNAMIC / REGION_LOCAL read first asks MAP_GET, answered
+ * "all on daemon 0"), served by pdcbb_drain_read_box, which applies the drained placement.
  *
  * Requests that would change something are answered with PDCBB_ERR_READ_ONLY; client_rpc.c
  * names the drained directory in the error message.
@@ -133,7 +134,7 @@ static void obj_info_fill(uint32_t index, pdcbb_obj_info_rep_t *p)
     p->cont_id = cont_meta_of_drained(o->cont_id);
     p->name = o->name;
     p->type = o->type;
-    p->partition = 0; /* PDC_OBJ_STATIC: whole reads from daemon 0 */
+    p->partition = o->partition; /* with one virtual daemon, every placement reads from it */
     p->consistency = o->consistency;
     p->user_id = o->user_id;
     p->time_step = o->time_step;
@@ -509,9 +510,28 @@ static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint
         return rc;
     case PDCBB_OP_DATA_FLUSH:
         return PDCBB_OK; /* nothing was written, nothing to flush */
-    case PDCBB_OP_MAP_GET:
+    case PDCBB_OP_MAP_GET: {
+        /* REGION_DYNAMIC / REGION_LOCAL reads ask where the box was written: all of it is on
+         * the one virtual daemon (which applies the drained placement map itself). */
+        const pdcbb_map_get_req_t *q = req;
+        if (meta_index(q->id, PDCBB_META_KIND_OBJ) < 0)
+            return pdcbb_meta_id_kind(q->id) == PDCBB_META_KIND_OBJ ? PDCBB_ERR_NOT_FOUND
+                                                                     : PDCBB_ERR_BAD_ID;
+        if (q->box_count < 3 || q->box[0] == 0 || q->box[0] > PDCBB_REGION_NDIM_MAX ||
+            q->box_count != 1 + 2 * q->box[0])
+            return PDCBB_ERR_PROTO;
+        uint64_t *e = malloc((2 + (size_t)q->box_count) * sizeof(uint64_t));
+        if (e == NULL)
+            return PDCBB_ERR_NOMEM;
+        e[0] = 1; /* seq */
+        e[1] = 0; /* daemon */
+        memcpy(e + 2, q->box, (size_t)q->box_count * sizeof(uint64_t)); /* ndim, off, size */
+        rep->map_get.entries = e;
+        rep->map_get.entries_count = 2 + q->box_count;
+        *owned = e;
+        return PDCBB_OK;
+    }
     default:
-        /* Objects are presented as PDC_OBJ_STATIC: no placement maps to ask for. */
         return PDCBB_ERR_UNSUPPORTED;
     }
 }

@@ -273,3 +273,31 @@ EOF2
     [ "$(grep -c '^ok reader' <<<"$output")" -eq 5 ]
     assert_output --partial "ok crc"
 }
+
+@test "randomized model: every placement, overwrites from 3 nodes, drained, read through the API and after stage-in" {
+    MODEL="$BUILD_DIR/tests/pdc_region_model"
+    run "$PDCBB" run --nodes 3 --pdc servers_per_node=2 --job-id 511 --drain "$WORKDIR/dest" -- \
+        bash -c 'for r in 0 1 2; do
+                     PDCBB_NODE_NAME=node$r "$0" --seed 43 --ops 800 --procs 3 --rank $r \
+                         --sequential --phase write || exit 1
+                 done' "$MODEL"
+    echo "$output" | tail -5
+    assert_success
+    assert_output --partial "(complete)"
+    D="$(drained 511)"
+    for r in 0 1 2; do
+        run env PDCBB_DRAINED_DIR="$D" "$MODEL" --seed 43 --ops 800 --procs 3 --rank $r \
+            --owner $r --sequential --phase verify
+        echo "$output" | tail -3
+        assert_success
+        assert_output --partial "OK"
+    done
+    run "$PDCBB" run --nodes 2 --job-id 512 --stage-in "$D" -- \
+        bash -c 'for r in 0 1 2; do
+                     "$0" --seed 43 --ops 800 --procs 3 --rank $r --owner $r --sequential \
+                         --phase verify || exit 1
+                 done' "$MODEL"
+    echo "$output" | tail -5
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 3 ]
+}
