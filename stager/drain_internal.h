@@ -7,6 +7,7 @@
 #ifndef PDCBB_DRAIN_INTERNAL_H
 #define PDCBB_DRAIN_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pdcbb_drain.h"
@@ -35,6 +36,10 @@ typedef struct drain_priv {
     uint64_t *order;
     uint64_t norder;
 } drain_priv_t;
+
+/* One line into err (accepts NULL/0): every error message of stager/drain_*.c goes through it. */
+void drain_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* m's private state, created on first use; NULL when out of memory. */
 drain_priv_t *drain_priv_get(pdcbb_drain_t *m);

@@ -32,8 +32,7 @@
 #define DRAIN_NSERVERS_MAX 65535u      /* PDCBB_SERVERS_MAX of the wire protocol */
 #define DRAIN_YAML_DEPTH_MAX 16
 
-__attribute__((format(printf, 3, 4))) static void drain_errf(char *err, size_t errlen,
-                                                             const char *fmt, ...)
+void drain_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 

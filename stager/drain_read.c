@@ -30,17 +30,6 @@
 #define DRAIN_VERIFY_CHUNK ((size_t)8 << 20)
 #define DRAIN_PROGRESS_NS 250000000ull /* at most 4 progress calls a second */
 
-__attribute__((format(printf, 3, 4))) static void rd_errf(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 void drain_priv_release_read(drain_priv_t *p)
 {
@@ -72,13 +61,13 @@ static pdcbb_err_t rd_open(pdcbb_drain_t *m, drain_priv_t *p, const char *file, 
     }
     if (snprintf(path, sizeof(path), "%s/%s", m->dir != NULL ? m->dir : ".", file) >=
         (int)sizeof(path)) {
-        rd_errf(err, errlen, "%s/%s: path too long", m->dir, file);
+        drain_errf(err, errlen, "%s/%s: path too long", m->dir, file);
         return PDCBB_ERR_INVAL;
     }
     int f = open(path, O_RDONLY | O_CLOEXEC);
     if (f < 0) {
         int e = errno;
-        rd_errf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        drain_errf(err, errlen, "%s: cannot open: %s", path, strerror(e));
         return pdcbb_err_from_errno(e);
     }
     if (p->nfds < DRAIN_FD_CACHE) {
@@ -107,13 +96,13 @@ static pdcbb_err_t rd_pread(pdcbb_drain_t *m, const char *file, int fd, void *bu
             continue;
         if (r < 0) {
             int e = errno;
-            rd_errf(err, errlen, "%s/%s: read at offset %" PRIu64 ": %s", m->dir ? m->dir : ".",
+            drain_errf(err, errlen, "%s/%s: read at offset %" PRIu64 ": %s", m->dir ? m->dir : ".",
                     file, off + done, strerror(e));
             return pdcbb_err_from_errno(e) == PDCBB_ERR_NOT_FOUND ? PDCBB_ERR_IO
                                                                    : pdcbb_err_from_errno(e);
         }
         if (r == 0) {
-            rd_errf(err, errlen,
+            drain_errf(err, errlen,
                     "%s/%s: file ends at offset %" PRIu64 ", but an extent needs bytes up to "
                     "%" PRIu64,
                     m->dir ? m->dir : ".", file, off + done, off + len);
@@ -247,22 +236,22 @@ pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o
     int r;
 
     if (m == NULL || o == NULL || box == NULL || buf == NULL) {
-        rd_errf(err, errlen, "pdcbb_drain_read_box: missing argument");
+        drain_errf(err, errlen, "pdcbb_drain_read_box: missing argument");
         return PDCBB_ERR_INVAL;
     }
     if (pdcbb_box_check_within(box, o->ndim, o->dims) != PDCBB_OK ||
         pdcbb_box_count(box, &nbytes) != PDCBB_OK || nbytes > SIZE_MAX / o->element_size) {
-        rd_errf(err, errlen, "object '%s': the box lies outside its dimensions", o->name);
+        drain_errf(err, errlen, "object '%s': the box lies outside its dimensions", o->name);
         return PDCBB_ERR_BAD_REGION;
     }
     nbytes *= o->element_size;
     if (pdcbb_layout_strides(o->ndim, o->dims, o->element_size, strides) != PDCBB_OK) {
-        rd_errf(err, errlen, "object '%s': bad dimensions", o->name);
+        drain_errf(err, errlen, "object '%s': bad dimensions", o->name);
         return PDCBB_ERR_BAD_REGION;
     }
     drain_priv_t *p = drain_priv_get(m);
     if (p == NULL) {
-        rd_errf(err, errlen, "out of memory");
+        drain_errf(err, errlen, "out of memory");
         return PDCBB_ERR_NOMEM;
     }
     memset(buf, 0, (size_t)nbytes);
@@ -274,7 +263,7 @@ pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o
                    .errlen = errlen, .strides = strides, .bstrides = bstrides};
     if (o->nmap == 0) {
         if ((rc = rd_order(p, m, o->id, first, count)) != PDCBB_OK) {
-            rd_errf(err, errlen, "out of memory");
+            drain_errf(err, errlen, "out of memory");
             return rc;
         }
         w.idx = p->order;
@@ -313,7 +302,7 @@ pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o
 fail:
     if (w.rc != PDCBB_OK)
         return w.rc;
-    rd_errf(err, errlen, "object '%s': bad box: %s", o->name, pdcbb_strerror(r));
+    drain_errf(err, errlen, "object '%s': bad box: %s", o->name, pdcbb_strerror(r));
     return r > 0 ? (pdcbb_err_t)r : PDCBB_ERR_INTERNAL;
 }
 
@@ -389,14 +378,14 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
     char path[PATH_MAX];
 
     if (m == NULL) {
-        rd_errf(err, errlen, "pdcbb_drain_verify: no model");
+        drain_errf(err, errlen, "pdcbb_drain_verify: no model");
         return PDCBB_ERR_INVAL;
     }
     if (m->nextents > 0) {
         ix = malloc((size_t)m->nextents * sizeof(*ix));
         buf = malloc(DRAIN_VERIFY_CHUNK);
         if (ix == NULL || buf == NULL) {
-            rd_errf(err, errlen, "out of memory");
+            drain_errf(err, errlen, "out of memory");
             rc = PDCBB_ERR_NOMEM;
             goto done;
         }
@@ -430,7 +419,7 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
             fd = open(path, O_RDONLY | O_CLOEXEC);
             open_errno = fd < 0 ? errno : 0;
             if (fd < 0 && open_errno != ENOENT && open_errno != ENOTDIR) {
-                rd_errf(err, errlen, "%s: cannot open: %s", path, strerror(open_errno));
+                drain_errf(err, errlen, "%s: cannot open: %s", path, strerror(open_errno));
                 rc = pdcbb_err_from_errno(open_errno);
                 goto done;
             }
@@ -500,7 +489,7 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
     if (progress != NULL)
         progress(done, total, arg);
     if (st.bad > 0 || st.missing > 0) {
-        rd_errf(err, errlen, "%" PRIu64 " of %" PRIu64 " extents bad, %" PRIu64 " missing",
+        drain_errf(err, errlen, "%" PRIu64 " of %" PRIu64 " extents bad, %" PRIu64 " missing",
                 st.bad, st.extents, st.missing);
         rc = PDCBB_ERR_IO;
     }
