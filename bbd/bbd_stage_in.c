@@ -263,38 +263,68 @@ static int write_run(uint64_t array_off, uint64_t len, uint64_t packed_off, void
 }
 
 /* Write box of object o (new id id) into this daemon's data file, slab by slab. */
+/* Read one slab of o from the drain and write it into fd. */
+static pdcbb_err_t stage_slab(stage_t *s, const pdcbb_drain_object_t *o, int fd,
+                              const char *path, const pdcbb_box_t *slab, const uint64_t *shape)
+{
+    char err[PDCBB_DRAIN_ERR_LEN];
+    uint64_t count = 0;
+    pdcbb_err_t rc = pdcbb_drain_read_box(s->m, o, slab, s->buf, err, sizeof(err));
+    if (rc != PDCBB_OK)
+        return stage_fail(s, rc, "%s", err);
+    write_ctx_t w = {.fd = fd, .src = s->buf};
+    if (pdcbb_box_runs(slab, o->ndim, shape, o->element_size, write_run, &w) != 0) {
+        rc = w.err ? pdcbb_err_from_errno(w.err) : PDCBB_ERR_BAD_REGION;
+        return stage_fail(s, rc, "writing %s", path);
+    }
+    pdcbb_box_count(slab, &count);
+    s->bytes += count * o->element_size;
+    return PDCBB_OK;
+}
+
+/*
+ * Write box of object o (new id id) into this daemon's data file in slabs of at most SLAB_MAX
+ * bytes: whole rows along dimension 0 when a row fits, else single positions of the leading
+ * dimensions and chunks of the first dimension whose trailing slice fits.
+ */
 static pdcbb_err_t stage_box(stage_t *s, const pdcbb_drain_object_t *o, uint64_t id,
                              const pdcbb_box_t *box, const uint64_t *shape)
 {
-    char path[PATH_MAX + 64], err[PDCBB_DRAIN_ERR_LEN];
-    uint64_t row_elems = 1;
-    for (uint32_t k = 1; k < box->ndim; k++)
-        row_elems *= box->size[k];
-    uint64_t row_bytes = row_elems * o->element_size;
-    uint64_t rows_per_slab = row_bytes >= SLAB_MAX ? 1 : SLAB_MAX / row_bytes;
-    if (row_bytes > SLAB_MAX) /* one row of a huge trailing shape: fall back to the box */
-        return stage_fail(s, PDCBB_ERR_TOO_BIG, "object '%s': a row is larger than 64 MiB",
-                          o->name);
+    char path[PATH_MAX + 64];
+    uint32_t k = 0; /* the dimension slabs are cut along */
+    uint64_t slice = o->element_size; /* bytes of one index of dimension k */
+    for (uint32_t j = box->ndim; j-- > 0;) {
+        k = j;
+        if (j == 0 || slice * box->size[j] > SLAB_MAX)
+            break;
+        slice *= box->size[j];
+    }
+    uint64_t per_slab = slice >= SLAB_MAX ? 1 : SLAB_MAX / slice;
     bbd_data_path(s->d, id, path, sizeof(path));
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
         return stage_fail(s, pdcbb_err_from_errno(errno), "%s", path);
     pdcbb_err_t rc = PDCBB_OK;
-    for (uint64_t r0 = 0; r0 < box->size[0] && rc == PDCBB_OK; r0 += rows_per_slab) {
-        pdcbb_box_t slab = *box;
-        slab.off[0] = box->off[0] + r0;
-        slab.size[0] = box->size[0] - r0 < rows_per_slab ? box->size[0] - r0 : rows_per_slab;
-        if ((rc = pdcbb_drain_read_box(s->m, o, &slab, s->buf, err, sizeof(err))) != PDCBB_OK) {
-            stage_fail(s, rc, "%s", err);
-            break;
+    uint64_t pos[PDCBB_REGION_NDIM_MAX] = {0}; /* position in the dimensions before k */
+    for (int more = 1; more && rc == PDCBB_OK;) {
+        for (uint64_t c = 0; c < box->size[k] && rc == PDCBB_OK; c += per_slab) {
+            pdcbb_box_t slab = *box;
+            for (uint32_t j = 0; j < k; j++) {
+                slab.off[j] = box->off[j] + pos[j];
+                slab.size[j] = 1;
+            }
+            slab.off[k] = box->off[k] + c;
+            slab.size[k] = box->size[k] - c < per_slab ? box->size[k] - c : per_slab;
+            rc = stage_slab(s, o, fd, path, &slab, shape);
         }
-        write_ctx_t w = {.fd = fd, .src = s->buf};
-        if (pdcbb_box_runs(&slab, o->ndim, shape, o->element_size, write_run, &w) != 0) {
-            rc = w.err ? pdcbb_err_from_errno(w.err) : PDCBB_ERR_BAD_REGION;
-            stage_fail(s, rc, "writing %s", path);
-            break;
+        more = 0; /* next position of the leading dimensions (an odometer) */
+        for (uint32_t j = k; j-- > 0;) {
+            if (++pos[j] < box->size[j]) {
+                more = 1;
+                break;
+            }
+            pos[j] = 0;
         }
-        s->bytes += slab.size[0] * row_bytes;
     }
     if (rc == PDCBB_OK && fdatasync(fd) != 0)
         rc = stage_fail(s, pdcbb_err_from_errno(errno), "syncing %s", path);

@@ -301,3 +301,18 @@ EOF2
     assert_success
     [ "$(grep -c '^OK$' <<<"$output")" -eq 3 ]
 }
+
+@test "rows larger than a 64 MiB slab drain, read back and stage in" {
+    run "$PDCBB" run --nodes 2 --job-id 513 --drain "$WORKDIR/dest" -- "$STAGE" wide-write 6
+    echo "$output"
+    assert_success
+    D="$(drained 513)"
+    run env PDCBB_DRAINED_DIR="$D" "$STAGE" wide-check 6
+    echo "$output"
+    assert_success
+    assert_output --partial "ok wide-check: 0 failures"
+    run "$PDCBB" run --nodes 3 --job-id 514 --stage-in "$D" -- "$STAGE" wide-check 6
+    echo "$output"
+    assert_success
+    assert_output --partial "ok wide-check: 0 failures"
+}

@@ -7,6 +7,10 @@
  *                                 through PDCBB_DRAINED_DIR) and compare every element and tag
  *   pdc_stage_check expect SEED OBJECT   write the expected bytes of OBJECT to stdout (what
  *                                 `pdcbb get DRAIN OBJECT` must print)
+ *   pdc_stage_check wide-write SEED / wide-check SEED
+ *                                 the same for "st-wide", PDC_UINT8 [3, 70M] PDC_REGION_STATIC,
+ *                                 rows of 70 MB (more than a 64 MiB slab), three small boxes
+ *                                 written near its edges, everything else never written
  *
  * Objects (element values are functions of the seed and the position):
  *   st-objstatic  PDC_DOUBLE [300000]        PDC_OBJ_STATIC, written in 3 pieces
@@ -234,6 +238,63 @@ static int do_check(pdcid_t pdc)
     return failures != 0;
 }
 
+#define WIDE_COLS 70000000ull
+
+/* The written boxes of st-wide: row, first column, count. */
+static const uint64_t wide_boxes[3][3] = {
+    {0, 0, 1000}, {1, WIDE_COLS - 1000, 1000}, {2, 33554000, 2000}};
+
+static uint8_t wide_value(uint64_t row, uint64_t col)
+{
+    return (uint8_t)(1 + (row * 31 + col * 7 + seed) % 255);
+}
+
+static int do_wide(pdcid_t pdc, int write)
+{
+    pdcid_t obj;
+    if (write) {
+        pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
+        pdcid_t cont = PDCcont_create("stage-wide", cprop);
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        uint64_t d[2] = {3, WIDE_COLS};
+        PDCprop_set_obj_dims(prop, 2, d);
+        PDCprop_set_obj_type(prop, PDC_UINT8);
+        PDCprop_set_obj_transfer_region_type(prop, PDC_REGION_STATIC);
+        obj = cont ? PDCobj_create(cont, "st-wide", prop) : 0;
+        PDCprop_close(prop);
+        check(obj != 0, "obj-create", "st-wide");
+    } else {
+        obj = PDCobj_open("st-wide", pdc);
+        check(obj != 0, "obj-open", "st-wide");
+    }
+    if (!obj)
+        return 1;
+    uint8_t buf[4000], want[4000];
+    for (int b = 0; b < 3; b++) {
+        uint64_t off[2] = {wide_boxes[b][0], wide_boxes[b][1]}, size[2] = {1, wide_boxes[b][2]};
+        for (uint64_t c = 0; c < size[1]; c++)
+            want[c] = wide_value(off[0], off[1] + c);
+        if (write) {
+            check(transfer(want, PDC_WRITE, obj, 2, off, size), "write", "st-wide");
+            continue;
+        }
+        memset(buf, 0xa5, sizeof(buf));
+        int ok = transfer(buf, PDC_READ, obj, 2, off, size);
+        check(ok && memcmp(buf, want, size[1]) == 0, "read-box", "st-wide");
+        /* never written: zero */
+        uint64_t zoff[2] = {off[0], off[1] >= 3000 ? off[1] - 2500 : off[1] + 2000};
+        uint64_t zsize[2] = {1, 500};
+        memset(buf, 0xa5, sizeof(buf));
+        ok = transfer(buf, PDC_READ, obj, 2, zoff, zsize);
+        int zero = 1;
+        for (uint64_t c = 0; c < zsize[1]; c++)
+            zero = zero && buf[c] == 0;
+        check(ok && zero, "read-zero", "st-wide");
+    }
+    PDCobj_close(obj);
+    return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "expect") == 0 && argc < 4)) {
@@ -254,8 +315,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "pdc_stage_check: no object %s\n", argv[3]);
         return 2;
     }
-    int write = strcmp(argv[1], "write") == 0;
-    if (!write && strcmp(argv[1], "check") != 0) {
+    int wide = strncmp(argv[1], "wide-", 5) == 0;
+    const char *verb = wide ? argv[1] + 5 : argv[1];
+    int write = strcmp(verb, "write") == 0;
+    if (!write && strcmp(verb, "check") != 0) {
         fprintf(stderr, "pdc_stage_check: unknown command %s\n", argv[1]);
         return 2;
     }
@@ -264,7 +327,7 @@ int main(int argc, char **argv)
         check(0, "init", "pdc");
         return 1;
     }
-    int rc = write ? do_write(pdc) : do_check(pdc);
+    int rc = wide ? do_wide(pdc, write) : write ? do_write(pdc) : do_check(pdc);
     PDCclose(pdc);
     printf("%s %s: %d failure%s\n", rc ? "FAIL" : "ok", argv[1], failures,
            failures == 1 ? "" : "s");
