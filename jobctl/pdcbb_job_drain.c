@@ -82,8 +82,16 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
         snprintf(err, errlen, "no job directory %s: nothing to drain", dir);
         return PDCBB_OK;
     }
-    if (job->cfg.drain[0] == '\0')
+    char perr[PATH_MAX];
+    int never_started = pdcbb_jobdir_path(dir, "prolog.error", perr, sizeof(perr)) == PDCBB_OK &&
+                        access(perr, F_OK) == 0;
+    if (job->cfg.drain[0] == '\0' || never_started) {
+        /* no destination, or a burst buffer that never served anyone (the prolog stopped
+         * whatever it had started): nothing to keep */
+        if (never_started)
+            snprintf(err, errlen, "the burst buffer never started on this node: nothing to drain");
         return keep ? PDCBB_OK : pdcbb_job_remove_dir(job, err, errlen);
+    }
 
     char user[256];
     struct passwd pw, *pr = NULL;

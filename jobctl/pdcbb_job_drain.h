@@ -15,8 +15,10 @@
  * root), and once they are written and verified remove the node-local job directory. When the
  * drain fails, the node-local data is kept, <job dir>/drain.error gets the reason (which
  * `pdcbb status` shows) and err says where the data is and how to finish (`pdcbb drain`).
- * Without a drain destination the job directory is removed unless keep is set. stats (may be
- * NULL) gets what was drained. Returns PDCBB_OK when nothing is left to do on this node.
+ * Without a drain destination, or when the prolog failed on this node (prolog.error: the
+ * burst buffer never served anyone), the job directory is removed unless keep is set (err then
+ * says why when it is worth saying). stats (may be NULL) gets what was drained. Returns
+ * PDCBB_OK when nothing is left to do on this node.
  */
 pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_stats_t *stats,
                             char *err, size_t errlen);

@@ -441,6 +441,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     if (rc != PDCBB_OK)
         slurm_error(PFX "job %llu node %s: %s (finish it with: pdcbb drain %s)",
                     (unsigned long long)job.job_id, job.node_name, err, dir);
+    else if (err[0])
+        slurm_info(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
+                   err);
     else if (job.cfg.drain[0])
         slurm_info(PFX "job %llu node %s: drained %llu bytes of %u rank(s) to %s in %.1f s%s",
                    (unsigned long long)job.job_id, job.node_name,

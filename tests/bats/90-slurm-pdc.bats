@@ -197,7 +197,7 @@ $SITE/bin/pdcbb_rawmsg $SITE/out/epA none notoken" -N1
 @test "a job whose daemons cannot start runs, is told why, and leaves the node idle" {
     # 1P fits under the site maximum but not in the node's free space: the prolog refuses it.
     run_job pdcbbtest "LD_LIBRARY_PATH=$SITE/lib $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?
-$SITE/bin/pdcbb status; echo status_exit=\$?" -N2 --pdc=capacity=1P
+$SITE/bin/pdcbb status; echo status_exit=\$?" -N2 --pdc=capacity=1P,drain=$SITE/drain
     echo "$OUT"
     grep -q "PDCBB_ERR_DISCOVERY" <<<"$OUT"
     grep -q "could not be started" <<<"$OUT"
@@ -210,4 +210,7 @@ $SITE/bin/pdcbb status; echo status_exit=\$?" -N2 --pdc=capacity=1P
     assert_output --partial "n1 idle"
     assert_output --partial "n2 idle"
     no_daemons_left
+    # nothing was ever stored: nothing drained, nothing left on the nodes
+    [ ! -e "$SITE/drain/pdcbb.$JOB" ]
+    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
 }
