@@ -135,6 +135,9 @@ echo srun_exit=\$?" -N2 --ntasks-per-node=2 --pdc=capacity=1G
     D="$SITE/drain/pdcbb.$JOB"
     [ -f "$D/COMPLETE" ]
     [ "$(ls "$D/parts" | wc -l)" -eq 4 ]
+    # one instance id for the whole job, given at submission, in every part
+    [ "$(grep -h '^  instance:' "$D"/parts/*.yaml | sort -u | wc -l)" -eq 1 ]
+    grep -Eq '^  instance: "[0-9a-f]{32}"' "$D/manifest.yaml"
     # every drained file belongs to the job user, none to root
     [ -z "$(find "$D" ! -user pdcbbtest)" ]
     [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
