@@ -39,12 +39,19 @@
 #define ZERO_BLOCK 4096u
 #define DONE_KEY "stage_in_done"
 
+typedef struct id_pair {
+    uint64_t old;    /* id in the drained job */
+    uint64_t new_id; /* id in this job (0: not staged) */
+} id_pair_t;
+
 typedef struct stage {
     bbd_t *d;
     bbd_req_t r;
     pdcbb_drain_t *m;
     uint64_t *cont_ids; /* new id of m->conts[i] */
     uint64_t *obj_ids;  /* new id of m->objs[i] (0: not staged) */
+    id_pair_t *cont_map; /* the same, sorted by drained id */
+    id_pair_t *obj_map;
     uint8_t *buf;
     uint64_t bytes;     /* data bytes written */
     char *err;
@@ -74,51 +81,66 @@ __attribute__((format(printf, 3, 4))) static pdcbb_err_t stage_fail(stage_t *s, 
     return rc;
 }
 
-/* The ids the home daemons' next_id will hand out, in creation order. */
-static pdcbb_err_t plan_ids(stage_t *s)
+static int id_pair_cmp(const void *a, const void *b)
 {
-    unsigned n = s->d->nservers;
-    uint64_t *seq = calloc(n, sizeof(*seq));
-    s->cont_ids = calloc(s->m->nconts + 1, sizeof(uint64_t));
-    s->obj_ids = calloc(s->m->nobjs + 1, sizeof(uint64_t));
-    if (seq == NULL || s->cont_ids == NULL || s->obj_ids == NULL) {
-        free(seq);
-        return PDCBB_ERR_NOMEM;
-    }
-    for (uint32_t i = 0; i < s->m->nconts; i++) {
-        unsigned home = pdcbb_home_server(s->m->conts[i].name, n);
-        s->cont_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, home, ++seq[home]);
-    }
-    for (uint32_t i = 0; i < s->m->nobjs; i++) {
-        const pdcbb_drain_object_t *o = &s->m->objs[i];
-        if (pdcbb_drain_find_cont_id(s->m, o->cont_id) == NULL) {
-            if (pdcbb_home_server(o->name, n) == s->d->rank)
-                PDCBB_WARN("stage-in: object '%s' is not staged: its container (id %" PRIu64
-                           ") is not in the drain",
-                           o->name, o->cont_id);
-            continue;
-        }
-        unsigned home = pdcbb_home_server(o->name, n);
-        s->obj_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, home, ++seq[home]);
-    }
-    free(seq);
-    return PDCBB_OK;
+    uint64_t x = ((const id_pair_t *)a)->old, y = ((const id_pair_t *)b)->old;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t id_lookup(const id_pair_t *p, uint32_t n, uint64_t old)
+{
+    id_pair_t key = {.old = old};
+    const id_pair_t *hit = n ? bsearch(&key, p, n, sizeof(*p), id_pair_cmp) : NULL;
+    return hit ? hit->new_id : 0;
 }
 
 static uint64_t new_cont_id(stage_t *s, uint64_t old)
 {
-    for (uint32_t i = 0; i < s->m->nconts; i++)
-        if (s->m->conts[i].id == old)
-            return s->cont_ids[i];
-    return 0;
+    return id_lookup(s->cont_map, s->m->nconts, old);
 }
 
 static uint64_t new_obj_id(stage_t *s, uint64_t old)
 {
-    for (uint32_t i = 0; i < s->m->nobjs; i++)
-        if (s->m->objs[i].id == old)
-            return s->obj_ids[i];
-    return 0;
+    return id_lookup(s->obj_map, s->m->nobjs, old);
+}
+
+/* The ids the home daemons' next_id will hand out, in creation order. */
+static pdcbb_err_t plan_ids(stage_t *s)
+{
+    unsigned n = s->d->nservers;
+    uint32_t nc = s->m->nconts, no = s->m->nobjs;
+    uint64_t *seq = calloc(n, sizeof(*seq));
+    s->cont_ids = calloc(nc + 1, sizeof(uint64_t));
+    s->obj_ids = calloc(no + 1, sizeof(uint64_t));
+    s->cont_map = malloc((nc + 1) * sizeof(id_pair_t));
+    s->obj_map = malloc((no + 1) * sizeof(id_pair_t));
+    if (seq == NULL || s->cont_ids == NULL || s->obj_ids == NULL || s->cont_map == NULL ||
+        s->obj_map == NULL) {
+        free(seq);
+        return PDCBB_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < nc; i++) {
+        unsigned home = pdcbb_home_server(s->m->conts[i].name, n);
+        s->cont_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, home, ++seq[home]);
+        s->cont_map[i] = (id_pair_t){s->m->conts[i].id, s->cont_ids[i]};
+    }
+    qsort(s->cont_map, nc, sizeof(id_pair_t), id_pair_cmp);
+    for (uint32_t i = 0; i < no; i++) {
+        const pdcbb_drain_object_t *o = &s->m->objs[i];
+        unsigned home = pdcbb_home_server(o->name, n);
+        if (new_cont_id(s, o->cont_id) == 0) {
+            if (home == s->d->rank)
+                PDCBB_WARN("stage-in: object '%s' is not staged: its container (id %" PRIu64
+                           ") is not in the drain",
+                           o->name, o->cont_id);
+        } else {
+            s->obj_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, home, ++seq[home]);
+        }
+        s->obj_map[i] = (id_pair_t){o->id, s->obj_ids[i]};
+    }
+    qsort(s->obj_map, no, sizeof(id_pair_t), id_pair_cmp);
+    free(seq);
+    return PDCBB_OK;
 }
 
 static pdcbb_err_t put_tags(stage_t *s, uint64_t id, const pdcbb_drain_tag_t *tags, uint32_t n)
@@ -493,6 +515,8 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
     free(s.buf);
     free(s.cont_ids);
     free(s.obj_ids);
+    free(s.cont_map);
+    free(s.obj_map);
     pdcbb_drain_free(s.m);
     return rc;
 }

@@ -248,6 +248,21 @@ pdcbb_err_t pdcbb_endpoint_write(const char *path, const pdcbb_endpoint_t *ep)
     return write_atomic(path, buf, strlen(buf), 0600);
 }
 
+/* The first len-1 bytes of a small text file, NUL-terminated. */
+static pdcbb_err_t read_small(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return pdcbb_err_from_errno(errno);
+    ssize_t r = read(fd, buf, len - 1);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return pdcbb_err_from_errno(e);
+    buf[r] = '\0';
+    return PDCBB_OK;
+}
+
 pdcbb_err_t pdcbb_jobinfo_write(const char *dir, const pdcbb_jobinfo_t *ji)
 {
     char path[4096], buf[1024];
@@ -276,14 +291,8 @@ pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji)
     pdcbb_err_t rc = pdcbb_jobdir_path(dir, "job.info", path, sizeof(path));
     if (rc != PDCBB_OK)
         return rc;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return pdcbb_err_from_errno(errno);
-    ssize_t r = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (r < 0)
-        return pdcbb_err_from_errno(errno);
-    buf[r] = '\0';
+    if ((rc = read_small(path, buf, sizeof(buf))) != PDCBB_OK)
+        return rc;
     pdcbb_jobinfo_t x;
     memset(&x, 0, sizeof(x));
     unsigned seen = 0;
@@ -336,15 +345,8 @@ pdcbb_err_t pdcbb_instance_generate(char *out)
 pdcbb_err_t pdcbb_endpoint_read(const char *path, pdcbb_endpoint_t *ep)
 {
     char buf[2048];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return pdcbb_err_from_errno(errno);
-    ssize_t r = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (r < 0)
-        return pdcbb_err_from_errno(errno);
-    buf[r] = '\0';
-    return pdcbb_endpoint_parse(buf, 0, ep);
+    pdcbb_err_t rc = read_small(path, buf, sizeof(buf));
+    return rc != PDCBB_OK ? rc : pdcbb_endpoint_parse(buf, 0, ep);
 }
 
 pdcbb_err_t pdcbb_jobdir_read_endpoints(const char *dir, pdcbb_endpoint_t **eps, size_t *n)

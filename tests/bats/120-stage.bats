@@ -140,10 +140,10 @@ kill -9 "$pid"
 while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 # the same command line, without the prolog's ready pipe
 cmd=()
-skip=0
+drop_next=0
 for a in "${args[@]}"; do
-    if [ $skip = 1 ]; then skip=0; continue; fi
-    case "$a" in --ready-fd) skip=1; continue ;; --ready-fd=*) continue ;; esac
+    if [ $drop_next = 1 ]; then drop_next=0; continue; fi
+    case "$a" in --ready-fd) drop_next=1; continue ;; --ready-fd=*) continue ;; esac
     cmd+=("$a")
 done
 setsid "${cmd[@]}" < /dev/null > /dev/null 2>&1 &
