@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "bbd_io.h"
 #include "bbd_store.h"
@@ -59,6 +60,13 @@ typedef struct bbd {
     uint64_t job_id;
     char node[PDCBB_NODE_NAME_MAX];
     uint8_t token[PDCBB_TOKEN_LEN];
+    /* Where the job's other daemons are (job.info; one-node jobs have no rendezvous). */
+    pdcbb_jobinfo_t jobinfo;
+    int have_jobinfo;
+    char rendezvous_record[PATH_MAX]; /* our published record, removed at a clean exit */
+    char *table;      /* JOB_TABLE text once every daemon was found (malloc'ed), or NULL */
+    size_t table_len;
+    struct timespec table_mtime; /* of the rendezvous directory when the table was read */
 
     pdcbb_ucx_t ucx;
     ucp_listener_h listener;
@@ -162,6 +170,13 @@ pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 /* bbd_stage_in.c: load cfg.stage_in (a drain directory) into a fresh store and data files:
  * this daemon's share under the job's placement. Call before bbd_data_open. */
 pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen);
+
+/* bbd_table.c: learn where the job's other daemons are. bbd_table_publish puts this daemon's
+ * record into the job's rendezvous directory (multi-node jobs; call once listening);
+ * bbd_table_unpublish removes it; bbd_table_free drops the cache. */
+pdcbb_err_t bbd_table_publish(bbd_t *d, const pdcbb_endpoint_t *ep, char *err, size_t errlen);
+void bbd_table_unpublish(bbd_t *d);
+void bbd_table_free(bbd_t *d);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

@@ -279,6 +279,8 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "cannot write %s: %s", d->endpoint_path, pdcbb_strerror(rc));
         goto fail;
     }
+    if ((rc = bbd_table_publish(d, &ep, err, sizeof(err))) != PDCBB_OK)
+        goto fail;
     PDCBB_INFO("ready: %s:%u", d->listen_ip, d->port);
     report(ready_fd, "ready %u %u", d->rank, d->port);
     if (ready_fd >= 0)
@@ -287,6 +289,8 @@ int main(int argc, char **argv)
 
     bbd_server_run(d);
 
+    bbd_table_unpublish(d);
+    bbd_table_free(d);
     unlink(d->endpoint_path);
     bbd_server_stop(d);
     bbd_io_stop(d);
@@ -304,6 +308,7 @@ int main(int argc, char **argv)
 fail:
     PDCBB_ERROR("start-up failed: %s", err);
     report(ready_fd, "error %s", err);
+    bbd_table_unpublish(d);
     unlink(d->endpoint_path);
     bbd_server_stop(d);
     bbd_io_stop(d);

@@ -560,8 +560,12 @@ static int cmd_run(int argc, char **argv)
         j->node_index = k;
         j->nnodes = (unsigned)nodes;
         j->cfg = *cfg;
+        /* The nodes of a local job find each other's daemons where a cluster's would: in a
+         * rendezvous directory, here inside the work directory (every node sees it). */
         if (snprintf(j->local_root, sizeof(j->local_root), "%s/node%u", workdir, k) >=
-            (int)sizeof(j->local_root)) {
+                (int)sizeof(j->local_root) ||
+            snprintf(j->rendezvous_root, sizeof(j->rendezvous_root), "%s/rendezvous", workdir) >=
+                (int)sizeof(j->rendezvous_root)) {
             fprintf(stderr, "pdcbb run: work directory path %s is too long\n", workdir);
             goto cleanup;
         }

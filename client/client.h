@@ -8,7 +8,7 @@
  *
  * Layout: client_handle.c (checked pdcid_t handles), client_rpc.c (UCX connections and one
  * request/reply round trip, stubs named client_op_<op> like the daemon's bbd_op_<op>),
- * client_discovery.c (finding the job's daemons: PMIx or environment), client_drained.c (a
+ * client_discovery.c (finding the job's daemons: the job directory and JOB_TABLE), client_drained.c (a
  * drained job directory served read-only in place of daemons), pdc_*.c (the PDC API).
  */
 #ifndef CLIENT_H
@@ -112,7 +112,7 @@ typedef struct client_state {
     char discovery[16];
     size_t max_am_header;     /* largest control part of a message with a bulk part */
     char node[PDCBB_NODE_NAME_MAX];
-    int pmix_initialised;
+    unsigned local_rank;     /* a daemon of this node: asked for the job's table */
     /* statistics for PDC_timing_report */
     uint64_t op_count[PDCBB_OP_MAX_];
     double op_seconds[PDCBB_OP_MAX_];
@@ -129,8 +129,16 @@ pdcbb_err_t client_check_init(void);
 
 /* ------------------------------------------------------------------ discovery */
 
-/* Fill client_g.servers / nservers / job_id / cfg; err gets the reason on failure. */
+/*
+ * Discovery in two steps around client_rpc_open: client_discover fills client_g.cfg and the
+ * records of this node's daemons (client_g.servers / nservers / job_id / local_rank);
+ * client_discover_table then completes the table from a daemon of this node (JOB_TABLE) if the
+ * job has daemons elsewhere. err gets the reason on failure. client_discovery_refresh asks again
+ * for the record of one daemon of another node (it may have been restarted on a new port).
+ */
 pdcbb_err_t client_discover(char *err, size_t errlen);
+pdcbb_err_t client_discover_table(char *err, size_t errlen);
+pdcbb_err_t client_discovery_refresh(unsigned rank);
 void client_discovery_finalize(void);
 
 /* ------------------------------------------------------------------ drained data */

@@ -395,6 +395,10 @@ static pdcbb_err_t connect_server(unsigned server)
             memcpy(fresh.token, s->info.token, PDCBB_TOKEN_LEN);
             s->info = fresh;
         }
+    } else if (s->failed) {
+        /* Another node's daemon: its node's daemon knows its current record. */
+        s->failed = 0;
+        client_discovery_refresh(server);
     }
     s->failed = 0;
 

@@ -105,6 +105,8 @@ pdcid_t PDCinit(const char *pdc_name)
     pdcbb_err_t rc = client_discover(err, sizeof(err));
     if (rc == PDCBB_OK)
         rc = client_rpc_open(err, sizeof(err));
+    if (rc == PDCBB_OK && (rc = client_discover_table(err, sizeof(err))) != PDCBB_OK)
+        client_rpc_close();
     if (rc != PDCBB_OK) {
         client_discovery_finalize();
         client_fail(rc, "PDCinit: %s", err);

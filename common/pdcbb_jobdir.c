@@ -263,6 +263,56 @@ static pdcbb_err_t read_small(const char *path, char *buf, size_t len)
     return PDCBB_OK;
 }
 
+pdcbb_err_t pdcbb_read_text(const char *path, char *buf, size_t len)
+{
+    pdcbb_err_t rc = read_small(path, buf, len);
+    if (rc != PDCBB_OK)
+        return rc;
+    size_t l = strlen(buf);
+    while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+        buf[--l] = '\0';
+    return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_rendezvous_record_path(const char *rdv, unsigned rank, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%s/bbd-%u.record", rdv, rank);
+    return (n < 0 || (size_t)n >= len) ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_rendezvous_error_path(const char *rdv, unsigned node_index, char *out,
+                                        size_t len)
+{
+    int n = snprintf(out, len, "%s/node-%u.error", rdv, node_index);
+    return (n < 0 || (size_t)n >= len) ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_rendezvous_publish(const char *rdv, const pdcbb_endpoint_t *ep)
+{
+    char path[4096], buf[1024];
+    pdcbb_err_t rc = pdcbb_rendezvous_record_path(rdv, ep->rank, path, sizeof(path));
+    if (rc == PDCBB_OK)
+        rc = pdcbb_endpoint_format(ep, 1, buf, sizeof(buf));
+    return rc != PDCBB_OK ? rc : write_atomic(path, buf, strlen(buf), 0600);
+}
+
+pdcbb_err_t pdcbb_rendezvous_read(const char *rdv, unsigned rank, pdcbb_endpoint_t *ep)
+{
+    char path[4096], buf[1024];
+    pdcbb_err_t rc = pdcbb_rendezvous_record_path(rdv, rank, path, sizeof(path));
+    if (rc == PDCBB_OK)
+        rc = read_small(path, buf, sizeof(buf));
+    if (rc != PDCBB_OK)
+        return rc;
+    pdcbb_endpoint_t e;
+    if ((rc = pdcbb_endpoint_parse(buf, 1, &e)) != PDCBB_OK)
+        return rc;
+    if (e.rank != rank)
+        return PDCBB_ERR_PROTO;
+    *ep = e;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t pdcbb_jobinfo_write(const char *dir, const pdcbb_jobinfo_t *ji)
 {
     char path[4096], buf[1024];
@@ -275,19 +325,23 @@ pdcbb_err_t pdcbb_jobinfo_write(const char *dir, const pdcbb_jobinfo_t *ji)
     if (strpbrk(ji->node, " \n") != NULL || ji->node[0] == '\0' || ji->nnodes == 0 ||
         ji->node_index >= ji->nnodes || ji->servers_per_node == 0)
         return PDCBB_ERR_INVAL;
-    int n = snprintf(buf, sizeof(buf),
+    if (strchr(ji->rendezvous, '\n') != NULL)
+        return PDCBB_ERR_INVAL;
+    char buf2[sizeof(buf) + sizeof(ji->rendezvous)];
+    int n = snprintf(buf2, sizeof(buf2),
                      "job_id %" PRIu64 "\ninstance %s\nnode %s\nnode_index %" PRIu32
-                     "\nnnodes %" PRIu32 "\nservers_per_node %" PRIu32 "\n",
+                     "\nnnodes %" PRIu32 "\nservers_per_node %" PRIu32 "\nrendezvous %s\n",
                      ji->job_id, ji->instance[0] ? ji->instance : "-", ji->node, ji->node_index,
-                     ji->nnodes, ji->servers_per_node);
-    if (n < 0 || (size_t)n >= sizeof(buf))
+                     ji->nnodes, ji->servers_per_node,
+                     ji->rendezvous[0] ? ji->rendezvous : "-");
+    if (n < 0 || (size_t)n >= sizeof(buf2))
         return PDCBB_ERR_TOO_BIG;
-    return write_atomic(path, buf, (size_t)n, 0644);
+    return write_atomic(path, buf2, (size_t)n, 0644);
 }
 
 pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji)
 {
-    char path[4096], buf[2048];
+    char path[4096], buf[8192];
     pdcbb_err_t rc = pdcbb_jobdir_path(dir, "job.info", path, sizeof(path));
     if (rc != PDCBB_OK)
         return rc;
@@ -299,6 +353,14 @@ pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji)
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char key[32], val[PDCBB_NODE_NAME_MAX];
+        /* A path may be long and hold spaces: the rest of the line. */
+        if (strncmp(line, "rendezvous ", 11) == 0) {
+            const char *v = line + 11;
+            if (strlen(v) >= sizeof(x.rendezvous))
+                return PDCBB_ERR_PROTO;
+            snprintf(x.rendezvous, sizeof(x.rendezvous), "%s", strcmp(v, "-") ? v : "");
+            continue;
+        }
         if (sscanf(line, "%31s %255s", key, val) != 2)
             return PDCBB_ERR_PROTO;
         char *end;

@@ -12,6 +12,12 @@
  *     <job dir>/bbd-R.log        its log
  *     <job dir>/bbd-R/           its LMDB environment and data files
  *
+ * A job of several nodes also has a rendezvous directory on a filesystem every node sees
+ * (site key rendezvous_dir), where the daemons of all nodes learn each other:
+ *
+ *     <rendezvous>/bbd-R.record  daemon R's endpoint record with its node's token (0600)
+ *     <rendezvous>/node-I.error  why node I's prolog could not start its daemons
+ *
  * All functions are thread-safe.
  */
 #ifndef PDCBB_JOBDIR_H
@@ -50,6 +56,7 @@ typedef struct pdcbb_jobinfo {
     uint32_t node_index;
     uint32_t nnodes;
     uint32_t servers_per_node;
+    char rendezvous[4096]; /* the job's rendezvous directory ("" for a one-node job) */
 } pdcbb_jobinfo_t;
 
 /* Write "<dir>/job.info" atomically (lines "key value"). */
@@ -87,6 +94,19 @@ pdcbb_err_t pdcbb_endpoint_parse(const char *text, int with_token, pdcbb_endpoin
  * malloc'ed (caller frees), *n its length (0 if the directory holds none yet).
  */
 pdcbb_err_t pdcbb_jobdir_read_endpoints(const char *dir, pdcbb_endpoint_t **eps, size_t *n);
+
+/* "<rendezvous>/bbd-R.record" and "<rendezvous>/node-I.error" into out. */
+pdcbb_err_t pdcbb_rendezvous_record_path(const char *rdv, unsigned rank, char *out, size_t len);
+pdcbb_err_t pdcbb_rendezvous_error_path(const char *rdv, unsigned node_index, char *out,
+                                        size_t len);
+/* Publish daemon ep's record with its token in the rendezvous directory (atomically, 0600). */
+pdcbb_err_t pdcbb_rendezvous_publish(const char *rdv, const pdcbb_endpoint_t *ep);
+/* Read daemon rank's published record (with token): PDCBB_ERR_NOT_FOUND if absent,
+ * PDCBB_ERR_PROTO if malformed or if it names another rank. */
+pdcbb_err_t pdcbb_rendezvous_read(const char *rdv, unsigned rank, pdcbb_endpoint_t *ep);
+/* Read a small text file (at most len-1 bytes) into buf, NUL-terminated, trailing newlines
+ * removed. */
+pdcbb_err_t pdcbb_read_text(const char *path, char *buf, size_t len);
 
 /* 1 if pid names a live process (state Z counts as dead). */
 int pdcbb_pid_alive(pid_t pid);

@@ -125,7 +125,8 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY)                                     \
     X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                               \
     X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                               \
-    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)
+    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                             \
+    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -174,6 +175,16 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
 #define PDCBB_MAP_PUT_REP(F, T) F(T, U64S, daemons)
 #define PDCBB_MAP_GET_REQ(F, T) F(T, U64, id) F(T, U64S, box)
 #define PDCBB_MAP_GET_REP(F, T) F(T, U64S, entries)
+/*
+ * JOB_TABLE: the endpoint records (with tokens) of every daemon of the job, as a daemon knows
+ * them from its own job directory and the job's rendezvous directory: records is the text of
+ * pdcbb_endpoint_format(with_token) per daemon, separated by "--\n". complete is 1 when every
+ * rank is there; otherwise problem says which daemons are missing and why (a node whose prolog
+ * failed names its reason). refresh 1 re-reads the records (a daemon was restarted).
+ */
+#define PDCBB_JOB_TABLE_REQ(F, T) F(T, U32, refresh)
+#define PDCBB_JOB_TABLE_REP(F, T) F(T, U32, complete) F(T, BLOB, records) F(T, STR, problem)
+#define PDCBB_JOB_TABLE_SEP "--\n"
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

@@ -1051,6 +1051,7 @@ typedef struct job_files {
     const uint8_t *token;
     const pdcbb_config_t *cfg;
     const char *text; /* prolog.error content */
+    const char *rendezvous;
 } job_files_t;
 
 static pdcbb_err_t job_write_files(void *arg)
@@ -1070,6 +1071,7 @@ static pdcbb_err_t job_write_files(void *arg)
                           .servers_per_node = f->cfg->servers_per_node};
     snprintf(ji.instance, sizeof(ji.instance), "%s", f->job->instance);
     snprintf(ji.node, sizeof(ji.node), "%s", f->job->node_name);
+    snprintf(ji.rendezvous, sizeof(ji.rendezvous), "%s", f->rendezvous ? f->rendezvous : "");
     return pdcbb_jobinfo_write(f->dir, &ji);
 }
 
@@ -1417,7 +1419,7 @@ done:
 pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char *err,
                              size_t errlen)
 {
-    char dir[PATH_MAX], cfgpath[PATH_MAX], msg[PDCBB_JOB_ERR_LEN];
+    char dir[PATH_MAX], cfgpath[PATH_MAX], msg[PDCBB_JOB_ERR_LEN], rdv[PATH_MAX] = "";
     uint8_t tok[PDCBB_TOKEN_LEN];
     job_creds_t cr;
     job_daemon_t *ds = NULL;
@@ -1476,6 +1478,19 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     }
 
     /* From here on the directory is the job's: failures are recorded in prolog.error. */
+    if ((rc = pdcbb_job_rendezvous(job, rdv, sizeof(rdv))) != PDCBB_OK) {
+        job_errf(msg, sizeof(msg), "cannot name the job's rendezvous directory under '%s' "
+                                   "(site key rendezvous_dir): %s",
+                 job->rendezvous_root[0] ? job->rendezvous_root : job->cfg.rendezvous_dir,
+                 rc == PDCBB_ERR_NOT_FOUND ? "the job user has no home directory"
+                                           : pdcbb_strerror(rc));
+        rdv[0] = '\0';
+        goto fail;
+    }
+    if (rdv[0] && (rc = pdcbb_job_rendezvous_create(job, rdv, msg, sizeof(msg))) != PDCBB_OK) {
+        rdv[0] = '\0'; /* not ours: write nothing there */
+        goto fail;
+    }
     if ((rc = job_check_capacity(job, dirfd, msg, sizeof(msg))) != PDCBB_OK)
         goto fail;
     if (job->cfg.daemon_path[0] != '/') {
@@ -1499,7 +1514,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     }
     *cfg = job->cfg;
     snprintf(cfg->local_root, sizeof(cfg->local_root), "%s", job_root(job));
-    job_files_t files = {.dir = dir, .job = job, .token = token, .cfg = cfg};
+    job_files_t files = {.dir = dir, .job = job, .token = token, .cfg = cfg, .rendezvous = rdv};
     if ((rc = job_as_user(&cr, job_write_files, &files)) != PDCBB_OK) {
         job_errf(msg, sizeof(msg), "cannot write token and config.yaml in %s: %s", dir,
                  pdcbb_strerror(rc));
@@ -1552,6 +1567,8 @@ fail:
         if (wrc != PDCBB_OK)
             PDCBB_ERROR("job %" PRIu64 ": cannot write %s/prolog.error: %s", job->job_id, dir,
                         pdcbb_strerror(wrc));
+        /* Clients on the other nodes learn why this node has no daemons. */
+        pdcbb_job_rendezvous_report(job, rdv, msg);
     }
 out:
     if (rc != PDCBB_OK) {
@@ -1602,6 +1619,8 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
     rc = job_stop_all(job, dir, 0, -1, NULL, NULL, 0, &st, err, errlen);
     if (stats != NULL)
         *stats = st;
+    if (rc == PDCBB_OK)
+        pdcbb_job_rendezvous_cleanup(job);
     if (rc == PDCBB_OK)
         PDCBB_INFO("job %" PRIu64 " on %s: %u daemon%s stopped (%u killed)%s%s", job->job_id,
                    job->node_name, st.found, st.found == 1 ? "" : "s", st.killed,

@@ -35,6 +35,7 @@ typedef struct pdcbb_job {
     pdcbb_config_t cfg;   /* resolved: defaults < site < user < --pdc */
     char local_root[PATH_MAX]; /* overrides cfg.local_root when non-empty (local launcher) */
     char instance[PDCBB_INSTANCE_LEN + 1]; /* random id shared by the job's nodes ("": none) */
+    char rendezvous_root[PATH_MAX]; /* overrides cfg.rendezvous_dir when non-empty */
 } pdcbb_job_t;
 
 /*
@@ -140,5 +141,22 @@ pdcbb_err_t pdcbb_job_as_user(const pdcbb_job_t *job, pdcbb_err_t (*fn)(void *ar
  * root, the tree is removed by a child running as the job user (it is the user's tree).
  */
 pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errlen);
+
+/*
+ * The job's rendezvous directory (pdcbb_job_rendezvous.c): where the daemons of a multi-node
+ * job publish their endpoint records so that a client on any node can learn all of them from
+ * its own node's daemon. pdcbb_job_rendezvous names it ("<rendezvous_dir>/job.<id>.<instance>",
+ * '~/' meaning the job user's home) into out, or "" for a one-node job (PDCBB_ERR_NOT_FOUND:
+ * no home directory; PDCBB_ERR_TOO_BIG). pdcbb_job_rendezvous_create makes it as the job user,
+ * mode 0700, or accepts it only when it is the user's own private directory (PDCBB_ERR_PERM,
+ * err says why). pdcbb_job_rendezvous_report writes node-I.error with why this node has no
+ * daemons (errors are logged). pdcbb_job_rendezvous_cleanup removes this node's records and
+ * error there, and the directory once it is empty (best effort, as the job user).
+ */
+pdcbb_err_t pdcbb_job_rendezvous(const pdcbb_job_t *job, char *out, size_t len);
+pdcbb_err_t pdcbb_job_rendezvous_create(const pdcbb_job_t *job, const char *rdv, char *err,
+                                        size_t errlen);
+void pdcbb_job_rendezvous_report(const pdcbb_job_t *job, const char *rdv, const char *why);
+void pdcbb_job_rendezvous_cleanup(const pdcbb_job_t *job);
 
 #endif

@@ -11,8 +11,8 @@
  *     as `pdcbb run`. The prolog never fails because of a user mistake or a daemon failure (a
  *     failing prolog drains the node): the reason goes to the job directory's prolog.error,
  *     where clients and `pdcbb status` find it, and to the slurmd log;
- *   each task (user): exports PDCBB_JOB_DIR, PDCBB_JOB_ID, PDCBB_NODE_NAME (and
- *     PDCBB_SERVER_DIRS when every node's job directory is on this host, as on a test cluster).
+ *   each task (user): exports PDCBB_JOB_DIR (this node's job directory), PDCBB_JOB_ID and
+ *     PDCBB_NODE_NAME; clients learn the other nodes' daemons from this node's daemon.
  * A `--pdc-config=FILE` (or `config=FILE` in the spec) is read as the user at submit time; the prolog (root) receives
  * its content through the job control environment and never opens a path the user chose.
  * The plugin starts no threads and logs only through slurm_error/slurm_info/slurm_debug.
@@ -470,30 +470,6 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     spank_setenv(sp, "PDCBB_JOB_DIR", dir, 1);
     spank_setenv(sp, "PDCBB_JOB_ID", num, 1);
     spank_setenv(sp, "PDCBB_NODE_NAME", job.node_name, 1);
-    /* Every node's directory on this host (a test cluster): serial programs see them all. */
-    unsigned count = 0;
-    char listbuf[8192];
-    const char *list = job_nodelist(sp, listbuf, sizeof(listbuf));
-    char(*names)[256] = list ? hostlist_expand(list, &count) : NULL;
-    char all[16384] = "";
-    size_t used = 0;
-    int complete = names != NULL && count > 0;
-    for (unsigned i = 0; complete && i < count; i++) {
-        pdcbb_job_t other = job;
-        char odir[PATH_MAX];
-        snprintf(other.node_name, sizeof(other.node_name), "%s", names[i]);
-        expand_root(job.cfg.local_root, names[i], other.local_root, sizeof(other.local_root));
-        if (pdcbb_job_dir(&other, odir, sizeof(odir)) != PDCBB_OK ||
-            access(odir, R_OK | X_OK) != 0) {
-            complete = 0;
-            break;
-        }
-        used += (size_t)snprintf(all + used, used < sizeof(all) ? sizeof(all) - used : 0, "%s%s",
-                                 used ? ":" : "", odir);
-    }
-    free(names);
-    if (complete && used < sizeof(all))
-        spank_setenv(sp, "PDCBB_SERVER_DIRS", all, 1);
     return 0;
 }
 

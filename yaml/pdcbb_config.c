@@ -80,8 +80,16 @@ typedef struct cfg_key {
 #define CFG_S_USER (PDCBB_SCOPE_SITE | PDCBB_SCOPE_USER | PDCBB_SCOPE_JOB)
 #define CFG_S_DEBUG (PDCBB_SCOPE_SITE | PDCBB_SCOPE_USER | PDCBB_SCOPE_ENV | PDCBB_SCOPE_JOB)
 
+static const char *cfg_check_rendezvous(const char *value)
+{
+    if (value[0] == '/' || strncmp(value, "~/", 2) == 0)
+        return NULL;
+    return "must be an absolute path or start with '~/' (the job user's home directory)";
+}
+
 static const char *cfg_check_ip(const char *value);
 static const char *cfg_check_ucx_list(const char *value);
+static const char *cfg_check_rendezvous(const char *value);
 
 static const cfg_key_t cfg_keys[] = {
     /* site keys */
@@ -118,6 +126,10 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "lmdb_map_size", .type = CFG_SIZE, CFG_AT(lmdb_map_size), .def = "16G",
      .umin = CFG_MIB, .umax = CFG_PIB, .scope = CFG_S_SITE,
      .help = "LMDB map size of each daemon's metadata store"},
+    {.name = "rendezvous_dir", .type = CFG_PATH, CFG_AT(rendezvous_dir), .def = "~/.pdcbb",
+     .flags = CFG_F_REQUIRED, .scope = CFG_S_SITE, .check = cfg_check_rendezvous,
+     .help = "shared directory where a multi-node job's daemons learn each other ('~/': the "
+             "job user's home)"},
     /* user keys */
     {.name = "capacity", .type = CFG_SIZE, CFG_AT(capacity), .def = "1G", .umin = CFG_MIB,
      .umax = UINT64_MAX, .scope = CFG_S_USER,

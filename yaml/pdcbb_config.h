@@ -43,6 +43,7 @@ typedef enum pdcbb_placement {
 typedef struct pdcbb_config {
     /* site keys */
     char local_root[PATH_MAX];  /* node-local root for job directories; default /tmp/pdcbb */
+    char rendezvous_dir[PATH_MAX]; /* shared dir for multi-node discovery; default ~/.pdcbb */
     uint64_t max_capacity;      /* per-node maximum a job may ask for, bytes; 0 = free space */
     char drain_roots[PDCBB_CONFIG_LIST_MAX][PATH_MAX]; /* allowed drain/stage-in roots */
     int n_drain_roots;          /* 0 = any absolute path */
