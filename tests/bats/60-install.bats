@@ -45,10 +45,13 @@ teardown() {
     run pkg-config --cflags --libs pdc
     assert_success
     assert_output --partial "-lpdc"
+    # pdc.pc carries an rpath to the prefix's libdir: no -Wl,-rpath and no LD_LIBRARY_PATH needed.
+    assert_output --partial "-Wl,-rpath,"
     # shellcheck disable=SC2046
-    cc -o "$WORKDIR/app" "$REPO_DIR/examples/pdc_demo.c" $(pkg-config --cflags --libs pdc) \
-        -Wl,-rpath,"$(pkg-config --variable=libdir pdc)"
-    run "$PREFIX/bin/pdcbb" run --nodes 2 --workdir "$WORKDIR/job" -- "$WORKDIR/app"
+    cc -o "$WORKDIR/app" "$REPO_DIR/examples/pdc_demo.c" $(pkg-config --cflags --libs pdc)
+    run bash -c "readelf -d '$WORKDIR/app' | grep -E 'RUNPATH|RPATH'"
+    assert_output --partial "$PREFIX/"
+    run env -u LD_LIBRARY_PATH "$PREFIX/bin/pdcbb" run --nodes 2 --workdir "$WORKDIR/job" -- "$WORKDIR/app"
     assert_success
     assert_output --partial "demo done"
     assert_no_daemons "$WORKDIR"
