@@ -1,5 +1,5 @@
 /*
- * client_discovery.c - how PDCinit finds the job's daemons (DESIGN.md section 4).
+ * client_discovery.c - how PDCinit finds the job's daemons (docs/INTERNALS.md, Finding the daemons).
  *
  * The launcher (Slurm plugin or `pdcbb run`) gives every process PDCBB_JOB_DIR, the job
  * directory of its node, and the local launcher also PDCBB_SERVER_DIRS, every node's directory
@@ -285,7 +285,7 @@ static pdcbb_err_t discover_pmix(char *err, size_t errlen)
 {
     pmix_status_t st = PMIx_Init(&pmix_self, NULL, 0);
     if (st != PMIX_SUCCESS) {
-        PMIx_Finalize(NULL, 0); /* else a later MPI_Init hangs (DESIGN.md section 4) */
+        PMIx_Finalize(NULL, 0); /* else a later MPI_Init hangs (docs/INTERNALS.md) */
         PDCBB_INFO("PMIx_Init failed (%s): using the environment", PMIx_Error_string(st));
         return discover_env(err, errlen);
     }
