@@ -151,7 +151,7 @@ PDCBB_OPS(BBD_X_HANDLER)
 pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
 /*
  * Staging buffers for bulk parts: reused, so a message does not page-fault fresh memory in
- * (LIMITS.md: first touch runs at a tenth of memcpy speed). bbd_staging_put accepts NULL.
+ * (first touch runs at a tenth of memcpy speed: docs/PERFORMANCE.md). bbd_staging_put accepts NULL.
  */
 void *bbd_staging_get(size_t len);
 void bbd_staging_put(void *buf);

@@ -11,7 +11,7 @@
  * start. One message per client, whatever the step: one task on any node, a subset of the
  * nodes, plain srun without PMIx, an MPI program under srun --mpi=pmix or mpirun. PMIx is not
  * used: under Slurm 22.05 it cannot reach another step's data, and a fence would make PDCinit
- * collective and slower (DESIGN.md section 4 lists the measurements).
+ * collective and slower (docs/INTERNALS.md, Finding the daemons).
  *
  * PDCBB_DRAINED_DIR comes first: when it is set the library serves that drained job read-only
  * (client_drained.c) and looks for no daemon at all.

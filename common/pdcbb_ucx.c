@@ -47,7 +47,7 @@ pdcbb_err_t pdcbb_ucx_open(pdcbb_ucx_t *u, const char *tls, const char *net_devi
     if (net_devices && *net_devices &&
         (st = ucp_config_modify(config, "NET_DEVICES", net_devices)) != UCS_OK)
         goto fail;
-    /* Single-copy large messages over cma while keeping dead-peer detection (LIMITS.md). */
+    /* Single-copy large messages over cma while keeping dead-peer detection (docs/INTERNALS.md, Transport). */
     what = "MEMORY_INVALIDATE";
     if ((st = ucp_config_modify(config, "MEMORY_INVALIDATE", "y")) != UCS_OK)
         goto fail;

@@ -2,7 +2,7 @@
  * pdcbb_ucx.h - UCX setup shared by the client library and the daemon.
  *
  * Both sides must use the same transports and error-handling mode or a connection fails or
- * silently falls back to TCP (LIMITS.md, UCX pitfalls 1-2), so the context is created in one
+ * silently falls back to TCP (docs/INTERNALS.md, Transport), so the context is created in one
  * place from the job's configuration: UCP active messages + wakeup, endpoints in
  * UCP_ERR_HANDLING_MODE_PEER, TLS from the config (default "cma,tcp"), NET_DEVICES when set,
  * MEMORY_INVALIDATE=y and RNDV_SCHEME=get_zcopy so large messages move single-copy via cma.

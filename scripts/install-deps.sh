@@ -9,7 +9,7 @@ PKGS=(
     libopenmpi-dev openmpi-bin
     libslurm-dev slurmctld slurmd slurm-client munge
     bats bats-support bats-assert
-    iproute2 procps util-linux python3
+    iproute2 procps util-linux python3 man-db groff-base
     python3-numpy python3-yaml
 )
 

@@ -4,7 +4,7 @@
  *
  *   plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml
  *
- * Contexts (SLURM_LAB.md has the measured callback order):
+ * Contexts (spank_pdc(8), man/spank_pdc.8, describes them for administrators):
  *   sbatch/salloc/srun (the user): registers --pdc and validates it at once, so a bad spec
  *     fails the submission with the key named (site file first, then the spec);
  *   job prolog / epilog (root, every node): calls the same pdcbb_job_prolog / pdcbb_job_epilog

@@ -45,10 +45,13 @@ teardown() {
     run pkg-config --cflags --libs pdc
     assert_success
     assert_output --partial "-lpdc"
+    # pdc.pc carries an rpath to the prefix's libdir: no -Wl,-rpath and no LD_LIBRARY_PATH needed.
+    assert_output --partial "-Wl,-rpath,"
     # shellcheck disable=SC2046
-    cc -o "$WORKDIR/app" "$REPO_DIR/examples/pdc_demo.c" $(pkg-config --cflags --libs pdc) \
-        -Wl,-rpath,"$(pkg-config --variable=libdir pdc)"
-    run "$PREFIX/bin/pdcbb" run --nodes 2 --workdir "$WORKDIR/job" -- "$WORKDIR/app"
+    cc -o "$WORKDIR/app" "$REPO_DIR/examples/pdc_demo.c" $(pkg-config --cflags --libs pdc)
+    run bash -c "readelf -d '$WORKDIR/app' | grep -E 'RUNPATH|RPATH'"
+    assert_output --partial "$PREFIX/"
+    run env -u LD_LIBRARY_PATH "$PREFIX/bin/pdcbb" run --nodes 2 --workdir "$WORKDIR/job" -- "$WORKDIR/app"
     assert_success
     assert_output --partial "demo done"
     assert_no_daemons "$WORKDIR"
@@ -71,6 +74,65 @@ CM
     run "$PREFIX/bin/pdcbb" run --nodes 1 --workdir "$WORKDIR/job" -- "$WORKDIR/b/app"
     assert_success
     assert_output --partial "demo done"
+}
+
+# The roff text of a manual page with its escapes undone: what a reader sees, unwrapped.
+man_source_text() {
+    sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' "$1"
+}
+
+@test "man pages are installed under share/man and read with man, without warnings" {
+    for page in pdcbb:1 pdc_bbd:8 spank_pdc:8; do
+        name="${page%%:*}" section="${page##*:}"
+        [ -f "$PREFIX/share/man/man$section/$name.$section" ]
+        run env MANPATH="$PREFIX/share/man" man -w "$name"
+        assert_success
+        assert_output "$PREFIX/share/man/man$section/$name.$section"
+        run env MANPATH="$PREFIX/share/man" MANWIDTH=80 man -P cat "$name"
+        assert_success
+        assert_output --partial "$name - "
+        assert_output --partial "pdcbb $(sed -n 's/^project(pdcbb VERSION \([0-9.]*\).*/\1/p' "$REPO_DIR/CMakeLists.txt")"
+        # No groff or man warning (bad requests, lines that cannot be broken, ...).
+        run bash -c "MANPATH='$PREFIX/share/man' MANWIDTH=80 man --warnings '$name' 2>&1 >/dev/null"
+        assert_output ""
+    done
+    # Nothing stale: no pointer to documents that are not part of pdcbb.
+    run grep -l -E 'will join this list|DESIGN\.md|pdcbb\(7\)' "$PREFIX"/share/man/man*/*
+    assert_failure
+}
+
+@test "pdcbb(1) documents every command and every option that pdcbb --help lists" {
+    page="$PREFIX/share/man/man1/pdcbb.1"
+    text="$(man_source_text "$page")"
+    commands="$("$PREFIX/bin/pdcbb" --help | awk '/Commands:/ {on=1; next} on && /^  [a-z]/ {print $1}')"
+    [ -n "$commands" ]
+    for cmd in $commands; do
+        # Each command has its own subsection, which names every option of its --help.
+        section="$(printf '%s\n' "$text" | awk -v c="$cmd" '
+            /^\.SS / {on = index($0, "\"pdcbb " c " ") == 5}
+            /^\.SH / {on = 0}
+            on')"
+        [ -n "$section" ] || { echo "pdcbb.1 has no section for 'pdcbb $cmd'" >&2; return 1; }
+        options="$("$PREFIX/bin/pdcbb" "$cmd" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*')"
+        [ -n "$options" ]
+        for opt in $options; do
+            printf '%s\n' "$section" | grep -q -- "$opt" ||
+                { echo "pdcbb.1: 'pdcbb $cmd' does not document $opt" >&2; return 1; }
+        done
+    done
+    for opt in --help --version -V; do
+        printf '%s\n' "$text" | grep -q -- "$opt" || { echo "pdcbb.1 lacks $opt" >&2; return 1; }
+    done
+}
+
+@test "pdc_bbd(8) documents every option that pdc_bbd --help lists" {
+    text="$(man_source_text "$PREFIX/share/man/man8/pdc_bbd.8")"
+    options="$("$PREFIX/sbin/pdc_bbd" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u)"
+    [ -n "$options" ]
+    for opt in $options; do
+        printf '%s\n' "$text" | grep -q -- "^$opt" ||
+            { echo "pdc_bbd.8 has no paragraph for $opt" >&2; return 1; }
+    done
 }
 
 @test "configuring without a dependency stops with the Debian package to install" {

@@ -1,5 +1,5 @@
 /*
- * test_pdc_header.c - compile-time check of the public API surface (docs/PDC_API.md).
+ * test_pdc_header.c - compile-time check of the public API surface (include/pdc.h.in).
  *
  * Every function of the PDC API must be declared with PDC's exact signature, and every type,
  * enum value and struct field must exist with PDC's name, value and type, so that existing PDC

@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# The documentation is tested as a user would follow it: docs/USER-GUIDE.md's first program and
+# the commands after it run exactly as printed against an installed pdcbb, the guide's error
+# table matches the code, and no document points to something that is not part of pdcbb.
+
+load helpers
+
+GUIDE="$REPO_DIR/docs/USER-GUIDE.md"
+
+setup_file() {
+    export PREFIX="$(mktemp -d "${BATS_TMPDIR:-/tmp}/pdcbb-prefix.XXXXXX")"
+    cmake --install "$BUILD_DIR" --prefix "$PREFIX" > "$PREFIX.log" 2>&1
+}
+
+teardown_file() {
+    rm -rf "$PREFIX" "$PREFIX.log"
+}
+
+setup() {
+    require_build
+    make_workdir
+}
+
+teardown() {
+    cleanup_workdir
+}
+
+# The first ```c block of the guide, verbatim.
+guide_program() {
+    awk '!done && /^```c$/ {on = 1; next} on && /^```$/ {on = 0; done = 1} on' "$GUIDE"
+}
+
+# The fenced blocks of language $1 between the first ```c block and the next heading, verbatim.
+guide_blocks_after_program() {
+    awk -v lang="$1" '
+        !seen && /^```c$/ {inc = 1; next}
+        inc && /^```$/ {inc = 0; seen = 1; next}
+        !seen || inc {next}
+        !fence && /^#/ {exit}
+        !fence && /^```/ {fence = 1; take = ($0 == "```" lang); next}
+        fence && /^```$/ {fence = 0; take = 0; next}
+        fence && take {print}' "$GUIDE"
+}
+
+# The environment the guide assumes: the installed pdcbb on PATH, pkg-config finding pdc.pc.
+# No LD_LIBRARY_PATH: pdc.pc's rpath must be enough. TMPDIR keeps `pdcbb run`'s work directory
+# inside this test's directory.
+guide_env() {
+    env -u LD_LIBRARY_PATH PATH="$PREFIX/bin:$PATH" \
+        PKG_CONFIG_PATH="$(dirname "$(ls "$PREFIX"/lib*/pkgconfig/pdc.pc)")" TMPDIR="$WORKDIR" "$@"
+}
+
+@test "USER-GUIDE.md opens with a C program; it builds and runs as a local job exactly as printed" {
+    # The guide's first code block is the program.
+    run awk '/^```/ {print; exit}' "$GUIDE"
+    assert_output '```c'
+    mkdir "$WORKDIR/src"
+    guide_program > "$WORKDIR/src/first.c"
+    guide_blocks_after_program sh > "$WORKDIR/src/commands.sh"
+    guide_blocks_after_program text > "$WORKDIR/expected"
+    # What the guide promises: a program with these calls, a build line and a run line.
+    for call in PDCinit PDCcont_create PDCobj_create PDCprop_set_obj_dims PDCregion_create \
+        PDCregion_transfer_create PDCregion_transfer_start PDCregion_transfer_wait \
+        PDCobj_put_tag PDCobj_get_tag PDCobj_close PDCcont_close PDCclose; do
+        grep -q "$call(" "$WORKDIR/src/first.c" || { echo "first.c does not call $call" >&2; return 1; }
+    done
+    grep -q 'pkg-config --cflags --libs pdc' "$WORKDIR/src/commands.sh"
+    grep -q '^pdcbb run --nodes 2 -- ./first$' "$WORKDIR/src/commands.sh"
+    [ "$(wc -l < "$WORKDIR/expected")" -ge 3 ]
+
+    cd "$WORKDIR/src"
+    run guide_env bash -e commands.sh
+    assert_success
+    while IFS= read -r line; do
+        assert_line "$line"
+    done < "$WORKDIR/expected"
+    assert_no_daemons "$WORKDIR"
+    # pdcbb run removed its temporary work directory.
+    run bash -c "ls -d '$WORKDIR'/pdcbb-run.* 2>/dev/null"
+    assert_output ""
+}
+
+@test "the guide's program is clean C and checks its read-back" {
+    guide_program > "$WORKDIR/first.c"
+    # shellcheck disable=SC2046
+    guide_env cc -std=c11 -Wall -Wextra -Werror -o "$WORKDIR/first" "$WORKDIR/first.c" \
+        $(guide_env pkg-config --cflags --libs pdc)
+    # Object names are unique within a job, as the guide says: a second run in the same job
+    # fails on PDCobj_create with the message the guide quotes.
+    run guide_env "$PREFIX/bin/pdcbb" run --nodes 2 -- sh -c "'$WORKDIR/first' && '$WORKDIR/first'"
+    assert_failure 1
+    assert_line "first: OK"
+    assert_output --partial "first: PDCobj_create failed: PDCobj_create: an object named 'temperature' already exists"
+    grep -q "an object named 'temperature' already" "$GUIDE"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "the guide's table of error codes is the code's list" {
+    codes="$(sed -n 's/^ *X(\(PDCBB_[A-Z_]*\), \([0-9]*\), "\(.*\)").*$/| \2 | `\1` | \3 |/p' \
+        "$REPO_DIR/common/pdcbb_error.h")"
+    [ "$(printf '%s\n' "$codes" | wc -l)" -ge 30 ]
+    run bash -c "grep -E '^\| [0-9]+ \| \`PDCBB_' '$GUIDE'"
+    assert_output "$codes"
+}
+
+@test "no document points to something outside pdcbb or to a page that does not exist" {
+    cd "$REPO_DIR"
+    run grep -rn -E 'will join this list|DESIGN\.md|pdcbb\(7\)|LIMITS\.md|LIMITS notes|PDC_API\.md|SLURM_LAB|/work/shared|design document' \
+        README.md docs man include bbd client cli common jobctl spank_plugin stager yaml examples \
+        bench scripts tests/unit
+    assert_output ""
+    # Every docs/*.md and man page named in a document exists.
+    for f in $(grep -rhoE 'docs/[A-Z][A-Z0-9_-]*\.md|man/[a-z_]+\.[18]' README.md docs man include | sort -u); do
+        [ -e "$f" ] || { echo "a document names $f, which does not exist" >&2; return 1; }
+    done
+}
