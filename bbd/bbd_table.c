@@ -9,9 +9,10 @@
  * directory, private to the job user, and writes node-I.error there when node I's daemons
  * could not be started, so a client on another node learns that node's reason.
  *
- * The table is cached once complete: every client of the job then costs one message and no
- * filesystem access. A client that finds a daemon gone asks again with refresh set (a
- * restarted daemon published a new record). A one-node job needs no rendezvous.
+ * The table is cached once complete, in memory and as <job dir>/job.table, which later
+ * clients of this node read instead of sending a message. A client that finds a daemon gone
+ * asks again with refresh set (a restarted daemon published a new record). A one-node job
+ * needs no rendezvous.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -178,6 +179,11 @@ pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
         d->table = text;
         d->table_len = len;
         d->table_mtime = mtime;
+        /* Later clients of this node read it from here: PDCinit then sends no message. */
+        char path[PATH_MAX];
+        if (pdcbb_jobdir_path(d->job_dir, "job.table", path, sizeof(path)) == PDCBB_OK &&
+            pdcbb_write_file_atomic(path, d->table, d->table_len, 0600) != PDCBB_OK)
+            PDCBB_WARN("cannot write %s: %s", path, strerror(errno));
         text = NULL;
         p->records = d->table;
         p->records_len = (uint32_t)d->table_len;

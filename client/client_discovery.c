@@ -8,7 +8,8 @@
  * job), that is the table. Otherwise, once the transport is open, the client asks one daemon
  * of its node for the whole table (JOB_TABLE, bbd/bbd_table.c): that daemon read the other
  * nodes' records from the job's rendezvous directory, where every daemon published itself at
- * start. One message per client, whatever the step: one task on any node, a subset of the
+ * start, and leaves the table in <job dir>/job.table, which later clients of the node read
+ * instead. At most one message per client, whatever the step: one task on any node, a subset of the
  * nodes, plain srun without PMIx, an MPI program under srun --mpi=pmix or mpirun. PMIx is not
  * used: under Slurm 22.05 it cannot reach another step's data, and a fence would make PDCinit
  * collective and slower (docs/INTERNALS.md, Finding the daemons).
@@ -152,6 +153,57 @@ static int table_complete(void)
     return 1;
 }
 
+/*
+ * Take the records of a JOB_TABLE text into the table; only_rank < nservers: that rank alone.
+ * from names the source in errors.
+ */
+static pdcbb_err_t table_parse(char *text, unsigned only_rank, const char *from, char *err,
+                               size_t errlen)
+{
+    for (char *rec = text; *rec;) {
+        char *sep = strstr(rec, RECORD_SEP);
+        if (sep)
+            *sep = '\0';
+        else if (strcmp(rec, "--") == 0) /* the last separator of a file read as text */
+            break;
+        else if (strlen(rec) >= 3 && strcmp(rec + strlen(rec) - 3, "\n--") == 0)
+            rec[strlen(rec) - 2] = '\0';
+        pdcbb_endpoint_t e;
+        if (pdcbb_endpoint_parse(rec, 1, &e) != PDCBB_OK) {
+            snprintf(err, errlen, "malformed endpoint record in %s", from);
+            return PDCBB_ERR_DISCOVERY;
+        }
+        if (e.rank >= client_g.nservers || e.nservers != client_g.nservers ||
+            e.job_id != client_g.job_id) {
+            snprintf(err, errlen, "%s holds a record of another job (job %llu, rank %u of %u)",
+                     from, (unsigned long long)e.job_id, e.rank, e.nservers);
+            return PDCBB_ERR_DISCOVERY;
+        }
+        client_server_t *s = &client_g.servers[e.rank];
+        /* A record of this node stays as read from the job directory (its path too). */
+        if ((only_rank >= client_g.nservers || e.rank == only_rank) &&
+            (s->record_path[0] == '\0' || s->info.port == 0))
+            s->info = e;
+        rec = sep ? sep + strlen(RECORD_SEP) : rec + strlen(rec);
+    }
+    return PDCBB_OK;
+}
+
+/* The table a daemon of this node left in <job dir>/job.table; quietly nothing if absent. */
+static void read_table_file(void)
+{
+    char path[PATH_MAX], err[256];
+    const char *dir = getenv("PDCBB_JOB_DIR");
+    if (dir == NULL || pdcbb_jobdir_path(dir, "job.table", path, sizeof(path)) != PDCBB_OK)
+        return;
+    size_t cap = (size_t)client_g.nservers * 400 + 1;
+    char *text = malloc(cap);
+    if (text != NULL && pdcbb_read_text(path, text, cap) == PDCBB_OK &&
+        table_parse(text, UINT32_MAX, path, err, sizeof(err)) != PDCBB_OK)
+        PDCBB_INFO("ignoring %s: %s", path, err);
+    free(text);
+}
+
 /* Ask this node's daemon for every record; only_rank < nservers: update that rank alone. */
 static pdcbb_err_t fetch_table(int refresh, unsigned only_rank, char *err, size_t errlen)
 {
@@ -179,35 +231,9 @@ static pdcbb_err_t fetch_table(int refresh, unsigned only_rank, char *err, size_
     memcpy(text, p.records, p.records_len);
     text[p.records_len] = '\0';
     client_rpc_release(PDCBB_OP_JOB_TABLE, &p, keep);
-    rc = PDCBB_OK;
-    for (char *rec = text; rc == PDCBB_OK && *rec;) {
-        char *sep = strstr(rec, RECORD_SEP);
-        if (sep)
-            *sep = '\0';
-        pdcbb_endpoint_t e;
-        if (pdcbb_endpoint_parse(rec, 1, &e) != PDCBB_OK) {
-            snprintf(err, errlen, "malformed endpoint record in the table from daemon %u",
-                     client_g.local_rank);
-            rc = PDCBB_ERR_DISCOVERY;
-            break;
-        }
-        if (only_rank >= client_g.nservers || e.rank == only_rank) {
-            client_server_t *s = &client_g.servers[e.rank < client_g.nservers ? e.rank : 0];
-            if (e.rank >= client_g.nservers || e.nservers != client_g.nservers ||
-                e.job_id != client_g.job_id) {
-                snprintf(err, errlen, "daemon %u sent a record of another job (job %llu, "
-                                      "rank %u of %u)",
-                         client_g.local_rank, (unsigned long long)e.job_id, e.rank,
-                         e.nservers);
-                rc = PDCBB_ERR_DISCOVERY;
-                break;
-            }
-            /* A record of this node stays as read from the job directory (its path too). */
-            if (s->record_path[0] == '\0' || s->info.port == 0)
-                s->info = e;
-        }
-        rec = sep ? sep + strlen(RECORD_SEP) : rec + strlen(rec);
-    }
+    char from[64];
+    snprintf(from, sizeof(from), "the table from daemon %u", client_g.local_rank);
+    rc = table_parse(text, only_rank, from, err, errlen);
     free(text);
     return rc;
 }
@@ -216,6 +242,11 @@ pdcbb_err_t client_discover_table(char *err, size_t errlen)
 {
     if (client_g.drained != NULL)
         return PDCBB_OK;
+    if (!table_complete()) {
+        read_table_file();
+        if (table_complete())
+            snprintf(client_g.discovery, sizeof(client_g.discovery), "jobtable");
+    }
     if (!table_complete()) {
         pdcbb_err_t rc = fetch_table(0, UINT32_MAX, err, errlen);
         if (rc != PDCBB_OK)

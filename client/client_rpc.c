@@ -381,7 +381,7 @@ static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const voi
     return PDCBB_OK;
 }
 
-static pdcbb_err_t connect_server(unsigned server)
+static pdcbb_err_t connect_once(unsigned server)
 {
     client_server_t *s = &client_g.servers[server];
     if (s->connected && !s->failed)
@@ -395,10 +395,6 @@ static pdcbb_err_t connect_server(unsigned server)
             memcpy(fresh.token, s->info.token, PDCBB_TOKEN_LEN);
             s->info = fresh;
         }
-    } else if (s->failed) {
-        /* Another node's daemon: its node's daemon knows its current record. */
-        s->failed = 0;
-        client_discovery_refresh(server);
     }
     s->failed = 0;
 
@@ -450,6 +446,26 @@ static pdcbb_err_t connect_server(unsigned server)
                            s->info.port, s->info.node, pdcbb_strerror(rc));
     }
     return PDCBB_OK;
+}
+
+/*
+ * Connect to a daemon. A daemon of another node that cannot be reached may have been restarted
+ * on a new port after this process (or the node's job.table) learned its record: ask this
+ * node's daemon for its record again and retry once if it changed.
+ */
+static pdcbb_err_t connect_server(unsigned server)
+{
+    pdcbb_err_t rc = connect_once(server);
+    client_server_t *s = &client_g.servers[server];
+    if ((rc != PDCBB_ERR_UNREACHABLE && rc != PDCBB_ERR_TIMEOUT) || s->record_path[0])
+        return rc;
+    pdcbb_endpoint_t before = s->info;
+    if (client_discovery_refresh(server) != PDCBB_OK || (before.port == s->info.port &&
+                                                         strcmp(before.ip, s->info.ip) == 0))
+        return rc;
+    PDCBB_INFO("daemon %u moved from %s:%u to %s:%u: reconnecting", server, before.ip,
+               before.port, s->info.ip, s->info.port);
+    return connect_once(server);
 }
 
 /* A drained job: the request is answered in-process, its reply fills p as a daemon's would. */

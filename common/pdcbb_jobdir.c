@@ -263,6 +263,11 @@ static pdcbb_err_t read_small(const char *path, char *buf, size_t len)
     return PDCBB_OK;
 }
 
+pdcbb_err_t pdcbb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+    return write_atomic(path, data, len, mode);
+}
+
 pdcbb_err_t pdcbb_read_text(const char *path, char *buf, size_t len)
 {
     pdcbb_err_t rc = read_small(path, buf, len);

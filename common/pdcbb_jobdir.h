@@ -11,6 +11,8 @@
  *     <job dir>/bbd-R.pid        its pid
  *     <job dir>/bbd-R.log        its log
  *     <job dir>/bbd-R/           its LMDB environment and data files
+ *     <job dir>/job.table        every daemon's record with its token, once a daemon of this
+ *                                node found them all (the JOB_TABLE text; 0600)
  *
  * A job of several nodes also has a rendezvous directory on a filesystem every node sees
  * (site key rendezvous_dir), where the daemons of all nodes learn each other:
@@ -104,6 +106,8 @@ pdcbb_err_t pdcbb_rendezvous_publish(const char *rdv, const pdcbb_endpoint_t *ep
 /* Read daemon rank's published record (with token): PDCBB_ERR_NOT_FOUND if absent,
  * PDCBB_ERR_PROTO if malformed or if it names another rank. */
 pdcbb_err_t pdcbb_rendezvous_read(const char *rdv, unsigned rank, pdcbb_endpoint_t *ep);
+/* Write len bytes to path through a temporary file, fsync and rename (mode for a new file). */
+pdcbb_err_t pdcbb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Read a small text file (at most len-1 bytes) into buf, NUL-terminated, trailing newlines
  * removed. */
 pdcbb_err_t pdcbb_read_text(const char *path, char *buf, size_t len);

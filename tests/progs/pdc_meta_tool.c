@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pdc.h"
@@ -19,6 +20,21 @@
 
 #define MAXOPEN 256
 static pdcid_t pdc;
+static double first_init_ms; /* the process's first PDCinit (cold) */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static struct {
     char name[256];
     pdcid_t id;
@@ -462,6 +478,24 @@ static int run(int argc, char **argv)
         NEED(1);
         sleep((unsigned)atoi(argv[1]));
         printf("ok sleep\n");
+    } else if (strcmp(cmd, "init-time") == 0) {
+        /* PDCclose + PDCinit N times (use alone: ids of earlier commands die with PDCclose) */
+        NEED(1);
+        int n = atoi(argv[1]);
+        if (n < 1 || n > 1000)
+            n = 10;
+        double ms[1000];
+        for (int k = 0; k < n; k++) {
+            if (PDCclose(pdc) != SUCCEED)
+                return -1;
+            double t0 = now_ms();
+            if ((pdc = PDCinit("pdc")) == 0)
+                return -1;
+            ms[k] = now_ms() - t0;
+        }
+        qsort(ms, (size_t)n, sizeof(ms[0]), cmp_double);
+        printf("ok init-time first=%.2f median=%.2f max=%.2f ms nservers=%d discovery=%s\n",
+               first_init_ms, ms[n / 2], ms[n - 1], PDCbb_nservers(), PDCbb_discovery_method());
     } else if (strcmp(cmd, "info") == 0) {
         printf("ok info discovery=%s nservers=%d\n", PDCbb_discovery_method(), PDCbb_nservers());
     } else {
@@ -483,10 +517,12 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
+    double t0 = now_ms();
     if (init && (pdc = PDCinit("pdc")) == 0) {
         printf("error %s: %s\n", PDCbb_last_error_name(), PDCbb_last_error_message());
         return 1;
     }
+    first_init_ms = now_ms() - t0;
     for (int i = first; i < argc; i++) {
         char line[4096], *words[64], *save = NULL, *expect = NULL;
         int n = 0;
