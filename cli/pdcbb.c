@@ -655,6 +655,9 @@ cleanup:
             fprintf(stderr, "pdcbb run: node%u: %s (finish it with: pdcbb drain %s/node%u/pdcbb.%"
                             PRIu64 ")\n",
                     k, err, workdir, k, job_id);
+        } else if (!quiet && dst.ranks_drained == 0) {
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k,
+                    err[0] ? err : "nothing of this node to drain");
         } else if (!quiet) {
             fprintf(stderr,
                     "pdcbb run: node%u: drained %.1f MiB of %u rank%s in %.2f s (%.0f MB/s) to "

@@ -1547,7 +1547,11 @@ fail:
                          sizeof(stopmsg)) != PDCBB_OK)
             PDCBB_ERROR("job %" PRIu64 ": clean-up after failed prolog: %s", job->job_id,
                         stopmsg);
-        job_files_t ef = {.dir = dir, .text = msg};
+        /* The record names its node: clients that see several nodes' directories quote it,
+         * and a task on another node must not read it as its own node's failure. */
+        char text[PDCBB_JOB_ERR_LEN + 300];
+        snprintf(text, sizeof(text), "node %s: %s", job->node_name, msg);
+        job_files_t ef = {.dir = dir, .text = text};
         pdcbb_err_t wrc = job_as_user(&cr, job_write_error_file, &ef);
         if (wrc != PDCBB_OK)
             PDCBB_ERROR("job %" PRIu64 ": cannot write %s/prolog.error: %s", job->job_id, dir,

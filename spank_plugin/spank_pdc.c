@@ -162,8 +162,8 @@ static int pdc_opt_cb(int val, const char *optarg, int remote)
     /* A broken site configuration is the administrator's, not this spec's: refused with its
      * own message in slurm_spank_init_post_opt (failing here would make Slurm add "Invalid
      * --pdc argument"). */
-    if (site_problem()[0])
-        return 0;
+    if (site_problem()[0] || pdc_spec[0] == '\0')
+        return 0; /* a bare --pdc too: Slurm would quote its argument as "(null)" */
     /* Submission: the user's own process, which may read the user's files. */
     pdcbb_config_t cfg;
     char err[PDCBB_CONFIG_ERR_LEN];
@@ -231,6 +231,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     if (site_refuses_submission())
         return -1;
+    if (pdc_config_file == NULL && (pdc_spec == NULL || pdc_spec[0] == '\0')) {
+        /* a bare --pdc: the site's defaults must make a valid job */
+        pdcbb_config_t cfg;
+        char err[PDCBB_CONFIG_ERR_LEN];
+        if (resolve(&cfg, "", NULL, err, sizeof(err)) != PDCBB_OK) {
+            slurm_error(PFX "--pdc: %s", err);
+            return -1;
+        }
+    }
     /* One random id for the whole job, so that its drain can never be mixed with another's
      * (every node's prolog and epilog see it as SPANK_PDCBB_INSTANCE). */
     char instance[PDCBB_INSTANCE_LEN + 1];
@@ -497,6 +506,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     else if (err[0])
         slurm_info(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
                    err);
+    else if (job.cfg.drain[0] && st.ranks_drained == 0)
+        slurm_info(PFX "job %llu node %s: daemons stopped, nothing of this node to drain to %s",
+                   (unsigned long long)job.job_id, job.node_name, job.cfg.drain);
     else if (job.cfg.drain[0])
         slurm_info(PFX "job %llu node %s: drained %llu bytes of %u rank(s) to %s in %.1f s%s",
                    (unsigned long long)job.job_id, job.node_name,

@@ -106,6 +106,8 @@ teardown() {
     # The reason is recorded where clients and pdcbb status find it.
     run cat "$WORKDIR"/node0/pdcbb.*/prolog.error
     assert_output --partial "/no/such/pdc_bbd"
+    # it names its node, so a client that reads several nodes' directories says whose it is
+    assert_output --regexp "^node node0: "
     run "$PDCBB" status --workdir "$WORKDIR"
     assert_failure 1
 }

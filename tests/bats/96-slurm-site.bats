@@ -203,3 +203,16 @@ assert_plain_job_runs() {
     no_node_drained
     no_daemons_left
 }
+
+@test "a bare --pdc that the site's defaults make invalid is refused without '(null)'" {
+    cp "$SITE/site.yaml.good" "$SITE/site.yaml"
+    echo "capacity: 20G" >> "$SITE/site.yaml"
+    run runuser -u pdcbbtest -- sbatch -N1 --pdc --wrap true
+    echo "$output"
+    assert_failure
+    assert_output --partial "spank_pdc: --pdc: "
+    assert_output --partial "max_capacity"
+    refute_output --partial "(null)"
+    run squeue -h
+    assert_output ""
+}
