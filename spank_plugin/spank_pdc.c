@@ -496,6 +496,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
                     (unsigned long long)job.job_id, job.node_name, err, dir);
         return 0;
     }
+    if (err[0]) /* e.g. a daemon that died during the job (recorded in daemons.died) */
+        slurm_error(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
+                    err);
     /* The drain runs as the job user; a failed drain keeps the data and never fails the
      * epilog (that would drain the node for a user's full or missing directory). */
     pdcbb_drain_node_stats_t st;
