@@ -4,6 +4,12 @@
  *
  *   plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml
  *
+ * Fail closed: the one plugstack argument is config=SITE.yaml. Any other argument, none, or a
+ * site file that cannot be read or parsed refuses every --pdc job at submission ("the site's
+ * pdcbb configuration is broken: ...; contact your administrator") and makes the prolog start
+ * no burst buffer (logged, prolog still 0); jobs without --pdc are not affected. Built-in
+ * defaults, which know nothing of max_capacity and drain_roots, are never used instead.
+ *
  * Contexts (SLURM_LAB.md has the measured callback order):
  *   sbatch/salloc/srun (the user): registers --pdc and validates it at once, so a bad spec
  *     fails the submission with the key named (site file first, then the spec);
