@@ -302,11 +302,14 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
                               pdcbb_data_write_rep_t *p)
 {
     bbd_t *d = r->d;
-    uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)q->descs_count / 6 + 1));
+    /* One status per region (a region takes at least 6 descriptor words), then, when a region
+     * was refused for space, its capacity, used and needed bytes (docs/PROTOCOL.md). */
+    uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)q->descs_count / 6 + 4));
     if (results == NULL)
         return PDCBB_ERR_NOMEM;
     uint32_t pos = 0, n = 0;
-    uint64_t data_off = 0;
+    uint64_t data_off = 0, nospc[3] = {0, 0, 0};
+    int refused = 0;
     while (pos < q->descs_count) {
         data_desc_t dd;
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
@@ -329,6 +332,12 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
                            " new bytes do not fit (%" PRIu64 " of %" PRIu64 " used)",
                            dd.bytes, dd.obj, c.need, used, d->data_capacity);
                 one = PDCBB_ERR_NOSPC;
+                if (!refused) {
+                    nospc[0] = d->data_capacity;
+                    nospc[1] = used;
+                    nospc[2] = c.need;
+                    refused = 1;
+                }
             }
         }
         if (one == PDCBB_OK) {
@@ -348,6 +357,10 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
     }
     if (data_off != r->in_bulk_len)
         return PDCBB_ERR_PROTO; /* more bulk bytes than regions */
+    if (refused) {
+        memcpy(results + n, nospc, sizeof(nospc));
+        n += 3;
+    }
     if (r->io) {
         if ((r->io->results = malloc(8 * ((size_t)n + 1))) == NULL)
             return PDCBB_ERR_NOMEM;

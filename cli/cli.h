@@ -5,6 +5,8 @@
 #ifndef PDCBB_CLI_H
 #define PDCBB_CLI_H
 
+/* cmd_admin.c: `pdcbb admin stranded` */
+int cli_cmd_admin(int argc, char **argv);
 /* cmd_drain.c */
 int cli_cmd_drain(int argc, char **argv);
 /* cmd_data.c: reading a drain directory */

@@ -31,6 +31,7 @@
 #include "pdcbb_config.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_job.h"
+#include "pdcbb_job_drain.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 
@@ -206,6 +207,8 @@ static pdcbb_err_t drain_run(void *arg, void *out)
     pdcbb_err_t rc = pdcbb_drain_node(&a->job, &res->stats,
                                       a->show_progress ? drain_progress : NULL, NULL, res->err,
                                       sizeof(res->err));
+    if (rc == PDCBB_OK && res->stats.drain_dir[0])
+        pdcbb_job_drain_keep_logs(a->job.job_dir, res->stats.drain_dir, a->job.node);
     if (a->show_progress)
         fprintf(stderr, "\r%60s\r", "");
     return rc;

@@ -59,6 +59,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
     {"export", cli_cmd_export, "write every object of a drained job as .raw or .npy files"},
     {"verify", cli_cmd_verify, "check every checksum of a drained job"},
+    {"admin", cli_cmd_admin, "list (and drain or remove) job directories left on this node"},
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -156,6 +157,39 @@ static int cli_rm_one(const char *path, const struct stat *sb, int flag, struct 
         if (errno != ENOENT)
             fprintf(stderr, "pdcbb: cannot remove %s: %s\n", path, strerror(errno));
     return 0;
+}
+
+/* Print the last lines of each daemon log of a node whose prolog failed (at most 4 KiB each). */
+static void run_print_daemon_logs(const pdcbb_job_t *job, unsigned k)
+{
+    char dir[PATH_MAX];
+    if (pdcbb_job_dir(job, dir, sizeof(dir)) != PDCBB_OK)
+        return;
+    for (unsigned r = 0; r < job->cfg.servers_per_node; r++) {
+        char name[64], path[PATH_MAX], buf[4097];
+        snprintf(name, sizeof(name), "bbd-%u.log", job->node_index * job->cfg.servers_per_node + r);
+        if (pdcbb_jobdir_path(dir, name, path, sizeof(path)) != PDCBB_OK)
+            continue;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            continue;
+        off_t end = lseek(fd, 0, SEEK_END);
+        off_t from = end > 4096 ? end - 4096 : 0;
+        ssize_t n = end > 0 ? pread(fd, buf, (size_t)(end - from), from) : 0;
+        close(fd);
+        if (n <= 0) {
+            fprintf(stderr, "pdcbb run: node%u: %s is empty\n", k, name);
+            continue;
+        }
+        buf[n] = '\0';
+        char *text = buf;
+        if (from > 0 && (text = strchr(buf, '\n')) != NULL)
+            text++; /* from the first whole line */
+        else if (from > 0)
+            text = buf;
+        fprintf(stderr, "pdcbb run: node%u: %s%s:\n%s%s", k, from > 0 ? "end of " : "", name,
+                text, text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "");
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -581,6 +615,9 @@ static int cmd_run(int argc, char **argv)
             break; /* Ctrl-C while waiting: reported as an interruption below */
         if (rc != PDCBB_OK) {
             fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+            /* the daemons' own words, since a temporary work directory goes away */
+            if (temp_workdir && !keep)
+                run_print_daemon_logs(&jobs[k], k);
             prolog_failed = true;
             /* busy: the daemons there belong to another live run of this job id: hands off */
             if (rc == PDCBB_ERR_BUSY)
@@ -623,6 +660,9 @@ cleanup:
             fprintf(stderr, "pdcbb run: node%u: %s (finish it with: pdcbb drain %s/node%u/pdcbb.%"
                             PRIu64 ")\n",
                     k, err, workdir, k, job_id);
+        } else if (!quiet && dst.ranks_drained == 0) {
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k,
+                    err[0] ? err : "nothing of this node to drain");
         } else if (!quiet) {
             fprintf(stderr,
                     "pdcbb run: node%u: drained %.1f MiB of %u rank%s in %.2f s (%.0f MB/s) to "
@@ -666,9 +706,10 @@ cleanup:
         status = 1;
 
     bool removed = false;
-    /* a failed prolog points at daemon logs: keep them for the user to read */
-    if (workdir[0] != '\0' && temp_workdir && !keep && !cleanup_failed && !prolog_failed &&
-        !drain_failed) {
+    /* a failed prolog's daemon logs were printed above: the temporary directory, which holds
+     * the job's token, goes too (--keep keeps it) */
+    if (workdir[0] != '\0' && temp_workdir && !keep && !cleanup_failed && !drain_failed &&
+        total.running == 0) {
         bool ok = true;
         for (unsigned k = 0; k < nodes; k++) {
             char err[PDCBB_JOB_ERR_LEN];
@@ -694,7 +735,10 @@ cleanup:
         else
             fprintf(stderr, "pdcbb run: %s; %u daemon%s stopped%s; job data %s%s\n", what,
                     total.found, total.found == 1 ? "" : "s", stopped,
-                    removed ? "removed" : "kept in ", removed ? "" : workdir);
+                    removed ? "removed" : "kept in ",
+                    !removed                ? workdir
+                    : prolog_failed         ? " (--keep keeps it, with the daemons' logs)"
+                                            : "");
     }
 out:
     free(cfg);

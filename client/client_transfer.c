@@ -297,6 +297,24 @@ static void finish_xfer(client_xfer_t *x)
     x->state = CLIENT_XFER_DONE;
 }
 
+/* "1.0 GiB", "200.0 MiB", "512 bytes". */
+static const char *xfer_size(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (b < 1024) {
+        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+        return buf;
+    }
+    double v = (double)b / 1024.0;
+    unsigned u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
 static void piece_done(xfer_piece_t *pc, pdcbb_err_t rc, const char *why)
 {
     client_xfer_t *x = pc->x;
@@ -329,7 +347,10 @@ static void complete_msg(xfer_msg_t *m)
     pdcbb_data_write_rep_t rep;
     void *keep;
     pdcbb_err_t rc = client_rpc_finish(p, &rep, &keep);
-    if (rc == PDCBB_OK && (rep.results_count != m->n || (!m->write && got != expected))) {
+    /* A write may carry, after the per-region statuses, the capacity, used and needed bytes of
+     * a region the daemon refused for space (docs/PROTOCOL.md). */
+    int space = m->write && rc == PDCBB_OK && rep.results_count == m->n + 3;
+    if (rc == PDCBB_OK && ((rep.results_count != m->n && !space) || (!m->write && got != expected))) {
         client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);
         rc = client_fail(PDCBB_ERR_PROTO,
                          "malformed data reply: %u results and %llu bytes for %u regions of "
@@ -339,9 +360,19 @@ static void complete_msg(xfer_msg_t *m)
     }
     char why[512];
     snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
+    if (space) {
+        char cap[32], used[32], need[32];
+        snprintf(why, sizeof(why),
+                 "no space: this daemon's share of the job capacity is %s, %s used, the write "
+                 "needs %s more (ask for a larger --pdc=capacity)",
+                 xfer_size(rep.results[m->n], cap, sizeof(cap)),
+                 xfer_size(rep.results[m->n + 1], used, sizeof(used)),
+                 xfer_size(rep.results[m->n + 2], need, sizeof(need)));
+    }
     for (unsigned i = 0; i < m->n; i++) {
         pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[i] : rc;
-        piece_done(m->pieces[i], one, rc == PDCBB_OK ? NULL : why);
+        piece_done(m->pieces[i], one,
+                   rc != PDCBB_OK || (space && one == PDCBB_ERR_NOSPC) ? why : NULL);
     }
     if (rc == PDCBB_OK)
         client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);

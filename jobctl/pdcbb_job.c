@@ -930,6 +930,71 @@ static pdcbb_err_t job_mkdir_p(const char *path, char *err, size_t errlen)
 }
 
 /*
+ * As root: local_root is root's, mode 01733 (sticky, writable and searchable by all, listable
+ * by root only), so that each job user can remove its own job directory after a late drain
+ * (`pdcbb drain`) but nobody can rename or remove another user's, and users cannot list
+ * which jobs run on the node. A root-owned local root with another mode is set to 01733 (an
+ * existing 01777 is kept); one owned by anybody else is refused: its owner could move job
+ * directories around.
+ */
+static pdcbb_err_t job_root_secure(int rootfd, const char *root, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(rootfd, &st) != 0) {
+        int e = errno;
+        job_errf(err, errlen, "cannot stat local root %s: %s", root, strerror(e));
+        return pdcbb_err_from_errno(e);
+    }
+    if (st.st_uid != 0) {
+        job_errf(err, errlen, "local root %s is owned by uid %ld, not root: refusing to put job "
+                              "directories there (make it root's, mode 1733)",
+                 root, (long)st.st_uid);
+        return PDCBB_ERR_PERM;
+    }
+    mode_t m = st.st_mode & 07777;
+    if (m == 01733 || m == 01777)
+        return PDCBB_OK;
+    if (fchmod(rootfd, 01733) != 0) {
+        int e = errno;
+        job_errf(err, errlen, "cannot set local root %s to mode 1733: %s", root, strerror(e));
+        return pdcbb_err_from_errno(e);
+    }
+    PDCBB_INFO("local root %s: mode %04o set to 1733", root, (unsigned)m);
+    return PDCBB_OK;
+}
+
+/*
+ * As root: a "pdcbb.<job>" that is not a directory of the job user with mode 0700 was put
+ * there by somebody else (local_root is writable by all): it is never used, but renamed to
+ * "pdcbb-moved.<job>.<uid>.<time>" beside it (a rename inside the directory follows no link),
+ * where `pdcbb admin stranded` lists it for the administrator.
+ */
+static pdcbb_err_t job_dir_move_squatter(const pdcbb_job_t *job, int rootfd, const char *name,
+                                         const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return PDCBB_OK; /* nothing there (or the mkdir will say what is wrong) */
+    if (S_ISDIR(st.st_mode) && st.st_uid == job->uid && (st.st_mode & 07777) == 0700)
+        return PDCBB_OK; /* the job's own (a restart) */
+    char aside[128];
+    snprintf(aside, sizeof(aside), "pdcbb-moved.%" PRIu64 ".%ld.%lld", job->job_id,
+             (long)st.st_uid, (long long)time(NULL));
+    if (renameat(rootfd, name, rootfd, aside) != 0) {
+        int e = errno;
+        job_errf(err, errlen, "%s exists (owned by uid %ld, not the job user's directory) and "
+                              "cannot be moved aside: %s",
+                 dir, (long)st.st_uid, strerror(e));
+        return pdcbb_err_from_errno(e);
+    }
+    PDCBB_ERROR("job %" PRIu64 ": %s was not the job's (uid %ld, mode %04o, %s): moved aside to "
+                "%s",
+                job->job_id, dir, (long)st.st_uid, (unsigned)(st.st_mode & 07777),
+                S_ISDIR(st.st_mode) ? "a directory" : "not a directory", aside);
+    return PDCBB_OK;
+}
+
+/*
  * Create (or accept) the job directory; returns an O_DIRECTORY descriptor of it in *dirfd.
  * Everything after the mkdir goes through descriptors, so a rename or a link planted in
  * local_root cannot redirect the chown.
@@ -956,6 +1021,11 @@ static pdcbb_err_t job_dir_create(const pdcbb_job_t *job, const char *dir, int *
         job_errf(err, errlen, "cannot open local root %s: %s", root, strerror(errno));
         goto done;
     }
+    if (geteuid() == 0 && (rc = job_root_secure(rootfd, root, err, errlen)) != PDCBB_OK)
+        goto done;
+    if (geteuid() == 0 && (rc = job_dir_move_squatter(job, rootfd, name, dir, err, errlen)) !=
+                              PDCBB_OK)
+        goto done;
     if (mkdirat(rootfd, name, 0700) == 0) {
         created = true;
     } else if (errno != EEXIST) {
@@ -1562,7 +1632,11 @@ fail:
                          sizeof(stopmsg)) != PDCBB_OK)
             PDCBB_ERROR("job %" PRIu64 ": clean-up after failed prolog: %s", job->job_id,
                         stopmsg);
-        job_files_t ef = {.dir = dir, .text = msg};
+        /* The record names its node: clients that see several nodes' directories quote it,
+         * and a task on another node must not read it as its own node's failure. */
+        char text[PDCBB_JOB_ERR_LEN + 300];
+        snprintf(text, sizeof(text), "node %s: %s", job->node_name, msg);
+        job_files_t ef = {.dir = dir, .text = text};
         pdcbb_err_t wrc = job_as_user(&cr, job_write_error_file, &ef);
         if (wrc != PDCBB_OK)
             PDCBB_ERROR("job %" PRIu64 ": cannot write %s/prolog.error: %s", job->job_id, dir,
@@ -1594,6 +1668,100 @@ out:
 /* Epilog and removal                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
+typedef struct job_died_arg {
+    const pdcbb_job_t *job;
+    const char *dir;
+} job_died_arg_t;
+
+typedef struct job_died_out {
+    unsigned count;
+    char text[2048]; /* the lines appended to daemons.died */
+} job_died_out_t;
+
+/* The last non-empty line of a file opened without following links ("" if none). */
+static void job_last_line(int dirfd, const char *name, char *out, size_t len)
+{
+    char buf[1025];
+    out[0] = '\0';
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t from = end > 1024 ? end - 1024 : 0;
+    ssize_t n = end > 0 ? pread(fd, buf, (size_t)(end - from), from) : 0;
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    const char *l = strrchr(buf, '\n');
+    snprintf(out, len, "%s", l ? l + 1 : buf);
+}
+
+/*
+ * As the job user, before the daemons are stopped: a bbd-R.pid whose process is gone (a daemon
+ * that exits on its own removes its pid file first) means the daemon died during the job.
+ * Append one line per such daemon to daemons.died (rank, pid, how, its last log line); the
+ * drain keeps that record and the daemons' logs (docs/DRAIN-FORMAT.md, logs/). The daemon is
+ * not our child, so its exit status is not knowable: its log's last line is the best witness.
+ */
+static pdcbb_err_t job_record_died(void *arg, void *out)
+{
+    const job_died_arg_t *a = arg;
+    job_died_out_t *o = out;
+    memset(o, 0, sizeof(*o));
+    int dirfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd < 0)
+        return PDCBB_OK;
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        close(dirfd);
+        return PDCBB_OK;
+    }
+    size_t used = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long rank = job_pidfile_rank(de->d_name);
+        if (rank < 0)
+            continue;
+        pid_t pid = job_pidfile_read(dirfd, de->d_name);
+        if (pid > 0 && pdcbb_job_daemon_alive(pid, a->job->job_id, a->dir))
+            continue;
+        char logname[64], last[600];
+        snprintf(logname, sizeof(logname), "bbd-%ld.log", rank);
+        job_last_line(dirfd, logname, last, sizeof(last));
+        time_t now = time(NULL);
+        struct tm tm;
+        char when[32];
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+        used += (size_t)snprintf(
+            o->text + used, used < sizeof(o->text) ? sizeof(o->text) - used : 0,
+            "%s node %s: daemon rank %ld (pid %ld) was not running when the job ended: it died "
+            "during the job (killed or crashed; it did not exit on its own)%s%s\n",
+            when, a->job->node_name, rank, (long)pid, last[0] ? "; last log line: " : "",
+            last);
+        o->count++;
+    }
+    closedir(d);
+    if (used >= sizeof(o->text))
+        used = sizeof(o->text) - 1;
+    if (o->count > 0) {
+        int wfd = openat(dirfd, "daemons.died",
+                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (wfd >= 0) {
+            ssize_t w = write(wfd, o->text, used);
+            (void)w;
+            close(wfd);
+        }
+    }
+    close(dirfd);
+    return PDCBB_OK;
+}
+
 pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_t *stats,
                                    char *err, size_t errlen)
 {
@@ -1616,7 +1784,22 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return rc;
     }
+    /* Before stopping anything: which daemons died during the job (daemons.died). */
+    static job_died_out_t died; /* large: not on the stack of a plugin */
+    job_died_arg_t da = {.job = job, .dir = dir};
+    char xerr[256] = "";
+    memset(&died, 0, sizeof(died));
+    if (access(dir, F_OK) == 0 &&
+        pdcbb_job_as_user(job, job_record_died, &da, &died, sizeof(died), xerr, sizeof(xerr)) ==
+            PDCBB_OK &&
+        died.count > 0)
+        PDCBB_ERROR("job %" PRIu64 " on %s: %s", job->job_id, job->node_name, died.text);
     rc = job_stop_all(job, dir, 0, -1, NULL, NULL, 0, &st, err, errlen);
+    st.died = died.count;
+    if (died.count > 0)
+        job_note(err, errlen, "%u daemon%s died during the job (recorded in %s/daemons.died; "
+                              "a drain keeps it with the daemons' logs in its logs/)",
+                 died.count, died.count == 1 ? "" : "s", dir);
     if (stats != NULL)
         *stats = st;
     if (rc == PDCBB_OK)

@@ -51,8 +51,10 @@ pdcbb_err_t pdcbb_job_dir(const pdcbb_job_t *job, char *out, size_t len);
 
 /*
  * Prepare this node for the job and start its daemons:
- *  1. create the job directory, mode 0700, owned by uid:gid (refuses an existing directory that
- *     is a symlink or owned by someone else);
+ *  1. create the job directory, mode 0700, owned by uid:gid. As root, local_root is made
+ *     root's with mode 01733 (refused if another user owns it), and anything else already
+ *     named pdcbb.<job id> (not a 0700 directory of the job user) is renamed aside to
+ *     pdcbb-moved.<job id>.<its uid>.<time>, never used;
  *  2. check cfg.capacity against cfg.max_capacity and the free space under local_root;
  *  3. write token (token == NULL: generate one), config.yaml and job.info (pdcbb_jobinfo_t),
  *     owned by the job user;
@@ -100,6 +102,8 @@ typedef struct pdcbb_job_stop_stats {
     unsigned killed;     /* of those, needed SIGKILL */
     unsigned running;    /* of those, still running at the end (then the return is not OK) */
     unsigned stale;      /* pid files of dead or foreign processes that were removed */
+    unsigned died;       /* daemons that died during the job (pid file, no process): each is
+                            recorded in <job dir>/daemons.died, which the drain keeps */
 } pdcbb_job_stop_stats_t;
 
 /*

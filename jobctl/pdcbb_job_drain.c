@@ -1,11 +1,14 @@
 /*
  * pdcbb_job_drain.c - drain a node's part of a job as the job user, then remove its data.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pdcbb_job_drain.h"
@@ -41,6 +44,65 @@ static void drain_error_file(const char *dir, const char *text)
     unlink(tmp);
 }
 
+/* Copy dir/name (not followed if a link) to dest (a new file, written then renamed). */
+static int drain_copy_file(int dirfd, const char *name, const char *dest)
+{
+    char tmp[PATH_MAX + 32], buf[65536];
+    int in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (in < 0)
+        return errno == ENOENT ? 0 : -1;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", dest, (long)getpid());
+    int outfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int ok = outfd >= 0;
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof(buf))) != 0)
+        ok = n > 0 && write(outfd, buf, (size_t)n) == n;
+    close(in);
+    if (outfd >= 0 && close(outfd) != 0)
+        ok = 0;
+    if (ok && rename(tmp, dest) == 0)
+        return 0;
+    if (outfd >= 0)
+        unlink(tmp);
+    return -1;
+}
+
+int pdcbb_job_drain_keep_logs(const char *job_dir, const char *drain_dir, const char *node)
+{
+    char logs[PATH_MAX], dest[PATH_MAX];
+    if (snprintf(logs, sizeof(logs), "%s/logs", drain_dir) >= (int)sizeof(logs))
+        return -1;
+    if (mkdir(logs, 0755) != 0 && errno != EEXIST)
+        return -1;
+    int dirfd = open(job_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd < 0)
+        return -1;
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        close(dirfd);
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        size_t l = strlen(n);
+        int daemon_log = strncmp(n, "bbd-", 4) == 0 && l > 8 && strcmp(n + l - 4, ".log") == 0 &&
+                         strspn(n + 4, "0123456789") == l - 8;
+        if (!daemon_log && strcmp(n, "daemons.died") != 0)
+            continue;
+        if (snprintf(dest, sizeof(dest), "%s/%s.%s", logs, node, n) >= (int)sizeof(dest) ||
+            drain_copy_file(dirfd, n, dest) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    close(dirfd);
+    return rc;
+}
+
 /* Runs as the job user. */
 static pdcbb_err_t drain_as_user(void *arg, void *out)
 {
@@ -58,6 +120,11 @@ static pdcbb_err_t drain_as_user(void *arg, void *out)
             pdcbb_log_set_level(PDCBB_LOG_INFO);
     }
     pdcbb_err_t rc = pdcbb_drain_node(dj, &res->stats, NULL, NULL, res->err, sizeof(res->err));
+    /* The daemons' logs (and the record of any that died) outlive the node-local data. */
+    if (rc == PDCBB_OK && res->stats.drain_dir[0] &&
+        pdcbb_job_drain_keep_logs(dj->job_dir, res->stats.drain_dir, dj->node) != 0)
+        PDCBB_ERROR("job %" PRIu64 ": cannot copy the daemons' logs of %s to %s/logs: %s",
+                    dj->job_id, dj->job_dir, res->stats.drain_dir, strerror(errno));
     drain_error_file(dj->job_dir, rc == PDCBB_OK ? NULL : res->err);
     if (logging) {
         pdcbb_log_close();

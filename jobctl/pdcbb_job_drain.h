@@ -23,4 +23,12 @@
 pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_stats_t *stats,
                             char *err, size_t errlen);
 
+/*
+ * After a node's drain, as the job user: copy the job directory's daemon logs (bbd-R.log) and
+ * its record of daemons that died (daemons.died) to "<drain_dir>/logs/<node>.<file>", so they
+ * outlive the node-local data (docs/DRAIN-FORMAT.md). Links are not followed. Returns 0, or -1
+ * with errno when a file could not be copied (the drain itself stays valid).
+ */
+int pdcbb_job_drain_keep_logs(const char *job_dir, const char *drain_dir, const char *node);
+
 #endif

@@ -4,6 +4,12 @@
  *
  *   plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml
  *
+ * Fail closed: the one plugstack argument is config=SITE.yaml. Any other argument, none, or a
+ * site file that cannot be read or parsed refuses every --pdc job at submission ("the site's
+ * pdcbb configuration is broken: ...; contact your administrator") and makes the prolog start
+ * no burst buffer (logged, prolog still 0); jobs without --pdc are not affected. Built-in
+ * defaults, which know nothing of max_capacity and drain_roots, are never used instead.
+ *
  * Contexts (spank_pdc(8), man/spank_pdc.8, describes them for administrators):
  *   sbatch/salloc/srun (the user): registers --pdc and validates it at once, so a bad spec
  *     fails the submission with the key named (site file first, then the spec);
@@ -89,16 +95,44 @@ static void split_config_key(const char *spec, char *rest, size_t restlen, char 
     free(copy);
 }
 
+/*
+ * Fail closed: why the site's configuration cannot be used ("" when it can). A required
+ * plugstack.conf line with an argument the plugin does not know, no site file, or a site file
+ * that cannot be read or parsed would otherwise run jobs with built-in defaults, which know
+ * nothing of the site's max_capacity and drain_roots. Jobs without --pdc are never affected.
+ */
+static char site_broken[PDCBB_CONFIG_ERR_LEN];
+static int site_checked;
+
+/* Load the site file once per process; sets site_broken when it cannot be used. */
+static const char *site_problem(void)
+{
+    if (site_broken[0] || site_checked)
+        return site_broken;
+    site_checked = 1;
+    pdcbb_config_t cfg;
+    char err[PDCBB_CONFIG_ERR_LEN];
+    pdcbb_config_init(&cfg);
+    if (pdcbb_config_load_file(&cfg, site_config,
+                               PDCBB_SCOPE_SITE | PDCBB_SCOPE_USER | PDCBB_SCOPE_ENV, err,
+                               sizeof(err)) != PDCBB_OK)
+        snprintf(site_broken, sizeof(site_broken), "%s", err);
+    return site_broken;
+}
+
 /* defaults < site file < (user file) < spec; err names the source and key. */
 static pdcbb_err_t resolve(pdcbb_config_t *cfg, const char *spec, const char *user_yaml_path,
                            char *err, size_t errlen)
 {
     pdcbb_err_t rc;
     pdcbb_config_init(cfg);
-    if (site_config[0] &&
-        (rc = pdcbb_config_load_file(cfg, site_config, PDCBB_SCOPE_SITE | PDCBB_SCOPE_USER |
-                                                           PDCBB_SCOPE_ENV,
-                                     err, errlen)) != PDCBB_OK)
+    if (site_problem()[0]) {
+        snprintf(err, errlen, "the site's pdcbb configuration is broken: %s", site_broken);
+        return PDCBB_ERR_CONFIG;
+    }
+    if ((rc = pdcbb_config_load_file(cfg, site_config,
+                                     PDCBB_SCOPE_SITE | PDCBB_SCOPE_USER | PDCBB_SCOPE_ENV, err,
+                                     errlen)) != PDCBB_OK)
         return rc;
     if (user_yaml_path && *user_yaml_path &&
         (rc = pdcbb_config_load_file(cfg, user_yaml_path, PDCBB_SCOPE_USER | PDCBB_SCOPE_ENV,
@@ -107,6 +141,17 @@ static pdcbb_err_t resolve(pdcbb_config_t *cfg, const char *spec, const char *us
     if ((rc = pdcbb_config_parse_spec(cfg, spec ? spec : "", err, errlen)) != PDCBB_OK)
         return rc;
     return pdcbb_config_validate(cfg, err, errlen);
+}
+
+/* At submission: refuse a --pdc job when the site configuration is broken. */
+static int site_refuses_submission(void)
+{
+    if (!site_problem()[0])
+        return 0;
+    slurm_error(PFX "--pdc refused: the site's pdcbb configuration is broken: %s; contact your "
+                    "administrator",
+                site_broken);
+    return 1;
 }
 
 static int pdc_opt_cb(int val, const char *optarg, int remote)
@@ -120,6 +165,11 @@ static int pdc_opt_cb(int val, const char *optarg, int remote)
     pdc_given = 1;
     if (remote)
         return 0; /* checked at submission; the prolog reports anything else in prolog.error */
+    /* A broken site configuration is the administrator's, not this spec's: refused with its
+     * own message in slurm_spank_init_post_opt (failing here would make Slurm add "Invalid
+     * --pdc argument"). */
+    if (site_problem()[0] || pdc_spec[0] == '\0')
+        return 0; /* a bare --pdc too: Slurm would quote its argument as "(null)" */
     /* Submission: the user's own process, which may read the user's files. */
     pdcbb_config_t cfg;
     char err[PDCBB_CONFIG_ERR_LEN];
@@ -144,19 +194,26 @@ static int pdc_config_opt_cb(int val, const char *optarg, int remote)
     return 0; /* read and checked with the whole spec in slurm_spank_init_post_opt */
 }
 
-/* The plugstack.conf arguments; every entry point gets them (the prolog runs no init). */
+/* The plugstack.conf arguments; every entry point gets them (the prolog runs no init).
+ * Anything but exactly one config=SITE.yaml marks the site configuration broken. */
 static void parse_args(int ac, char **av)
 {
     site_config[0] = '\0';
+    site_broken[0] = '\0';
+    site_checked = 0;
     for (int i = 0; i < ac; i++) {
-        if (strncmp(av[i], "config=", 7) == 0) {
+        if (strncmp(av[i], "config=", 7) == 0 && av[i][7] != '\0' && site_config[0] == '\0') {
             snprintf(site_config, sizeof(site_config), "%s", av[i] + 7);
-        } else {
-            slurm_error(PFX "unknown plugstack.conf argument '%s' (use config=SITE.yaml)",
-                        av[i]);
-            /* A site mistake must not break every job: ignore it. */
+        } else if (site_broken[0] == '\0') {
+            snprintf(site_broken, sizeof(site_broken),
+                     "%s plugstack.conf argument '%s' (the plugin takes one argument, "
+                     "config=SITE.yaml)",
+                     strncmp(av[i], "config=", 7) == 0 ? "unusable" : "unknown", av[i]);
         }
     }
+    if (site_broken[0] == '\0' && site_config[0] == '\0')
+        snprintf(site_broken, sizeof(site_broken),
+                 "no config=SITE.yaml argument on the plugin's plugstack.conf line");
     pdcbb_log_set_level(PDCBB_LOG_NONE);
 }
 
@@ -178,6 +235,17 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     spank_context_t ctx = spank_context();
     if (!pdc_given || (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL))
         return 0;
+    if (site_refuses_submission())
+        return -1;
+    if (pdc_config_file == NULL && (pdc_spec == NULL || pdc_spec[0] == '\0')) {
+        /* a bare --pdc: the site's defaults must make a valid job */
+        pdcbb_config_t cfg;
+        char err[PDCBB_CONFIG_ERR_LEN];
+        if (resolve(&cfg, "", NULL, err, sizeof(err)) != PDCBB_OK) {
+            slurm_error(PFX "--pdc: %s", err);
+            return -1;
+        }
+    }
     /* One random id for the whole job, so that its drain can never be mixed with another's
      * (every node's prolog and epilog see it as SPANK_PDCBB_INSTANCE). */
     char instance[PDCBB_INSTANCE_LEN + 1];
@@ -434,6 +502,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
                     (unsigned long long)job.job_id, job.node_name, err, dir);
         return 0;
     }
+    if (err[0]) /* e.g. a daemon that died during the job (recorded in daemons.died) */
+        slurm_error(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
+                    err);
     /* The drain runs as the job user; a failed drain keeps the data and never fails the
      * epilog (that would drain the node for a user's full or missing directory). */
     pdcbb_drain_node_stats_t st;
@@ -444,6 +515,9 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     else if (err[0])
         slurm_info(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
                    err);
+    else if (job.cfg.drain[0] && st.ranks_drained == 0)
+        slurm_info(PFX "job %llu node %s: daemons stopped, nothing of this node to drain to %s",
+                   (unsigned long long)job.job_id, job.node_name, job.cfg.drain);
     else if (job.cfg.drain[0])
         slurm_info(PFX "job %llu node %s: drained %llu bytes of %u rank(s) to %s in %.1f s%s",
                    (unsigned long long)job.job_id, job.node_name,

@@ -114,6 +114,10 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "stop_timeout", .type = CFG_SECONDS, CFG_AT(stop_timeout), .def = "10",
      .dmin = 0.1, .dmax = CFG_DAY, .scope = CFG_S_SITE,
      .help = "seconds the epilog waits after SIGTERM before SIGKILL"},
+    {.name = "stranded_max_age", .type = CFG_SECONDS, CFG_AT(stranded_max_age), .def = "7d",
+     .dmin = 0, .dmax = 3650 * CFG_DAY, .scope = CFG_S_SITE,
+     .help = "age after which `pdcbb admin stranded --drain/--remove` acts on a job directory "
+             "left on a node (0: any age)"},
     {.name = "ucx_tls", .type = CFG_STRING, CFG_AT(ucx_tls), .def = "cma,tcp",
      .scope = CFG_S_SITE, .check = cfg_check_ucx_list,
      .help = "UCX transports (UCX_TLS) for daemons and clients"},

@@ -51,6 +51,7 @@ typedef struct pdcbb_config {
     double ready_timeout;       /* seconds the prolog waits for a daemon; default 30 */
     double stage_in_timeout;    /* ... when it loads a stage_in directory; default 3600 */
     double stop_timeout;        /* seconds the epilog waits after SIGTERM; default 10 */
+    double stranded_max_age;    /* seconds before `pdcbb admin stranded` acts; default 7 d */
     char ucx_tls[128];          /* UCX transports; default "cma,tcp" */
     char ucx_net_devices[256];  /* UCX devices; default "" (UCX's choice) */
     char listen_address[64];    /* daemon listen IP; default "" (the node's own address) */

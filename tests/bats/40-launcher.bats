@@ -106,6 +106,8 @@ teardown() {
     # The reason is recorded where clients and pdcbb status find it.
     run cat "$WORKDIR"/node0/pdcbb.*/prolog.error
     assert_output --partial "/no/such/pdc_bbd"
+    # it names its node, so a client that reads several nodes' directories says whose it is
+    assert_output --regexp "^node node0: "
     run "$PDCBB" status --workdir "$WORKDIR"
     assert_failure 1
 }
@@ -145,4 +147,29 @@ teardown() {
     assert_success
     dir="$(sed -n 's/^dir=//p' <<<"$output")"
     [ -d "$dir" ]
+}
+
+@test "a run whose burst buffer does not start prints the daemon's log and leaves no temporary directory unless --keep" {
+    export TMPDIR="$WORKDIR/tmp"
+    mkdir -p "$TMPDIR"
+    # an address of no interface here (TEST-NET-1): the daemon cannot listen
+    printf 'listen_address: 192.0.2.77\n' > "$WORKDIR/site.yaml"
+    run "$PDCBB" run --site-config "$WORKDIR/site.yaml" --nodes 2 -- true
+    echo "$output"
+    assert_failure 1
+    assert_output --partial "node0: daemon rank 0 on node0 failed to start: UCX cannot listen on 192.0.2.77"
+    assert_output --partial "pdcbb run: node0: bbd-0.log:"
+    assert_output --partial "error: start-up failed: UCX cannot listen on 192.0.2.77"
+    assert_output --partial "job data removed (--keep keeps it, with the daemons' logs)"
+    [ -z "$(ls -A "$TMPDIR")" ]
+    # a capacity the node cannot give: refused before any daemon starts, nothing left either
+    run "$PDCBB" run --nodes 1 --pdc capacity=1P -- true
+    assert_failure 1
+    assert_output --partial "exceeds the free space"
+    [ -z "$(ls -A "$TMPDIR")" ]
+    run "$PDCBB" run --site-config "$WORKDIR/site.yaml" --nodes 1 --keep -- true
+    assert_failure 1
+    assert_output --partial "job data kept in $TMPDIR/pdcbb-run."
+    [ -s "$(echo "$TMPDIR"/pdcbb-run.*/node0/pdcbb.*/bbd-0.log)" ]
+    assert_no_daemons "$WORKDIR"
 }

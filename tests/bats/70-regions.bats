@@ -285,6 +285,8 @@ assert_all_placements_used() {
     in_job 1 '"$CASES" capacity 4194304' --pdc capacity=4M
     assert_success
     assert_output --regexp "ok capacity placement=obj_static: NOSPC after [0-9]+ bytes .*PDCBB_ERR_NOSPC: .*no space"
+    # the message names the capacity, what is used and what the write needs
+    assert_output --regexp "no space: this daemon's share of the job capacity is 4\.0 MiB, [0-9.]+ (MiB|KiB) used, the write needs [0-9.]+ (MiB|KiB) more"
     assert_output --partial "POSIX write when full refused at start: PDCBB_ERR_NOSPC"
     assert_output --partial "after NOSPC, reads of all"
     assert_output --partial "after deleting the object"

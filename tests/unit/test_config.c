@@ -159,7 +159,8 @@ static bool cfg_equal(const pdcbb_config_t *a, const pdcbb_config_t *b)
             return false;
     return strcmp(a->local_root, b->local_root) == 0 && a->max_capacity == b->max_capacity &&
            strcmp(a->daemon_path, b->daemon_path) == 0 && a->ready_timeout == b->ready_timeout &&
-           a->stop_timeout == b->stop_timeout && strcmp(a->ucx_tls, b->ucx_tls) == 0 &&
+           a->stop_timeout == b->stop_timeout && a->stranded_max_age == b->stranded_max_age &&
+           strcmp(a->ucx_tls, b->ucx_tls) == 0 &&
            strcmp(a->ucx_net_devices, b->ucx_net_devices) == 0 &&
            strcmp(a->listen_address, b->listen_address) == 0 &&
            a->lmdb_map_size == b->lmdb_map_size && a->capacity == b->capacity &&
@@ -182,7 +183,7 @@ static void test_defaults(void)
     static const char *const keys[] = {
         "local_root",   "max_capacity", "drain_roots",     "daemon_path",     "ready_timeout",
         "stage_in_timeout",
-        "stop_timeout", "ucx_tls",      "ucx_net_devices", "listen_address",  "lmdb_map_size",
+        "stop_timeout", "stranded_max_age", "ucx_tls",      "ucx_net_devices", "listen_address",  "lmdb_map_size",
         "capacity",     "drain",        "stage_in",        "servers_per_node", "placement",
         "log_level",    "request_timeout", "connect_timeout",
     };
@@ -198,6 +199,7 @@ static void test_defaults(void)
     CHECK(c.ready_timeout == 30.0);
     CHECK(c.stage_in_timeout == 3600.0);
     CHECK(c.stop_timeout == 10.0);
+    CHECK(c.stranded_max_age == 7 * 86400.0);
     CHECK_STR(c.ucx_tls, "cma,tcp");
     CHECK_STR(c.ucx_net_devices, "");
     CHECK_STR(c.listen_address, "");

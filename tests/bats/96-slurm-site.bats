@@ -1,0 +1,218 @@
+#!/usr/bin/env bats
+# The site's side of the SPANK plugin on a real local Slurm cluster (3 slurmd started by
+# scripts/slurm-cluster.sh): the plugstack.conf line printed in docs/CONFIG.md and
+# docs/ADMIN.md works as printed, and the plugin fails closed: an unknown plugstack argument or
+# a site file it cannot read or parse refuses --pdc jobs at submission with a message for the
+# user, never runs them with built-in defaults, leaves jobs without --pdc alone, and never
+# drains a node.
+
+load helpers
+
+# The documented line: the first "required ..." line of the plugstack example in a doc.
+doc_plugstack_line() { # doc
+    awk '/^```/ { inblock = !inblock; next } inblock && /^required .*spank_pdc\.so/ { print; exit }' "$1"
+}
+
+setup_file() {
+    require_build
+    # Not under BATS_TMPDIR: munge and the job user need every parent directory traversable.
+    BASE="$(mktemp -d /tmp/pdcbb-bats-site.XXXXXX)"
+    chmod 755 "$BASE"
+    export BASE CL="$BASE/cluster" SITE="$BASE/site"
+    # The install prefix the docs tell the admin to substitute for /usr/local.
+    export PREFIX="$SITE/prefix"
+    mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out" "$PREFIX/lib/slurm"
+    cp "$BBD" "$TOOL" "$SITE/bin/"
+    cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
+    cp "$BUILD_DIR/spank_plugin/spank_pdc.so" "$PREFIX/lib/slurm/"
+    chmod -R a+rX "$SITE"
+    chmod 1777 "$SITE/drain" "$SITE/out"
+    cat > "$SITE/site.yaml" <<YAML
+local_root: $SITE/local/%n
+daemon_path: $SITE/bin/pdc_bbd
+listen_address: 127.0.0.1
+ucx_net_devices: lo
+max_capacity: 10G
+drain_roots: [$SITE/drain]
+ready_timeout: 20
+YAML
+    chmod 644 "$SITE/site.yaml"
+    cp "$SITE/site.yaml" "$SITE/site.yaml.good"
+    # Exactly as printed, with only the two paths the docs say to replace.
+    DOC_LINE="$(doc_plugstack_line "$REPO_DIR/docs/CONFIG.md")"
+    export DOC_LINE
+    [ -n "$DOC_LINE" ]
+    [ "$DOC_LINE" = "$(doc_plugstack_line "$REPO_DIR/docs/ADMIN.md")" ]
+    sed -e "s|/usr/local|$PREFIX|" -e "s|/etc/pdcbb/site.yaml|$SITE/site.yaml|" <<<"$DOC_LINE" \
+        > "$SITE/plugstack.good"
+    # The form CONFIG.md used to print: the site file as a bare argument.
+    echo "required $PREFIX/lib/slurm/spank_pdc.so $SITE/site.yaml" > "$SITE/plugstack.bare"
+    echo "required $PREFIX/lib/slurm/spank_pdc.so config=$SITE/site.yaml drain_roots=/" \
+        > "$SITE/plugstack.extra"
+    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$SITE/plugstack.good" >&3
+    eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
+    export SLURM_CONF
+}
+
+teardown_file() {
+    "$REPO_DIR/scripts/slurm-cluster.sh" stop --dir "$CL" >&3 || true
+    left="$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)"
+    [ -n "$left" ] && kill -9 $left
+    rm -rf "$BASE"
+    [ -z "$left" ]
+}
+
+teardown() {
+    cp "$SITE/site.yaml.good" "$SITE/site.yaml"
+    chmod 644 "$SITE/site.yaml"
+}
+
+use_plugstack() { # file: restart the cluster with it (slurmd reads the plugin stack at start)
+    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$1" >&3
+}
+
+# Submit a batch script as pdcbbtest and wait for the job to end; sets JOB and OUT.
+run_job() { # script-body [sbatch options...]
+    local body=$1
+    shift
+    local script="$SITE/out/job.$RANDOM.sh"
+    printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
+    chmod 755 "$script"
+    JOB="$(runuser -u pdcbbtest -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
+    wait_job "$JOB"
+}
+
+wait_job() { # jobid; sets OUT
+    for _ in $(seq 240); do
+        squeue -h -j "$1" 2>/dev/null | grep -q . || break
+        sleep 0.25
+    done
+    OUT="$(cat "$SITE/out/$1.out" 2>/dev/null || true)"
+}
+
+no_node_drained() {
+    run sinfo -h -N -o "%N %t"
+    echo "$output"
+    refute_output --partial "drain"
+    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
+}
+
+no_daemons_left() {
+    for _ in $(seq 40); do
+        [ -z "$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)" ] && return 0
+        sleep 0.25
+    done
+    echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $SITE/")" >&2
+    return 1
+}
+
+# A --pdc submission refused because the site configuration is broken; $1: the reason's text.
+assert_refused_broken() {
+    local why=$1
+    shift
+    run runuser -u pdcbbtest -- sbatch "$@"
+    echo "$output"
+    assert_failure
+    assert_output --partial "the site's pdcbb configuration is broken"
+    assert_output --partial "$why"
+    assert_output --partial "contact your administrator"
+    refute_output --partial "(null)"
+    refute_output --partial "Invalid --pdc argument"
+}
+
+# Jobs without --pdc are not the plugin's business, whatever the site file says.
+assert_plain_job_runs() {
+    run_job "echo plain-job-ran on \$(hostname)" -N3
+    echo "$OUT"
+    grep -q "plain-job-ran" <<<"$OUT"
+}
+
+@test "the plugstack.conf line printed in CONFIG.md and ADMIN.md works as printed" {
+    echo "doc line: $DOC_LINE"
+    [[ "$DOC_LINE" == "required /usr/local/lib/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml" ]]
+    run_job "timeout 60 srun -N1 -n1 $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?" -N3 --pdc=capacity=1G
+    echo "$OUT"
+    grep -q "tool_exit=0" <<<"$OUT"
+    grep -q "nservers=3" <<<"$OUT"
+    no_daemons_left
+    # the site file is in force: its max_capacity and drain_roots bind the user
+    run runuser -u pdcbbtest -- sbatch -N1 --pdc=capacity=20G --wrap true
+    assert_failure
+    assert_output --partial "max_capacity"
+    run runuser -u pdcbbtest -- sbatch -N1 --pdc=drain=/tmp --wrap true
+    assert_failure
+    assert_output --partial "not under an allowed drain root"
+    no_node_drained
+}
+
+@test "an unknown plugstack.conf argument refuses --pdc at submission; other jobs run; no node drained" {
+    use_plugstack "$SITE/plugstack.bare"
+    assert_refused_broken "unknown plugstack.conf argument '$SITE/site.yaml'" -N1 --pdc --wrap true
+    # a spec the built-in defaults would have let through (no max_capacity, no drain_roots)
+    assert_refused_broken "unknown plugstack.conf argument" -N1 --pdc=capacity=20G,drain=/tmp --wrap true
+    run timeout 30 runuser -u pdcbbtest -- salloc -N1 --pdc true
+    assert_failure
+    assert_output --partial "the site's pdcbb configuration is broken"
+    run timeout 30 runuser -u pdcbbtest -- srun -N1 --pdc true
+    assert_failure
+    assert_output --partial "the site's pdcbb configuration is broken"
+    use_plugstack "$SITE/plugstack.extra"
+    assert_refused_broken "unknown plugstack.conf argument 'drain_roots=/'" -N1 --pdc=capacity=1G --wrap true
+    assert_plain_job_runs
+    run squeue -h
+    assert_output ""
+    no_node_drained
+    no_daemons_left
+    use_plugstack "$SITE/plugstack.good"
+}
+
+@test "a site file the user cannot read refuses --pdc at submission; other jobs run" {
+    chmod 600 "$SITE/site.yaml"
+    assert_refused_broken "$SITE/site.yaml" -N1 --pdc --wrap true
+    assert_output --partial "Permission denied"
+    assert_plain_job_runs
+    rm "$SITE/site.yaml"
+    assert_refused_broken "$SITE/site.yaml" -N1 --pdc=capacity=1G --wrap true
+    assert_plain_job_runs
+    no_node_drained
+}
+
+@test "a site file that does not parse refuses --pdc at submission with the file named" {
+    printf 'local_root: [unclosed\n' > "$SITE/site.yaml"
+    assert_refused_broken "$SITE/site.yaml" -N1 --pdc --wrap true
+    printf 'local_root: /l\nmax_capasity: 1G\n' > "$SITE/site.yaml"
+    assert_refused_broken "max_capasity" -N1 --pdc=capacity=1G --wrap true
+    assert_plain_job_runs
+    no_node_drained
+}
+
+@test "a site file broken after submission: the prolog starts no burst buffer, the job runs, no node drained" {
+    JOB="$(runuser -u pdcbbtest -- sbatch --parsable --hold -o "$SITE/out/%j.out" -N3 --pdc=capacity=1G \
+        --wrap "echo job-ran; echo dir=\${PDCBB_JOB_DIR:-none}")"
+    printf 'local_root: [unclosed\n' > "$SITE/site.yaml"
+    scontrol release "$JOB"
+    wait_job "$JOB"
+    echo "$OUT"
+    grep -q "job-ran" <<<"$OUT"
+    grep -q "dir=none" <<<"$OUT"
+    run grep -h "job $JOB: burst buffer not started: the site's pdcbb configuration is broken" "$CL"/log/slurmd-n*.log
+    echo "$output"
+    [ "${#lines[@]}" -eq 3 ]
+    [ -z "$(ls -A "$SITE/local" 2>/dev/null | grep -v '^n[123]$' || true)" ]
+    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+    no_node_drained
+    no_daemons_left
+}
+
+@test "a bare --pdc that the site's defaults make invalid is refused without '(null)'" {
+    cp "$SITE/site.yaml.good" "$SITE/site.yaml"
+    echo "capacity: 20G" >> "$SITE/site.yaml"
+    run runuser -u pdcbbtest -- sbatch -N1 --pdc --wrap true
+    echo "$output"
+    assert_failure
+    assert_output --partial "spank_pdc: --pdc: "
+    assert_output --partial "max_capacity"
+    refute_output --partial "(null)"
+    run squeue -h
+    assert_output ""
+}
