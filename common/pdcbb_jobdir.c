@@ -43,8 +43,9 @@ pdcbb_err_t pdcbb_token_generate(uint8_t *token)
     return PDCBB_OK;
 }
 
-/* Write len bytes to path through a temporary file and rename. */
-static pdcbb_err_t write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+/* Write len bytes to path through a temporary file (fsync'ed if sync) and rename. */
+static pdcbb_err_t write_atomic_sync(const char *path, const char *data, size_t len, mode_t mode,
+                                     int sync)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
@@ -65,7 +66,7 @@ static pdcbb_err_t write_atomic(const char *path, const char *data, size_t len, 
         }
         off += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
+    if ((sync && fsync(fd) != 0) || close(fd) != 0) {
         int e = errno;
         unlink(tmp);
         return pdcbb_err_from_errno(e);
@@ -76,6 +77,11 @@ static pdcbb_err_t write_atomic(const char *path, const char *data, size_t len, 
         return pdcbb_err_from_errno(e);
     }
     return PDCBB_OK;
+}
+
+static pdcbb_err_t write_atomic(const char *path, const char *data, size_t len, mode_t mode)
+{
+    return write_atomic_sync(path, data, len, mode, 1);
 }
 
 static void hex_encode(const uint8_t *in, size_t n, char *out)
@@ -265,7 +271,7 @@ static pdcbb_err_t read_small(const char *path, char *buf, size_t len)
 
 pdcbb_err_t pdcbb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
-    return write_atomic(path, data, len, mode);
+    return write_atomic_sync(path, data, len, mode, 0);
 }
 
 pdcbb_err_t pdcbb_read_text(const char *path, char *buf, size_t len)

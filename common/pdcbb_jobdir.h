@@ -106,7 +106,8 @@ pdcbb_err_t pdcbb_rendezvous_publish(const char *rdv, const pdcbb_endpoint_t *ep
 /* Read daemon rank's published record (with token): PDCBB_ERR_NOT_FOUND if absent,
  * PDCBB_ERR_PROTO if malformed or if it names another rank. */
 pdcbb_err_t pdcbb_rendezvous_read(const char *rdv, unsigned rank, pdcbb_endpoint_t *ep);
-/* Write len bytes to path through a temporary file, fsync and rename (mode for a new file). */
+/* Write len bytes to path through a temporary file and rename (mode for a new file); no fsync:
+ * for files that can be rebuilt (a crash of the node ends the job anyway). */
 pdcbb_err_t pdcbb_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 /* Read a small text file (at most len-1 bytes) into buf, NUL-terminated, trailing newlines
  * removed. */
