@@ -598,7 +598,7 @@ kill_leftover_steps() {
 # (recorded at start; none without --node-local). After slurmd is gone these are leftovers:
 # processes a prolog started that no epilog stopped, or steps that outlived slurmd.
 node_namespace_pids() {
-    local f node ns all="" host pid
+    local f node ns all="" host pid checked
     host="$(readlink /proc/$$/ns/mnt)"
     for f in "$RUN_DIR"/slurmd-*.mntns; do
         [ -e "$f" ] || continue
@@ -609,8 +609,17 @@ node_namespace_pids() {
         # Every process's namespace in one pass ("mnt:[N] /proc/PID/ns/mnt" lines).
         [ -n "$all" ] || all="$(find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/mnt' \
             -printf '%l %p\n' 2>/dev/null)"
+        # Namespace numbers are reused once a namespace is gone: it counts as this node's
+        # only if it still has the tmpfs over DIR/nodes that node_wrapper mounted.
+        checked=""
         while read -r pid; do
-            if pid_alive "$pid"; then echo "$node $pid"; fi
+            pid_alive "$pid" || continue
+            if [ -z "$checked" ]; then
+                grep -qF " $NODES_DIR rw,nosuid,nodev,noexec" "/proc/$pid/mountinfo" 2>/dev/null \
+                    || break
+                checked=1
+            fi
+            echo "$node $pid"
         done < <(awk -v ns="$ns" '$1 == ns { split($2, p, "/"); print p[3] }' <<<"$all")
     done
     return 0
