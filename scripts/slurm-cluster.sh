@@ -32,7 +32,9 @@ Commands:
                       --node-local PATH: each node's slurmd, and everything it starts
                       (prolog, epilog, job steps, daemons), runs in a mount namespace of
                       its own in which PATH is that node's private directory (on the host:
-                      DIR/nodes/nX/local); no node sees another node's PATH. PATH is an
+                      DIR/nodes/nX/local); no node sees another node's PATH, nor what
+                      another node keeps in its TmpFS DIR/tmp/nX (on the host: in
+                      DIR/nodes/nX/tmp; DIR/nodes is empty on every node). PATH is an
                       absolute path outside DIR, the same on every node (like
                       /local/scratch); start creates it (root, 0755) if missing, and the
                       node directories take the mode and owner of an existing PATH.
@@ -280,8 +282,10 @@ EOF
 
 # node_wrapper NODE_LOCAL NODE CMD...: the command line that starts NODE's slurmd. Without
 # NODE_LOCAL just CMD. With it CMD runs in a new mount namespace (private propagation: no
-# mount goes in or out) in which NODE's backing directory is bind-mounted on NODE_LOCAL and
-# an empty tmpfs covers DIR/nodes, so nothing on the node reaches another node's directory.
+# mount goes in or out) in which NODE's backing directory is bind-mounted on NODE_LOCAL,
+# DIR/nodes/NODE/tmp on NODE's TmpFS DIR/tmp/NODE (so the node's TmpFS files, such as
+# OpenMPI's shared-memory segments, are its own too), and an empty tmpfs covers DIR/nodes,
+# so nothing on the node reaches another node's directories.
 # unshare without --fork and sh's exec keep one pid, so slurmd's own pid file stays right
 # and the namespace lives exactly as long as slurmd and what it starts.
 node_wrapper() {
@@ -291,11 +295,13 @@ node_wrapper() {
     fi
     # shellcheck disable=SC2016  # expanded by the inner sh
     exec unshare --mount --propagation private -- sh -c '
-        mount --bind -- "$1" "$2" || { echo "node $4: cannot bind $1 on $2" >&2; exit 1; }
-        mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec pdcbb-hidden "$3" \
-            || { echo "node $4: cannot hide $3" >&2; exit 1; }
-        shift 4
-        exec "$@"' pdcbb-node "$(node_backing_dir "$node")" "$node_local" "$NODES_DIR" "$node" "$@"
+        mount --bind -- "$1" "$2" || { echo "node $6: cannot bind $1 on $2" >&2; exit 1; }
+        mount --bind -- "$3" "$4" || { echo "node $6: cannot bind $3 on $4" >&2; exit 1; }
+        mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec pdcbb-hidden "$5" \
+            || { echo "node $6: cannot hide $5" >&2; exit 1; }
+        shift 6
+        exec "$@"' pdcbb-node "$(node_backing_dir "$node")" "$node_local" \
+        "$NODES_DIR/$node/tmp" "$TMPFS_DIR/$node" "$NODES_DIR" "$node" "$@"
 }
 
 # check_node_namespace NODE: after start, NODE's slurmd must be in a mount namespace of its
@@ -422,8 +428,9 @@ do_start() {
         mkdir -p "$NODES_DIR"
         chmod 0700 "$NODES_DIR"   # the host side: nobody but root looks into other nodes
         for (( i = 1; i <= nodes; i++ )); do
-            mkdir -p "$NODES_DIR/n$i" "$(node_backing_dir "n$i")"
+            mkdir -p "$NODES_DIR/n$i" "$(node_backing_dir "n$i")" "$NODES_DIR/n$i/tmp"
             chmod 0755 "$NODES_DIR/n$i"
+            chmod 1777 "$NODES_DIR/n$i/tmp"
             chown "$local_owner" "$(node_backing_dir "n$i")"
             chmod "$local_mode" "$(node_backing_dir "n$i")"
         done

@@ -314,6 +314,14 @@ EOF
     run "$CLUSTER" exec --dir "$CLUSTER_DIR" n3 -- ls -A "$CLUSTER_DIR/nodes"
     assert_success
     assert_output ""
+    # The TmpFS of a node (DIR/tmp/nX) is private too; on the host it is DIR/nodes/nX/tmp.
+    run as_user "timeout 30 srun -N1 -w n1 sh -c 'echo n1 >$CLUSTER_DIR/tmp/n1/tmpfile'"
+    assert_success
+    run as_user "timeout 30 srun -N1 -w n2 ls -A $CLUSTER_DIR/tmp/n1"
+    assert_success
+    assert_output ""
+    assert_equal "$(cat "$CLUSTER_DIR/nodes/n1/tmp/tmpfile")" n1
+    [ ! -e "$CLUSTER_DIR/tmp/n1/tmpfile" ]
     # On the host DIR/nodes is root's alone.
     run runuser -u pdcbbtest -- ls "$CLUSTER_DIR/nodes/n2/local"
     assert_failure
