@@ -36,8 +36,9 @@ Commands:
                       another node keeps in its TmpFS DIR/tmp/nX (on the host: in
                       DIR/nodes/nX/tmp; DIR/nodes is empty on every node). PATH is an
                       absolute path outside DIR, the same on every node (like
-                      /local/scratch); start creates it (root, 0755) if missing, and the
-                      node directories take the mode and owner of an existing PATH.
+                      /local/scratch); start creates it (root, 0755) if missing, and stop
+                      removes it again; the node directories take the mode and owner of
+                      an existing PATH.
   stop [--dir DIR]    cancel remaining jobs, shut everything down, wait for every daemon
                       by pid, end what is left in the nodes' mount namespaces; exits 0 if
                       nothing runs.
@@ -83,6 +84,7 @@ set_paths() {
     TASK_PROLOG="$DIR/task-prolog.sh"
     NODES_DIR="$DIR/nodes"              # backing directories of every node's PATH
     NODE_LOCAL_FILE="$DIR/node-local"   # the --node-local PATH of the last start
+    NODE_LOCAL_MADE="$DIR/node-local.created"   # present if start created PATH: stop removes it
 }
 slurmd_pidfile() { echo "$RUN_DIR/slurmd-$1.pid"; }
 slurmd_mntns_file() { echo "$RUN_DIR/slurmd-$1.mntns"; }  # its mount namespace, "mnt:[N]"
@@ -424,6 +426,7 @@ do_start() {
             mkdir -p "$node_local" || die "--node-local $node_local: cannot create it"
             chown 0:0 "$node_local"
             chmod 0755 "$node_local"
+            : >"$NODE_LOCAL_MADE"
         fi
         mkdir -p "$NODES_DIR"
         chmod 0700 "$NODES_DIR"   # the host side: nobody but root looks into other nodes
@@ -654,6 +657,18 @@ kill_node_namespaces() {
     fi
 }
 
+# A --node-local PATH that start created goes with the cluster (the host's side of it is
+# only a mount point, empty unless something on the host wrote there: then it stays).
+remove_made_node_local() {
+    local path
+    [ -e "$NODE_LOCAL_MADE" ] || return 0
+    path="$(recorded_node_local)"
+    rm -f "$NODE_LOCAL_MADE"
+    [ -n "$path" ] && [ -d "$path" ] || return 0
+    rmdir -- "$path" 2>/dev/null \
+        || echo "$PROG: warning: kept $path (start created it, but it is not empty on the host)" >&2
+}
+
 # do_stop [quiet]: stop everything of DIR by pid.
 do_stop() {
     local quiet=${1:-} ctld munge ids t0 stopped=() killed=() pids=() node pid line
@@ -665,6 +680,7 @@ do_stop() {
     if [ -z "$ctld" ] && [ -z "$munge" ] && [ -z "$slurmds" ] \
         && [ -z "$(node_namespace_pids)" ]; then
         rm -f "$RUN_DIR"/slurmd-*.mntns
+        remove_made_node_local
         [ -n "$quiet" ] || say "not running in $DIR"
         return 0
     fi
@@ -730,6 +746,7 @@ do_stop() {
         stopped+=("munged (pid $munge)")
     fi
     rm -f "$CTLD_PID" "$RUN_DIR"/slurmd-*.pid "$RUN_DIR"/slurmd-*.mntns "$MUNGE_PID"
+    remove_made_node_local
 
     if [ -z "$quiet" ]; then
         for line in "${stopped[@]}"; do say "stopped $line"; done

@@ -544,4 +544,9 @@ EOF
     assert_line n1
     assert_line n4
     assert_equal "${#lines[@]}" 4
+    # What start created, stop removes; a PATH that existed stays.
+    run "$CLUSTER" stop --dir "$CLUSTER_DIR"
+    assert_success
+    [ ! -e "$path" ]
+    [ -d "$NODE_LOCAL" ]
 }
