@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Start, stop and inspect a real local Slurm test cluster on this machine: one munged, one
 # slurmctld and N slurmd ("nodes" n1..nN) on 127.0.0.1, everything under one directory.
+# With --node-local PATH every slurmd runs in its own mount namespace where PATH is that
+# node's private directory, as node-local storage is on a real cluster.
 # See docs/TEST-CLUSTER.md. Needs root and the Debian packages slurmctld, slurmd,
 # slurm-client and munge (scripts/install-deps.sh).
 set -euo pipefail
@@ -21,16 +23,34 @@ with everything (config, munge key and socket, state, spool, logs, pid files, pe
 TmpFS) under one directory.
 
 Commands:
-  start [--dir DIR] [--nodes N] [--plugstack FILE]
+  start [--dir DIR] [--nodes N] [--plugstack FILE] [--node-local PATH]
                       start the cluster with a clean state (job ids restart at 1) and wait
                       until all nodes are idle. Already running: says so and exits 0
-                      (fails if --nodes differs; restarts if --plugstack FILE differs).
+                      (fails if --nodes or --node-local differs; restarts if --plugstack
+                      FILE differs, keeping the running cluster's --node-local).
                       --plugstack copies FILE to DIR/plugstack.conf (default: empty).
+                      --node-local PATH: each node's slurmd, and everything it starts
+                      (prolog, epilog, job steps, daemons), runs in a mount namespace of
+                      its own in which PATH is that node's private directory (on the host:
+                      DIR/nodes/nX/local); no node sees another node's PATH, nor what
+                      another node keeps in its TmpFS DIR/tmp/nX (on the host: in
+                      DIR/nodes/nX/tmp; DIR/nodes is empty on every node). PATH is an
+                      absolute path outside DIR, the same on every node (like
+                      /local/scratch); start creates it (root, 0755) if missing, and stop
+                      removes it again; the node directories take the mode and owner of
+                      an existing PATH.
   stop [--dir DIR]    cancel remaining jobs, shut everything down, wait for every daemon
-                      by pid; exits 0 if nothing runs.
-  status [--dir DIR]  daemons, nodes, ports, test users; exit 0 running, 3 stopped,
-                      1 partly running.
+                      by pid, end what is left in the nodes' mount namespaces; exits 0 if
+                      nothing runs.
+  status [--dir DIR]  daemons, nodes, ports, node-local storage, test users; exit 0
+                      running, 3 stopped, 1 partly running.
   env [--dir DIR]     print 'export SLURM_CONF=...' lines: eval "\$($PROG env)"
+  exec [--dir DIR] NODE -- CMD [ARG...]
+                      run CMD as root inside node NODE's mount namespace (nsenter into
+                      its slurmd), e.g. 'exec n2 -- ls -l PATH'; the working directory is
+                      the caller's if it exists there, else /. Exits with CMD's status.
+  node-local-dir [--dir DIR] NODE
+                      print the host directory that is NODE's PATH (DIR/nodes/NODE/local)
   --help              this text
 
 DIR defaults to $DEFAULT_DIR, N to 2. Must run as root. Test users (created at start if
@@ -62,8 +82,18 @@ set_paths() {
     CTLD_PID="$RUN_DIR/slurmctld.pid"
     CTLD_LOG="$LOG_DIR/slurmctld.log"
     TASK_PROLOG="$DIR/task-prolog.sh"
+    NODES_DIR="$DIR/nodes"              # backing directories of every node's PATH
+    NODE_LOCAL_FILE="$DIR/node-local"   # the --node-local PATH of the last start
+    NODE_LOCAL_MADE="$DIR/node-local.created"   # present if start created PATH: stop removes it
 }
 slurmd_pidfile() { echo "$RUN_DIR/slurmd-$1.pid"; }
+slurmd_mntns_file() { echo "$RUN_DIR/slurmd-$1.mntns"; }  # its mount namespace, "mnt:[N]"
+node_backing_dir() { echo "$NODES_DIR/$1/local"; }
+# The --node-local PATH this cluster was started with (empty: none).
+recorded_node_local() {
+    if [ -f "$NODE_LOCAL_FILE" ]; then cat "$NODE_LOCAL_FILE"; fi
+    return 0
+}
 slurmd_log() { echo "$LOG_DIR/slurmd-$1.log"; }
 
 # Node names from the generated slurm.conf (empty if there is none).
@@ -114,7 +144,8 @@ wait_pids_gone() {
 }
 
 # Run a daemon's start command with no inherited descriptors above 2 (a daemon holding,
-# say, bats' fd 3 open would hang the caller) and its early output in a file.
+# say, bats' fd 3 open would hang the caller) and its early output in a file. The command
+# may be a function of this script that execs in the end (node_wrapper).
 run_detached() {
     local out=$1; shift
     (
@@ -122,7 +153,8 @@ run_detached() {
             fd=${fd##*/}
             if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
         done
-        exec "$@" </dev/null >>"$out" 2>&1
+        exec </dev/null >>"$out" 2>&1
+        if declare -F "$1" >/dev/null; then "$@"; else exec "$@"; fi
     )
 }
 
@@ -250,6 +282,51 @@ EOF
     chmod 0755 "$TASK_PROLOG"
 }
 
+# node_wrapper NODE_LOCAL NODE CMD...: the command line that starts NODE's slurmd. Without
+# NODE_LOCAL just CMD. With it CMD runs in a new mount namespace (private propagation: no
+# mount goes in or out) in which NODE's backing directory is bind-mounted on NODE_LOCAL,
+# DIR/nodes/NODE/tmp on NODE's TmpFS DIR/tmp/NODE (so the node's TmpFS files, such as
+# OpenMPI's shared-memory segments, are its own too), and an empty tmpfs covers DIR/nodes,
+# so nothing on the node reaches another node's directories.
+# unshare without --fork and sh's exec keep one pid, so slurmd's own pid file stays right
+# and the namespace lives exactly as long as slurmd and what it starts.
+node_wrapper() {
+    local node_local=$1 node=$2; shift 2
+    if [ -z "$node_local" ]; then
+        exec "$@"
+    fi
+    # shellcheck disable=SC2016  # expanded by the inner sh
+    exec unshare --mount --propagation private -- sh -c '
+        mount --bind -- "$1" "$2" || { echo "node $6: cannot bind $1 on $2" >&2; exit 1; }
+        mount --bind -- "$3" "$4" || { echo "node $6: cannot bind $3 on $4" >&2; exit 1; }
+        mount -t tmpfs -o mode=0755,size=64k,nosuid,nodev,noexec pdcbb-hidden "$5" \
+            || { echo "node $6: cannot hide $5" >&2; exit 1; }
+        shift 6
+        exec "$@"' pdcbb-node "$(node_backing_dir "$node")" "$node_local" \
+        "$NODES_DIR/$node/tmp" "$TMPFS_DIR/$node" "$NODES_DIR" "$node" "$@"
+}
+
+# check_node_namespace NODE: after start, NODE's slurmd must be in a mount namespace of its
+# own, with NODE's backing directory at PATH; records that namespace for stop.
+check_node_namespace() {
+    local node=$1 pid ns node_local host_id node_id
+    node_local="$(recorded_node_local)"
+    pid="$(pid_from_file "$(slurmd_pidfile "$node")")" \
+        || { echo "$PROG: error: slurmd for $node is not running" >&2; return 1; }
+    ns="$(readlink "/proc/$pid/ns/mnt")" || { echo "$PROG: error: cannot read /proc/$pid/ns/mnt" >&2; return 1; }
+    if [ "$ns" = "$(readlink /proc/$$/ns/mnt)" ]; then
+        echo "$PROG: error: slurmd for $node (pid $pid) runs in the host's mount namespace" >&2
+        return 1
+    fi
+    printf '%s\n' "$ns" >"$(slurmd_mntns_file "$node")"
+    host_id="$(stat -c %d:%i "$(node_backing_dir "$node")")"
+    node_id="$(nsenter -t "$pid" -m -- stat -c %d:%i "$node_local" 2>&1)"
+    if [ "$host_id" != "$node_id" ]; then
+        echo "$PROG: error: on $node, $node_local is not $(node_backing_dir "$node") ($node_id, host $host_id)" >&2
+        return 1
+    fi
+}
+
 # Undo a failed start: stop by pid whatever did start.
 abort_start() {
     echo "$PROG: start failed; stopping what was started (logs stay in $DIR)" >&2
@@ -264,9 +341,10 @@ all_nodes_idle() {  # all_nodes_idle N
 }
 
 do_start() {
-    local nodes=$1 plugstack_src=$2 plugstack_text="" t0 i n pid base deadline
+    local nodes=$1 plugstack_src=$2 node_local=$3 plugstack_text="" t0 i n pid base deadline
+    local running_local
     [ "$(id -u)" -eq 0 ] || die "start needs root (the daemons run as root, test users are created)"
-    for cmd in munged mungekey slurmctld slurmd sinfo scontrol ss; do
+    for cmd in munged mungekey slurmctld slurmd sinfo scontrol ss unshare nsenter mount; do
         command -v "$cmd" >/dev/null || die "$cmd not found: run scripts/install-deps.sh"
     done
     if [ -n "$plugstack_src" ]; then
@@ -278,9 +356,14 @@ do_start() {
     if pid_from_file "$CTLD_PID" >/dev/null || pid_from_file "$MUNGE_PID" >/dev/null \
         || [ -n "$(running_slurmds)" ]; then
         n="$(conf_nodes | wc -l)"
+        running_local="$(recorded_node_local)"
         if status_healthy; then
             if [ -n "$NODES_SET" ] && [ "$n" -ne "$nodes" ]; then
                 die "a cluster with $n nodes already runs in $DIR (asked for $nodes): stop it first"
+            fi
+            if [ -n "$NODE_LOCAL_SET" ] && [ "$node_local" != "$running_local" ]; then
+                die "a cluster with --node-local '${running_local:-(none)}' already runs in $DIR" \
+                    "(asked for '$node_local'): stop it first"
             fi
             if [ -z "$plugstack_src" ] || [ "$plugstack_text" = "$(cat "$PLUGSTACK")" ]; then
                 say "already running in $DIR ($n nodes)"
@@ -293,7 +376,21 @@ do_start() {
             say "a previous cluster in $DIR is only partly running: stopping it first"
         fi
         if [ -z "$NODES_SET" ] && [ "$n" -gt 0 ]; then nodes=$n; fi
+        if [ -z "$NODE_LOCAL_SET" ]; then node_local=$running_local; fi
         do_stop
+    fi
+
+    # PATH's mode and owner, read before anything is created: the nodes' directories get
+    # the same (a site's /local/scratch may be 1777); a PATH start creates is root's, 0755.
+    local local_mode=0755 local_owner=0:0
+    if [ -n "$node_local" ]; then
+        if [ -e "$node_local" ] || [ -L "$node_local" ]; then
+            if [ ! -d "$node_local" ] || [ -L "$node_local" ]; then
+                die "--node-local $node_local: exists and is not a directory"
+            fi
+            local_mode="$(stat -c %a "$node_local")"
+            local_owner="$(stat -c %u:%g "$node_local")"
+        fi
     fi
 
     t0=$(now_ms)
@@ -324,6 +421,24 @@ do_start() {
         chmod 0755 "$DIR/slurmd-n$i"
         chmod 1777 "$TMPFS_DIR/n$i"
     done
+    if [ -n "$node_local" ]; then
+        if [ ! -d "$node_local" ]; then
+            mkdir -p "$node_local" || die "--node-local $node_local: cannot create it"
+            chown 0:0 "$node_local"
+            chmod 0755 "$node_local"
+            : >"$NODE_LOCAL_MADE"
+        fi
+        mkdir -p "$NODES_DIR"
+        chmod 0700 "$NODES_DIR"   # the host side: nobody but root looks into other nodes
+        for (( i = 1; i <= nodes; i++ )); do
+            mkdir -p "$NODES_DIR/n$i" "$(node_backing_dir "n$i")" "$NODES_DIR/n$i/tmp"
+            chmod 0755 "$NODES_DIR/n$i"
+            chmod 1777 "$NODES_DIR/n$i/tmp"
+            chown "$local_owner" "$(node_backing_dir "n$i")"
+            chmod "$local_mode" "$(node_backing_dir "n$i")"
+        done
+        printf '%s\n' "$node_local" >"$NODE_LOCAL_FILE"
+    fi
     if [ -n "$plugstack_src" ]; then
         printf '%s\n' "$plugstack_text" >"$PLUGSTACK"
     else
@@ -371,9 +486,10 @@ do_start() {
         sleep 0.05
     done
 
-    # 3. one slurmd per node
+    # 3. one slurmd per node (with --node-local each in a mount namespace of its own)
     for (( i = 1; i <= nodes; i++ )); do
-        if ! run_detached "$LOG_DIR/slurmd-n$i.out" slurmd -f "$CONF" -N "n$i"; then
+        if ! run_detached "$LOG_DIR/slurmd-n$i.out" node_wrapper "$node_local" "n$i" \
+            slurmd -f "$CONF" -N "n$i"; then
             show_log "$LOG_DIR/slurmd-n$i.out"; show_log "$(slurmd_log "n$i")"
             echo "$PROG: error: slurmd -N n$i failed to start (log: $(slurmd_log "n$i"))" >&2
             abort_start
@@ -410,8 +526,17 @@ do_start() {
         fi
         sleep 0.1
     done
+    if [ -n "$node_local" ]; then
+        for (( i = 1; i <= nodes; i++ )); do
+            check_node_namespace "n$i" || abort_start
+        done
+    fi
     say "started in $DIR: $nodes nodes (n1..n$nodes) idle, slurmctld port $base," \
         "node ports $(( base + 1 ))-$(( base + nodes )), $(elapsed "$t0") s"
+    if [ -n "$node_local" ]; then
+        say "node-local storage: $node_local is private to each node (host side:" \
+            "$NODES_DIR/nX/local; look from a node with '$PROG exec nX -- CMD')"
+    fi
     say "use it with: eval \"\$($0 env --dir $DIR)\""
 }
 
@@ -479,6 +604,71 @@ kill_leftover_steps() {
     wait_pids_gone 5 "${victims[@]}" || true
 }
 
+# "node pid" of every live process in the mount namespace of one of this cluster's nodes
+# (recorded at start; none without --node-local). After slurmd is gone these are leftovers:
+# processes a prolog started that no epilog stopped, or steps that outlived slurmd.
+node_namespace_pids() {
+    local f node ns all="" host pid checked
+    host="$(readlink /proc/$$/ns/mnt)"
+    for f in "$RUN_DIR"/slurmd-*.mntns; do
+        [ -e "$f" ] || continue
+        node="${f##*/slurmd-}"; node="${node%.mntns}"
+        ns="$(cat "$f")"
+        # Never the host's namespace, whatever the file says.
+        if [ -z "$ns" ] || [ "$ns" = "$host" ]; then continue; fi
+        # Every process's namespace in one pass ("mnt:[N] /proc/PID/ns/mnt" lines).
+        [ -n "$all" ] || all="$(find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/mnt' \
+            -printf '%l %p\n' 2>/dev/null)"
+        # Namespace numbers are reused once a namespace is gone: it counts as this node's
+        # only if it still has the tmpfs over DIR/nodes that node_wrapper mounted.
+        checked=""
+        while read -r pid; do
+            pid_alive "$pid" || continue
+            if [ -z "$checked" ]; then
+                grep -qF " $NODES_DIR rw,nosuid,nodev,noexec" "/proc/$pid/mountinfo" 2>/dev/null \
+                    || break
+                checked=1
+            fi
+            echo "$node $pid"
+        done < <(awk -v ns="$ns" '$1 == ns { split($2, p, "/"); print p[3] }' <<<"$all")
+    done
+    return 0
+}
+
+# End what is left in the nodes' namespaces: SIGTERM, 3 s, SIGKILL. Adds the SIGKILLed pids
+# to the caller's "killed" array. When it returns, the namespaces are gone.
+kill_node_namespaces() {
+    local left pids=() node pid
+    left="$(node_namespace_pids)"
+    [ -n "$left" ] || return 0
+    while read -r node pid; do pids+=("$pid"); done <<<"$left"
+    say "ending processes left in the nodes' mount namespaces:" \
+        "$(echo "$left" | awk '{printf "%s%s pid %s", (NR > 1 ? ", " : ""), $1, $2}')"
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    if ! wait_pids_gone 3 "${pids[@]}"; then
+        for pid in "${pids[@]}"; do
+            if pid_alive "$pid"; then
+                kill -KILL "$pid" 2>/dev/null || true
+                killed+=("$pid")
+            fi
+        done
+        wait_pids_gone 5 "${pids[@]}" \
+            || echo "$PROG: warning: still alive after SIGKILL: $(node_namespace_pids | tr '\n' ' ')" >&2
+    fi
+}
+
+# A --node-local PATH that start created goes with the cluster (the host's side of it is
+# only a mount point, empty unless something on the host wrote there: then it stays).
+remove_made_node_local() {
+    local path
+    [ -e "$NODE_LOCAL_MADE" ] || return 0
+    path="$(recorded_node_local)"
+    rm -f "$NODE_LOCAL_MADE"
+    [ -n "$path" ] && [ -d "$path" ] || return 0
+    rmdir -- "$path" 2>/dev/null \
+        || echo "$PROG: warning: kept $path (start created it, but it is not empty on the host)" >&2
+}
+
 # do_stop [quiet]: stop everything of DIR by pid.
 do_stop() {
     local quiet=${1:-} ctld munge ids t0 stopped=() killed=() pids=() node pid line
@@ -487,7 +677,10 @@ do_stop() {
     munge="$(pid_from_file "$MUNGE_PID" || true)"
     local slurmds
     slurmds="$(running_slurmds)"
-    if [ -z "$ctld" ] && [ -z "$munge" ] && [ -z "$slurmds" ]; then
+    if [ -z "$ctld" ] && [ -z "$munge" ] && [ -z "$slurmds" ] \
+        && [ -z "$(node_namespace_pids)" ]; then
+        rm -f "$RUN_DIR"/slurmd-*.mntns
+        remove_made_node_local
         [ -n "$quiet" ] || say "not running in $DIR"
         return 0
     fi
@@ -539,8 +732,9 @@ do_stop() {
         fi
     fi
 
-    # Job steps that outlived the daemons.
+    # Job steps that outlived the daemons, then anything else in the nodes' namespaces.
     kill_leftover_steps
+    kill_node_namespaces
 
     if [ -n "$munge" ]; then
         kill -TERM "$munge" 2>/dev/null || true
@@ -551,7 +745,8 @@ do_stop() {
         fi
         stopped+=("munged (pid $munge)")
     fi
-    rm -f "$CTLD_PID" "$RUN_DIR"/slurmd-*.pid "$MUNGE_PID"
+    rm -f "$CTLD_PID" "$RUN_DIR"/slurmd-*.pid "$RUN_DIR"/slurmd-*.mntns "$MUNGE_PID"
+    remove_made_node_local
 
     if [ -z "$quiet" ]; then
         for line in "${stopped[@]}"; do say "stopped $line"; done
@@ -572,11 +767,17 @@ status_healthy() {
 }
 
 do_status() {
-    local ctld munge node pid up=0 total=0 u base
+    local ctld munge node pid up=0 total=0 u base node_local
     echo "directory:  $DIR"
     if [ ! -f "$CONF" ]; then
         echo "state:      stopped (no $CONF)"
         return 3
+    fi
+    node_local="$(recorded_node_local)"
+    if [ -n "$node_local" ]; then
+        echo "node-local: $node_local, private to each node (--node-local; host side $NODES_DIR/nX/local)"
+    else
+        echo "node-local: none (every node sees the same files; start --node-local PATH)"
     fi
     if ctld="$(pid_from_file "$CTLD_PID")"; then
         echo "slurmctld:  running, pid $ctld, port $(conf_value SlurmctldPort), log $CTLD_LOG"; up=$((up + 1))
@@ -595,6 +796,10 @@ do_status() {
         base="$(sed -n "s/^NodeName=$node .*Port=\\([0-9]*\\).*/\\1/p" "$CONF")"
         if pid="$(pid_from_file "$(slurmd_pidfile "$node")")"; then
             echo "slurmd $node: running, pid $pid, port $base, log $(slurmd_log "$node")"; up=$((up + 1))
+            if [ -n "$node_local" ]; then
+                echo "    $node_local of $node: $(node_backing_dir "$node") on the host," \
+                    "mount namespace $(readlink "/proc/$pid/ns/mnt" 2>/dev/null || echo '?')"
+            fi
         else
             echo "slurmd $node: not running (log $(slurmd_log "$node"))"
         fi
@@ -618,9 +823,39 @@ do_status() {
 }
 
 do_env() {
+    local node_local
     [ -f "$CONF" ] || die "no cluster configured in $DIR (run '$PROG start --dir $DIR')"
     echo "export SLURM_CONF=$CONF"
     echo "export PDCBB_SLURM_DIR=$DIR"
+    node_local="$(recorded_node_local)"
+    if [ -n "$node_local" ]; then echo "export PDCBB_SLURM_NODE_LOCAL=$node_local"; fi
+}
+
+# check_node NODE: NODE is a node of this cluster's slurm.conf.
+check_node() {
+    local node=$1 all
+    [ -f "$CONF" ] || die "no cluster configured in $DIR (run '$PROG start --dir $DIR')"
+    all="$(conf_nodes | tr '\n' ' ')"
+    [[ " $all" == *" $node "* ]] || die "unknown node '$node': the nodes of $DIR are ${all% }"
+}
+
+do_exec() {
+    local node=$1 pid; shift
+    [ "$(id -u)" -eq 0 ] || die "exec needs root (it enters a node's mount namespace)"
+    check_node "$node"
+    pid="$(pid_from_file "$(slurmd_pidfile "$node")")" \
+        || die "slurmd of $node is not running in $DIR (see '$PROG status --dir $DIR')"
+    # shellcheck disable=SC2016  # expanded by the inner sh
+    exec nsenter -t "$pid" -m -- sh -c 'cd -- "$1" 2>/dev/null || cd /; shift; exec "$@"' \
+        pdcbb-exec "$PWD" "$@"
+}
+
+do_node_local_dir() {
+    local node=$1
+    check_node "$node"
+    [ -n "$(recorded_node_local)" ] \
+        || die "the cluster in $DIR was started without --node-local: every node sees the host's files"
+    node_backing_dir "$node"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -630,7 +865,7 @@ do_env() {
 cmd=$1; shift
 case "$cmd" in
     -h|--help|help) usage; exit 0 ;;
-    start|stop|status|env) ;;
+    start|stop|status|env|exec|node-local-dir) ;;
     *) echo "$PROG: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
 esac
 
@@ -638,8 +873,16 @@ DIR=$DEFAULT_DIR
 NODES=2
 NODES_SET=""   # set if --nodes was given: then a running cluster must have that many
 PLUGSTACK_SRC=""
+NODE_LOCAL=""
+NODE_LOCAL_SET=""
+NODE=""        # exec and node-local-dir
+EXEC_CMD=()    # exec: the command after --
 while [ $# -gt 0 ]; do
     case "$1" in
+        --) [ "$cmd" = exec ] || die "unexpected '--' for $cmd (see --help)"
+            shift; EXEC_CMD=("$@"); break ;;
+        --node-local) [ $# -ge 2 ] || die "--node-local needs a value"; NODE_LOCAL=$2; NODE_LOCAL_SET=1; shift 2 ;;
+        --node-local=*) NODE_LOCAL=${1#--node-local=}; NODE_LOCAL_SET=1; shift ;;
         --dir) [ $# -ge 2 ] || die "--dir needs a value"; DIR=$2; shift 2 ;;
         --dir=*) DIR=${1#--dir=}; shift ;;
         --nodes) [ $# -ge 2 ] || die "--nodes needs a value"; NODES=$2; NODES_SET=1; shift 2 ;;
@@ -647,12 +890,26 @@ while [ $# -gt 0 ]; do
         --plugstack) [ $# -ge 2 ] || die "--plugstack needs a value"; PLUGSTACK_SRC=$2; shift 2 ;;
         --plugstack=*) PLUGSTACK_SRC=${1#--plugstack=}; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) die "unknown option '$1' for $cmd (see --help)" ;;
+        -*) die "unknown option '$1' for $cmd (see --help)" ;;
+        *)  if [ -z "$NODE" ] && { [ "$cmd" = exec ] || [ "$cmd" = node-local-dir ]; }; then
+                NODE=$1; shift
+            elif [ "$cmd" = exec ]; then
+                die "exec: put '--' before the command: $PROG exec [--dir DIR] NODE -- CMD [ARG...]"
+            else
+                die "unexpected argument '$1' for $cmd (see --help)"
+            fi ;;
     esac
 done
-if [ "$cmd" != start ] && { [ -n "$NODES_SET" ] || [ -n "$PLUGSTACK_SRC" ]; }; then
-    die "--nodes and --plugstack only go with 'start'"
+if [ "$cmd" != start ] && { [ -n "$NODES_SET" ] || [ -n "$PLUGSTACK_SRC" ] || [ -n "$NODE_LOCAL_SET" ]; }; then
+    die "--nodes, --plugstack and --node-local only go with 'start'"
 fi
+case "$cmd" in
+    exec)
+        [ -n "$NODE" ] || die "exec needs a node: $PROG exec [--dir DIR] NODE -- CMD [ARG...]"
+        [ "${#EXEC_CMD[@]}" -gt 0 ] || die "exec needs a command after '--': $PROG exec [--dir DIR] NODE -- CMD [ARG...]" ;;
+    node-local-dir)
+        [ -n "$NODE" ] || die "node-local-dir needs a node: $PROG node-local-dir [--dir DIR] NODE" ;;
+esac
 if ! [[ "$NODES" =~ ^[0-9]+$ ]] || [ "$NODES" -lt 1 ] || [ "$NODES" -gt 32 ]; then
     die "--nodes must be a number from 1 to 32, not '$NODES'"
 fi
@@ -661,13 +918,31 @@ fi
 DIR="$(realpath -m -- "$DIR")"
 [ "$DIR" != / ] || die "--dir must not be /"
 if [ -n "$PLUGSTACK_SRC" ]; then PLUGSTACK_SRC="$(realpath -m -- "$PLUGSTACK_SRC")"; fi
+if [ -n "$NODE_LOCAL_SET" ]; then
+    case "$NODE_LOCAL" in
+        /*) ;;
+        *) die "--node-local '$NODE_LOCAL': must be an absolute path (the same on every node, like /local/scratch)" ;;
+    esac
+    [[ "$NODE_LOCAL" =~ ^[A-Za-z0-9/._+-]+$ ]] \
+        || die "--node-local '$NODE_LOCAL': use only letters, digits and / . _ + -"
+    NODE_LOCAL="$(realpath -m -- "$NODE_LOCAL")"
+    [ "$NODE_LOCAL" != / ] || die "--node-local must not be /"
+    case "$DIR/" in
+        "$NODE_LOCAL"/*) die "--node-local $NODE_LOCAL contains --dir $DIR: on each node it would hide the cluster's own files" ;;
+    esac
+    case "$NODE_LOCAL/" in
+        "$DIR"/*) die "--node-local $NODE_LOCAL is inside --dir $DIR: choose a path outside it ('start' wipes DIR)" ;;
+    esac
+fi
 set_paths
 # Our client calls (sinfo, squeue, scontrol) must talk to this cluster, not another one.
 export SLURM_CONF="$CONF"
 
 case "$cmd" in
-    start) do_start "$NODES" "$PLUGSTACK_SRC" ;;
+    start) do_start "$NODES" "$PLUGSTACK_SRC" "$NODE_LOCAL" ;;
     stop) do_stop ;;
     status) rc=0; do_status || rc=$?; exit "$rc" ;;
     env) do_env ;;
+    exec) do_exec "$NODE" "${EXEC_CMD[@]}" ;;
+    node-local-dir) do_node_local_dir "$NODE" ;;
 esac
