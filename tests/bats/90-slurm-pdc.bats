@@ -1,69 +1,22 @@
 #!/usr/bin/env bats
-# `#SBATCH --pdc` on a real local Slurm cluster (munged, slurmctld, 2 slurmd started by
-# scripts/slurm-cluster.sh) with the SPANK plugin installed through plugstack.conf: submit-time
-# validation, per-job daemons on every node as the job user, PMIx discovery under
-# srun --mpi=pmix, serial clients, isolation between jobs of different users, a failed daemon
-# start that leaves the node usable, and no daemon left after any job.
+# `#SBATCH --pdc` on a real local Slurm cluster (munged, slurmctld, 3 slurmd started by
+# scripts/slurm-cluster.sh, each node's local storage private to it) with the SPANK plugin
+# installed through plugstack.conf: submit-time validation, per-job daemons on every node as
+# the job user, every kind of job step finding every daemon (one task on any node, a subset,
+# consecutive steps, plain srun, a forked process, MPI under srun --mpi=pmix), isolation
+# between jobs of different users, a failed daemon start that leaves the node usable and is
+# reported as that node's, and no daemon left after any job.
 
 load helpers
+load slurm_helpers
 
 setup_file() {
-    require_build
-    # Not under BATS_TMPDIR: munge and the job user need every parent directory traversable.
-    BASE="$(mktemp -d /tmp/pdcbb-bats-slurm.XXXXXX)"
-    chmod 755 "$BASE"
-    export BASE CL="$BASE/cluster" SITE="$BASE/site"
-    mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out"
-    # The job user must reach what it runs: copies in a world-readable place.
-    cp "$BBD" "$TOOL" "$MPI_TOOL" "$RAWMSG" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" "$SITE/bin/"
-    cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
-    chmod -R a+rX "$SITE"
-    chmod 1777 "$SITE/drain" "$SITE/out"
-    cat > "$SITE/site.yaml" <<YAML
-local_root: $SITE/local/%n
-daemon_path: $SITE/bin/pdc_bbd
-listen_address: 127.0.0.1
-ucx_net_devices: lo
-max_capacity: 2P
-drain_roots: [$SITE/drain]
-ready_timeout: 20
-YAML
-    echo "required $BUILD_DIR/spank_plugin/spank_pdc.so config=$SITE/site.yaml" > "$SITE/plugstack.conf"
-    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 2 --plugstack "$SITE/plugstack.conf" >&3
-    eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
-    export SLURM_CONF
+    # No rendezvous_dir in the site file: the default, ~/.pdcbb of the job user.
+    pdc_cluster_start
 }
 
 teardown_file() {
-    "$REPO_DIR/scripts/slurm-cluster.sh" stop --dir "$CL" >&3 || true
-    left="$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)"
-    [ -n "$left" ] && kill -9 $left
-    rm -rf "$BASE"
-    [ -z "$left" ]
-}
-
-# Submit a batch script as a user and wait for the job to end; sets JOB and OUT.
-run_job() { # user script-body [sbatch options...]
-    local user=$1 body=$2
-    shift 2
-    local script="$SITE/out/job.$RANDOM.sh"
-    printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
-    chmod 755 "$script"
-    JOB="$(runuser -u "$user" -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
-    for _ in $(seq 240); do
-        squeue -h -j "$JOB" 2>/dev/null | grep -q . || break
-        sleep 0.25
-    done
-    OUT="$(cat "$SITE/out/$JOB.out" 2>/dev/null || true)"
-}
-
-no_daemons_left() {
-    for _ in $(seq 40); do
-        [ -z "$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)" ] && return 0
-        sleep 0.25
-    done
-    echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $SITE/")" >&2
-    return 1
+    pdc_cluster_stop
 }
 
 @test "sbatch --help describes --pdc" {
@@ -109,38 +62,64 @@ no_daemons_left() {
     no_daemons_left
 }
 
-@test "sbatch -N2 --pdc: an MPI client writes on one node and reads on the other through PMIx" {
+@test "sbatch -N3 --pdc: an MPI program under srun --mpi=pmix reaches every node's daemon" {
     run_job pdcbbtest "
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-stat -c 'jobdir %U %a' $SITE/local/n1/pdcbb.\$SLURM_JOB_ID
-timeout 120 srun --mpi=pmix -N2 -n4 $SITE/bin/pdc_mpi_meta slurmjob
-echo srun_exit=\$?" -N2 --ntasks-per-node=2 --pdc=capacity=1G
+stat -c 'jobdir %U %a' $LOCAL/pdcbb.\$SLURM_JOB_ID
+env | grep '^PDCBB_' | sort
+timeout 120 srun --mpi=pmix -N3 -n6 $SITE/bin/pdc_mpi_meta slurmjob
+echo srun_exit=\$?" -N3 --ntasks-per-node=2 --pdc=capacity=1G
     echo "$OUT"
-    for r in 0 1 2 3; do
-        assert_equal "$(grep -c "rank $r of 4: discovery=pmix nservers=2 ok" <<<"$OUT")" 1
+    for r in 0 1 2 3 4 5; do
+        assert_equal "$(grep -Ec "rank $r of 6: discovery=(daemon|jobtable) nservers=3 ok" <<<"$OUT")" 1
     done
     grep -q "srun_exit=0" <<<"$OUT"
     grep -q "jobdir pdcbbtest 700" <<<"$OUT"
+    # The plugin names only this node's directory: nothing lists the other nodes'.
+    grep -q "^PDCBB_JOB_DIR=$LOCAL/pdcbb.$JOB$" <<<"$OUT"
+    ! grep -q "PDCBB_SERVER_DIRS" <<<"$OUT"
     no_daemons_left
-    # No drain was asked for: the epilog removed the node-local data.
-    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
+    # No drain was asked for: the epilog removed the node-local data, and the rendezvous.
+    no_job_dirs "$JOB"
+    [ -z "$(ls -A /home/pdcbbtest/.pdcbb 2>/dev/null)" ]
+}
+
+@test "every kind of step finds all three nodes' daemons: one task on the last node, a subset, plain srun, a forked process" {
+    # Objects are placed on all daemons (names hash over them, region_static stripes over all).
+    run_job pdcbbtest "
+T=$SITE/bin/pdc_meta_tool
+S=$SITE/bin/pdc_stage_check
+timeout 60 srun -N1 -n1 -w n3 \$T 'cont-create c' 'many-objs c o 30' info; echo step1=\$?
+timeout 60 srun -N1 -n1 -w n3 \$S write 7; echo step2=\$?
+timeout 60 srun -N2 -n2 -w n1,n2 \$S check 7 | sort -u | grep -c 'ok check: 0 failures'; echo step3=\${PIPESTATUS[0]}
+timeout 60 srun -N1 -n1 -w n2 sh -c \"\$T 'obj-open o0' 'obj-open o29' info & wait \\\$!\"; echo step4=\$?
+timeout 60 srun --mpi=none -N1 -n1 -w n1 \$S check 7; echo step5=\$?
+ls /home/pdcbbtest/.pdcbb/" -N3 --pdc=capacity=1G,placement=region_static
+    echo "$OUT"
+    for k in 1 2 3 4 5; do grep -q "^step$k=0$" <<<"$OUT"; done
+    grep -Eq "per-server: [1-9][0-9]* [1-9][0-9]* [1-9][0-9]*" <<<"$OUT"
+    [ "$(grep -Ec 'ok info discovery=(daemon|jobtable) nservers=3' <<<"$OUT")" -eq 2 ]
+    grep -q "^2$" <<<"$OUT"        # both tasks of the subset step checked everything
+    grep -Eq "^job\.$JOB\.[0-9a-f]{32}$" <<<"$OUT"   # the rendezvous, while the job ran
+    no_daemons_left
+    no_job_dirs "$JOB"
 }
 
 @test "a job drains to a shared directory as its user; the data is read after the job and staged into another" {
-    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check write 21; echo write_exit=\$?" \
-        -N2 --pdc=capacity=1G,servers_per_node=2,drain=$SITE/drain
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 -w n3 $SITE/bin/pdc_stage_check write 21; echo write_exit=\$?" \
+        -N3 --pdc=capacity=1G,servers_per_node=2,drain=$SITE/drain
     echo "$OUT"
     grep -q "write_exit=0" <<<"$OUT"
     no_daemons_left
     D="$SITE/drain/pdcbb.$JOB"
     [ -f "$D/COMPLETE" ]
-    [ "$(ls "$D/parts" | wc -l)" -eq 4 ]
+    [ "$(ls "$D/parts" | wc -l)" -eq 6 ]
     # one instance id for the whole job, given at submission, in every part
     [ "$(grep -h '^  instance:' "$D"/parts/*.yaml | sort -u | wc -l)" -eq 1 ]
     grep -Eq '^  instance: "[0-9a-f]{32}"' "$D/manifest.yaml"
     # every drained file belongs to the job user, none to root
     [ -z "$(find "$D" ! -user pdcbbtest)" ]
-    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
+    no_job_dirs "$JOB"
     run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" verify "$D"
     echo "$output"
     assert_success
@@ -161,33 +140,31 @@ echo srun_exit=\$?" -N2 --ntasks-per-node=2 --pdc=capacity=1G
     no_daemons_left
 }
 
-@test "salloc + srun, and a serial program without PMIx, reach every daemon" {
+@test "salloc + srun reach every daemon" {
     run timeout 120 runuser -u pdcbbtest -- env LD_LIBRARY_PATH="$SITE/lib" UCX_WARN_UNUSED_ENV_VARS=n \
-        salloc -N2 --pdc=capacity=1G,servers_per_node=2 \
-        srun -N2 -n2 "$SITE/bin/pdc_meta_tool" info "cont-create shared"
+        salloc -N3 --pdc=capacity=1G,servers_per_node=2 \
+        srun -N3 -n3 "$SITE/bin/pdc_meta_tool" info "cont-create shared"
     echo "$output"
     assert_success
-    [ "$(grep -c 'ok info discovery=environment nservers=4' <<<"$output")" -eq 2 ]
-    run_job pdcbbtest "timeout 60 srun -N1 -n1 $SITE/bin/pdc_meta_tool 'cont-create serial' 'many-objs serial o 20' info" -N2 --pdc
-    echo "$OUT"
-    grep -q "nservers=2" <<<"$OUT"
-    grep -Eq "per-server: [1-9][0-9]* [1-9][0-9]*" <<<"$OUT"
+    [ "$(grep -Ec 'ok info discovery=(daemon|jobtable) nservers=6' <<<"$output")" -eq 3 ]
     no_daemons_left
 }
 
 @test "another user's job can neither read a job's directory nor use its daemons" {
-    runuser -u pdcbbtest -- sbatch --parsable -o "$SITE/out/%j.out" -N1 --pdc=capacity=1G \
+    runuser -u pdcbbtest -- sbatch --parsable -o "$SITE/out/%j.out" -N1 -w n1 --pdc=capacity=1G \
         --wrap "sleep 30" > "$SITE/out/jobA"
     A="$(cat "$SITE/out/jobA")"
-    dirA="$SITE/local/n1/pdcbb.$A"
-    for _ in $(seq 80); do [ -s "$dirA/bbd-0.endpoint" ] && break; sleep 0.25; done
-    [ -s "$dirA/bbd-0.endpoint" ]
-    cp "$dirA/bbd-0.endpoint" "$SITE/out/epA"
+    hostA="$(node_dir n1)/pdcbb.$A"
+    for _ in $(seq 80); do [ -s "$hostA/bbd-0.endpoint" ] && break; sleep 0.25; done
+    [ -s "$hostA/bbd-0.endpoint" ]
+    cp "$hostA/bbd-0.endpoint" "$SITE/out/epA"
     chmod 644 "$SITE/out/epA"
+    dirA="$LOCAL/pdcbb.$A"
     run_job pdcbbtest2 "
 ls $dirA && echo LISTED
+ls $LOCAL && echo LISTED_ROOT
 LD_LIBRARY_PATH=$SITE/lib PDCBB_JOB_DIR=$dirA $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?
-$SITE/bin/pdcbb_rawmsg $SITE/out/epA none notoken" -N1
+$SITE/bin/pdcbb_rawmsg $SITE/out/epA none notoken" -N1 -w n1
     scancel "$A"
     echo "$OUT"
     ! grep -q "LISTED" <<<"$OUT"
@@ -200,7 +177,7 @@ $SITE/bin/pdcbb_rawmsg $SITE/out/epA none notoken" -N1
 @test "a job whose daemons cannot start runs, is told why, and leaves the node idle" {
     # 1P fits under the site maximum but not in the node's free space: the prolog refuses it.
     run_job pdcbbtest "LD_LIBRARY_PATH=$SITE/lib $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?
-$SITE/bin/pdcbb status; echo status_exit=\$?" -N2 --pdc=capacity=1P,drain=$SITE/drain
+$SITE/bin/pdcbb status; echo status_exit=\$?" -N3 --pdc=capacity=1P,drain=$SITE/drain
     echo "$OUT"
     grep -q "PDCBB_ERR_DISCOVERY" <<<"$OUT"
     grep -q "could not be started" <<<"$OUT"
@@ -210,10 +187,27 @@ $SITE/bin/pdcbb status; echo status_exit=\$?" -N2 --pdc=capacity=1P,drain=$SITE/
     run sinfo -h -N -o "%N %t"
     echo "$output"
     refute_output --partial "drain"
-    assert_output --partial "n1 idle"
-    assert_output --partial "n2 idle"
+    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
     no_daemons_left
     # nothing was ever stored: nothing drained, nothing left on the nodes
     [ ! -e "$SITE/drain/pdcbb.$JOB" ]
-    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ] && [ ! -e "$SITE/local/n2/pdcbb.$JOB" ]
+    no_job_dirs "$JOB"
+}
+
+@test "when one node's burst buffer cannot start, a task on another node names that node and its reason" {
+    # n2's local storage is a 1 MiB filesystem: only n2's prolog refuses capacity=100M.
+    on_node n2 mount -t tmpfs -o size=1m,mode=1733 pdcbb-small "$LOCAL"
+    run_job pdcbbtest "timeout 60 srun -N1 -n1 -w n1 $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?" \
+        -N3 --pdc=capacity=100M
+    on_node n2 umount "$LOCAL"
+    echo "$OUT"
+    grep -q "tool_exit=1" <<<"$OUT"
+    grep -q "PDCBB_ERR_DISCOVERY" <<<"$OUT"
+    grep -q "node index 1 (daemons 1-1) has no burst buffer: node n2: " <<<"$OUT"
+    grep -q "free" <<<"$OUT"
+    ! grep -q "node n1:" <<<"$OUT"
+    run sinfo -h -N -o "%N %t"
+    refute_output --partial "drain"
+    no_daemons_left
+    no_job_dirs "$JOB"
 }
