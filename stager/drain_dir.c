@@ -323,9 +323,8 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
         close(dfd);
         snprintf(out, outlen, "%s", path);
         if (attempt > 0) {
-            dd_errf(note, notelen, "%s is not this job's (%s): draining into %s instead", first,
-                    why, path);
-            PDCBB_WARN("%s is not this job's (%s): draining into %s instead", first, why, path);
+            dd_errf(note, notelen, "%s: draining into %s instead", why, path);
+            PDCBB_WARN("%s: draining into %s instead", why, path);
         } else {
             PDCBB_INFO("created drain directory %s (mode %04o)", path, (unsigned)dmode);
         }

@@ -339,8 +339,9 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen);
  * Create the job's drain directory in dest, as the caller (the job user): mkdir of
  * "pdcbb.<job id>" with the share's mode, then IDENTITY. If that name exists and is not this
  * job's (pdcbb_drain_dir_find's test), a fresh name is used: "pdcbb.<job id>.<first 8 hex
- * digits of instance>", then random suffixes; note (may be NULL) then says which name was taken
- * by whom and which was used. An existing directory of this very job is reused (a restarted
+ * digits of instance>", then random suffixes; note (may be NULL) then says why the name was not
+ * taken and which was used ("D/pdcbb.7 belongs to bob (uid 1002): draining into D/pdcbb.7.1a2b3c4d
+ * instead"). An existing directory of this very job is reused (a restarted
  * prolog, a second `pdcbb drain`). out gets the directory's path.
  * Errors: PDCBB_ERR_PERM ("... not writable"), PDCBB_ERR_EXISTS (every name taken), errno codes.
  */

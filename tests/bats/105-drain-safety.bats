@@ -205,7 +205,7 @@ EOF
     as "$SQUATTER" mkdir -m 777 "$shared/pdcbb.$id"
     run as "$VICTIM" "$PDCBB" run --job-id "$id" --drain "$shared" -- "$DRAINED_READ" write C
     assert_success
-    assert_output --partial "$shared/pdcbb.$id is not this job's ($shared/pdcbb.$id belongs to $SQUATTER"
+    assert_output --partial "$shared/pdcbb.$id belongs to $SQUATTER (uid"
     assert_output --regexp "draining into $shared/pdcbb\.$id\.[0-9a-f]{8} instead"
     assert_no_daemons "$WORKDIR"
     # the squatter's directory got nothing; the job's own is private to the victim
