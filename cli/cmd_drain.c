@@ -235,6 +235,20 @@ static unsigned drain_count_parts(const char *drain_dir)
     return n;
 }
 
+/* 1 if dir exists and holds nothing. */
+static bool drain_dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return false;
+    struct dirent *de;
+    bool empty = true;
+    while (empty && (de = readdir(d)) != NULL)
+        empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
 int cli_cmd_drain(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -458,10 +472,20 @@ int cli_cmd_drain(int argc, char **argv)
     }
     char rerr[PDCBB_JOB_ERR_LEN];
     if ((rc = pdcbb_job_remove_dir(job, rerr, sizeof(rerr))) != PDCBB_OK) {
-        fprintf(stderr, "pdcbb drain: drained, but the node-local data could not be removed: "
-                        "%s\n",
-                rerr);
-        status = 1;
+        if (drain_dir_empty(dir)) {
+            /* A user's drain by hand (the recovery command of a FAILED report): the data is
+             * gone from the node, only the empty directory stays, because local_root is not
+             * the user's to write. Nothing is lost or stranded: not a failure. */
+            if (!quiet)
+                printf("pdcbb drain: removed the node-local data; the empty directory %s stays "
+                       "(its parent is not writable by you)\n",
+                       dir);
+        } else {
+            fprintf(stderr, "pdcbb drain: drained, but the node-local data could not be "
+                            "removed: %s\n",
+                    rerr);
+            status = 1;
+        }
     } else if (!quiet) {
         printf("pdcbb drain: removed %s\n", dir);
     }

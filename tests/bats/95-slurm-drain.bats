@@ -170,7 +170,8 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
         "$SITE/bin/pdc_stage_check" check 7
     echo "$output"
     assert_success
-    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+    # the node-local data is gone (the emptied directory stays: local_root is root's)
+    for n in n1 n2 n3; do [ -z "$(ls -A "$SITE/local/$n/pdcbb.$JOB" 2>/dev/null)" ]; done
     no_daemons_left
 }
 
