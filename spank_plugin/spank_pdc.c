@@ -69,7 +69,8 @@ static struct spank_option pdc_option = {
     "pdc",
     "[k=v,...]",
     "Give the job a pdcbb burst buffer on every node. Keys: capacity=SIZE (per node), "
-    "drain=DIR, stage_in=DIR, servers_per_node=N, placement=obj_static|region_static|"
+    "drain=DIR (an existing directory you may write; checked now), drain_share=none|group|all, "
+    "stage_in=DIR, servers_per_node=N, placement=obj_static|region_static|"
     "region_dynamic|region_local, log_level=..., config=YAML (a file of the same keys). "
     "Example: --pdc=capacity=20G,drain=/scratch/me/run1",
     2,
