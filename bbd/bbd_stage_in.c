@@ -469,6 +469,18 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
         snprintf(err, errlen, "stage-in from %s: %s", d->cfg.stage_in, derr);
         return rc;
     }
+    /* never load a drain someone other than its owner could have changed */
+    char warn[PDCBB_DRAIN_ERR_LEN] = "";
+    if ((rc = pdcbb_drain_trust_check(s.m->dir, (long)s.m->uid, warn, sizeof(warn), derr,
+                                      sizeof(derr))) != PDCBB_OK) {
+        ops->txn_abort(s.r.txn);
+        snprintf(err, errlen, "stage-in from %s: %s", d->cfg.stage_in, derr);
+        pdcbb_drain_free(s.m);
+        s.m = NULL;
+        return rc;
+    }
+    if (warn[0])
+        PDCBB_WARN("stage-in from %s: %s", d->cfg.stage_in, warn);
     PDCBB_INFO("stage-in from %s: job %" PRIu64 ", %u containers, %u objects, %" PRIu64
                " extents; loading this daemon's share",
                s.m->dir, s.m->job_id, s.m->nconts, s.m->nobjs, s.m->nextents);

@@ -9,6 +9,7 @@
 int cli_cmd_admin(int argc, char **argv);
 /* cmd_drain.c */
 int cli_cmd_drain(int argc, char **argv);
+int cli_cmd_why(int argc, char **argv);
 /* cmd_data.c: reading a drain directory */
 int cli_cmd_ls(int argc, char **argv);
 int cli_cmd_get(int argc, char **argv);

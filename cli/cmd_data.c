@@ -62,6 +62,16 @@ static pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial)
             fprintf(stderr, "pdcbb %s: %s\n", cmd, err[0] ? err : pdcbb_strerror(rc));
         return NULL;
     }
+    /* a drain someone else could have changed is not read (its checksums prove nothing) */
+    char warn[PDCBB_DRAIN_ERR_LEN] = "";
+    rc = pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, sizeof(warn), err, sizeof(err));
+    if (rc != PDCBB_OK) {
+        fprintf(stderr, "pdcbb %s: %s\n", cmd, err);
+        pdcbb_drain_free(m);
+        return NULL;
+    }
+    if (warn[0])
+        fprintf(stderr, "pdcbb %s: WARNING: %s\n", cmd, warn);
     return m;
 }
 

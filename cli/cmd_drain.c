@@ -152,11 +152,15 @@ static bool drain_from_log(const char *dir, uint32_t rank, drain_info_t *in)
     return found;
 }
 
-/* From a part another node already wrote. */
-static bool drain_from_parts(const char *dest, uint64_t job_id, drain_info_t *in)
+/* From a part another node already wrote into the job's drain directory. */
+static bool drain_from_parts(const char *dest, uint64_t job_id, const char *instance, uid_t owner,
+                             drain_info_t *in)
 {
-    char pat[PATH_MAX];
-    snprintf(pat, sizeof(pat), "%s/pdcbb.%" PRIu64 "/%s", dest, job_id, PDCBB_DRAIN_PARTS_DIR);
+    char pat[PATH_MAX], ddir[PATH_MAX], ferr[PDCBB_DRAIN_ERR_LEN];
+    if (pdcbb_drain_dir_find(dest, job_id, instance, owner, ddir, sizeof(ddir), ferr,
+                             sizeof(ferr)) != PDCBB_OK)
+        return false;
+    snprintf(pat, sizeof(pat), "%s/%s", ddir, PDCBB_DRAIN_PARTS_DIR);
     DIR *d = opendir(pat);
     if (d == NULL)
         return false;
@@ -211,6 +215,8 @@ static pdcbb_err_t drain_run(void *arg, void *out)
         pdcbb_job_drain_keep_logs(a->job.job_dir, res->stats.drain_dir, a->job.node);
     if (a->show_progress)
         fprintf(stderr, "\r%60s\r", "");
+    if (rc == PDCBB_OK) /* this node is drained: its old FAILED reports are stale */
+        pdcbb_drain_report_remove(a->job.destination, a->job.job_id, a->job.node);
     return rc;
 }
 
@@ -230,6 +236,20 @@ static unsigned drain_count_parts(const char *drain_dir)
     }
     closedir(d);
     return n;
+}
+
+/* 1 if dir exists and holds nothing. */
+static bool drain_dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return false;
+    struct dirent *de;
+    bool empty = true;
+    while (empty && (de = readdir(d)) != NULL)
+        empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+    closedir(d);
+    return empty;
 }
 
 int cli_cmd_drain(int argc, char **argv)
@@ -378,11 +398,10 @@ int cli_cmd_drain(int argc, char **argv)
     free(eps);
     for (unsigned i = 0; i < in.nranks && in.nservers == 0; i++)
         drain_from_log(dir, in.ranks[i], &in);
-    if (in.nservers == 0 && !drain_from_parts(dest, job_id, &in)) {
+    if (in.nservers == 0 && !drain_from_parts(dest, job_id, ji.instance, owner, &in)) {
         fprintf(stderr, "pdcbb drain: cannot tell how many daemons job %" PRIu64 " had: no "
-                        "endpoint record or daemon log in %s and no part in %s/pdcbb.%" PRIu64
-                        "\n",
-                job_id, dir, dest, job_id);
+                        "endpoint record or daemon log in %s and no part of it in %s\n",
+                job_id, dir, dest);
         goto out;
     }
     if (in.node[0] == '\0') {
@@ -402,7 +421,11 @@ int cli_cmd_drain(int argc, char **argv)
         goto out;
     }
 
-    /* drain, as the owner */
+    /* drain, as the owner: into this job's drain directory, made now if there is none (a
+     * drain by hand is the user's own decision; the epilog never creates one) */
+    int share = pdcbb_drain_share_parse(job->cfg.drain_share);
+    if (share < 0)
+        share = PDCBB_DRAIN_SHARE_NONE;
     job->job_id = job_id;
     job->uid = owner;
     job->gid = group;
@@ -414,7 +437,7 @@ int cli_cmd_drain(int argc, char **argv)
         .job = {.job_id = job_id, .uid = owner, .user = user, .node = in.node,
                 .node_index = first / spn, .nnodes = in.nservers / spn,
                 .servers_per_node = spn, .job_dir = dir, .destination = dest,
-                .instance = ji.instance},
+                .instance = ji.instance, .may_create = 1, .share = share},
         .show_progress = !quiet && isatty(STDERR_FILENO)};
     static drain_result_t res;
     char xerr[PDCBB_JOB_ERR_LEN] = "";
@@ -452,14 +475,279 @@ int cli_cmd_drain(int argc, char **argv)
     }
     char rerr[PDCBB_JOB_ERR_LEN];
     if ((rc = pdcbb_job_remove_dir(job, rerr, sizeof(rerr))) != PDCBB_OK) {
-        fprintf(stderr, "pdcbb drain: drained, but the node-local data could not be removed: "
-                        "%s\n",
-                rerr);
-        status = 1;
+        if (drain_dir_empty(dir)) {
+            /* A user's drain by hand (the recovery command of a FAILED report): the data is
+             * gone from the node, only the empty directory stays, because local_root is not
+             * the user's to write. Nothing is lost or stranded: not a failure. */
+            if (!quiet)
+                printf("pdcbb drain: removed the node-local data; the empty directory %s stays "
+                       "(its parent is not writable by you)\n",
+                       dir);
+        } else {
+            fprintf(stderr, "pdcbb drain: drained, but the node-local data could not be "
+                            "removed: %s\n",
+                    rerr);
+            status = 1;
+        }
     } else if (!quiet) {
         printf("pdcbb drain: removed %s\n", dir);
     }
 out:
     free(job);
     return status;
+}
+
+static int drain_name_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* pdcbb why: where a job's drained data is, and why a drain failed                           */
+
+static void why_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: pdcbb why DEST/pdcbb.<job id>\n"
+            "       pdcbb why --job ID DEST\n"
+            "\n"
+            "Say where the drained data of a job is and, when a node's drain failed at the end\n"
+            "of the job, why, where that node's data is kept and the command that finishes the\n"
+            "drain. Runs anywhere the destination is visible (a login node): it reads what the\n"
+            "job left in DEST, no node logs needed:\n"
+            "  DEST/pdcbb.<job id>[.<suffix>]/      the job's drain directory (a suffix when\n"
+            "                                       pdcbb.<job id> was taken by someone else);\n"
+            "                                       complete when it holds COMPLETE\n"
+            "  DEST/pdcbb.<job id>.<node>.FAILED    written by a node whose drain failed\n"
+            "  ~/pdcbb.<job id>.<node>.FAILED       the same, when DEST could not take it\n"
+            "The argument is the drain directory the job asked for (it need not exist), or a\n"
+            "FAILED report, or DEST with --job ID.\n"
+            "\n"
+            "Options:\n"
+            "  -j, --job ID    the job id (when the argument is the destination)\n"
+            "  -h, --help      show this help\n"
+            "\n"
+            "Exit status: 0 when the job's drain is complete and no node reports a failure, 1\n"
+            "otherwise (failed, incomplete or not found), 2 on a usage error.\n");
+}
+
+/* Print one FAILED report; returns true if it was one. */
+static bool why_report(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    char line[4096], node[PDCBB_NODE_NAME_MAX] = "?", when[64] = "";
+    static const char *const keys[][2] = {
+        {"reason: ", "reason"},   {"data: ", "data"},
+        {"drain_directory: ", "drain directory"},
+        {"recover: ", "finish it"}, {"recover_slurm: ", "under Slurm, from a login node"}};
+    char vals[5][4096];
+    memset(vals, 0, sizeof(vals));
+    bool magic = false;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strcmp(line, "pdcbb drain FAILED") == 0)
+            magic = true;
+        else if (strncmp(line, "node: ", 6) == 0)
+            snprintf(node, sizeof(node), "%s", line + 6);
+        else if (strncmp(line, "time: ", 6) == 0)
+            snprintf(when, sizeof(when), "%s", line + 6);
+        for (size_t k = 0; k < 5; k++)
+            if (strncmp(line, keys[k][0], strlen(keys[k][0])) == 0)
+                snprintf(vals[k], sizeof(vals[k]), "%s", line + strlen(keys[k][0]));
+    }
+    fclose(f);
+    if (!magic)
+        return false;
+    struct passwd *pw = getpwuid(st.st_uid);
+    printf("  FAILED on node %s%s%s (report %s, written by %s):\n", node, when[0] ? " at " : "",
+           when, path, pw ? pw->pw_name : "?");
+    for (size_t k = 0; k < 5; k++)
+        if (vals[k][0])
+            printf("    %s: %s\n", keys[k][1], vals[k]);
+    return true;
+}
+
+int cli_cmd_why(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t job_id = 0;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': {
+            char *e;
+            errno = 0;
+            job_id = strtoull(optarg, &e, 10);
+            if (errno != 0 || *e != '\0' || job_id == 0) {
+                fprintf(stderr, "pdcbb why: --job %s: not a job id\n", optarg);
+                return DRAIN_EXIT_USAGE;
+            }
+            break;
+        }
+        case 'h': why_usage(stdout); return 0;
+        case ':':
+            fprintf(stderr, "pdcbb why: option '%s' needs a value (see pdcbb why --help)\n",
+                    argv[optind - 1]);
+            return DRAIN_EXIT_USAGE;
+        default:
+            fprintf(stderr, "pdcbb why: unknown option '%s' (see pdcbb why --help)\n",
+                    argv[optind - 1]);
+            return DRAIN_EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "pdcbb why: %s (usage: pdcbb why DEST/pdcbb.<job id>, or pdcbb why "
+                        "--job ID DEST)\n",
+                optind >= argc ? "no drain directory given" : "more than one argument given");
+        return DRAIN_EXIT_USAGE;
+    }
+    /* DEST and the job id: from --job, or from the name pdcbb.<id>[...] */
+    char dest[PATH_MAX];
+    snprintf(dest, sizeof(dest), "%s", argv[optind]);
+    size_t dl = strlen(dest);
+    while (dl > 1 && dest[dl - 1] == '/')
+        dest[--dl] = '\0';
+    if (job_id == 0) {
+        char *slash = strrchr(dest, '/');
+        const char *base = slash ? slash + 1 : dest;
+        char *e = NULL;
+        if (strncmp(base, "pdcbb.", 6) == 0)
+            job_id = strtoull(base + 6, &e, 10);
+        if (job_id == 0 || e == NULL || (*e != '\0' && *e != '.')) {
+            fprintf(stderr, "pdcbb why: %s is not named pdcbb.<job id>: give --job ID with the "
+                            "destination\n",
+                    argv[optind]);
+            return DRAIN_EXIT_USAGE;
+        }
+        if (slash == NULL)
+            snprintf(dest, sizeof(dest), ".");
+        else if (slash == dest)
+            dest[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "pdcbb.%" PRIu64, job_id);
+    size_t pl = strlen(prefix);
+    printf("job %" PRIu64 ", drain destination %s:\n", job_id, dest);
+
+    int complete = 0, dirs = 0, failed = 0;
+    DIR *d = opendir(dest);
+    if (d == NULL) {
+        printf("  cannot read the destination: %s\n", strerror(errno));
+    } else {
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (strncmp(de->d_name, prefix, pl) != 0 ||
+                (de->d_name[pl] != '\0' && de->d_name[pl] != '.'))
+                continue;
+            if (n == cap) {
+                cap = cap ? 2 * cap : 8;
+                char **v = realloc(names, cap * sizeof(*v));
+                if (v == NULL)
+                    break;
+                names = v;
+            }
+            if ((names[n] = strdup(de->d_name)) != NULL)
+                n++;
+        }
+        closedir(d);
+        qsort(names, n, sizeof(char *), drain_name_cmp_str);
+        /* the drain directories first, then the reports */
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < n; i++) {
+                char path[PATH_MAX + 300];
+                struct stat st;
+                snprintf(path, sizeof(path), "%s/%s", dest, names[i]);
+                if (lstat(path, &st) != 0)
+                    continue;
+                if (pass == 0 && S_ISDIR(st.st_mode)) {
+                    struct passwd *pw = getpwuid(st.st_uid);
+                    char owner[300];
+                    snprintf(owner, sizeof(owner), "%s (uid %ld)", pw ? pw->pw_name : "?",
+                             (long)st.st_uid);
+                    char ident[PATH_MAX + 320];
+                    snprintf(ident, sizeof(ident), "%s/%s", path, PDCBB_DRAIN_IDENTITY);
+                    if (st.st_uid != getuid() && getuid() != 0) {
+                        printf("  %s: belongs to %s, not to you: not your job's drain, do not "
+                               "use it\n",
+                               path, owner);
+                        continue;
+                    }
+                    if (access(ident, F_OK) != 0) {
+                        printf("  %s: no %s: not made by a pdcbb job (owner %s)\n", path,
+                               PDCBB_DRAIN_IDENTITY, owner);
+                        continue;
+                    }
+                    dirs++;
+                    char cpath[PATH_MAX + 320];
+                    snprintf(cpath, sizeof(cpath), "%s/%s", path, PDCBB_DRAIN_COMPLETE);
+                    if (access(cpath, F_OK) == 0) {
+                        complete = 1;
+                        printf("  %s: complete (owner %s); read it with pdcbb ls/get/verify %s\n",
+                               path, owner, path);
+                    } else {
+                        printf("  %s: INCOMPLETE, %u rank(s) drained so far (owner %s): the "
+                               "other ranks' data is still on their nodes\n",
+                               path, drain_count_parts(path), owner);
+                    }
+                } else if (pass == 1 && S_ISREG(st.st_mode)) {
+                    size_t l = strlen(names[i]), sl = strlen(PDCBB_DRAIN_FAILED_SUFFIX);
+                    if (l > sl && strcmp(names[i] + l - sl, PDCBB_DRAIN_FAILED_SUFFIX) == 0 &&
+                        why_report(path))
+                        failed++;
+                }
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+    }
+    /* reports that went to the home directory because DEST could not take them */
+    const char *home = getenv("HOME");
+    struct passwd *me = getpwuid(getuid());
+    if (me != NULL && me->pw_dir != NULL)
+        home = me->pw_dir;
+    const char *homes[2] = {getenv("HOME"), home};
+    for (int h = 0; h < 2; h++) {
+        if (homes[h] == NULL || homes[h][0] != '/' || (h == 1 && homes[0] != NULL &&
+                                                        strcmp(homes[0], homes[1]) == 0))
+            continue;
+        DIR *hd = opendir(homes[h]);
+        if (hd == NULL)
+            continue;
+        struct dirent *de;
+        while ((de = readdir(hd)) != NULL) {
+            size_t l = strlen(de->d_name), sl = strlen(PDCBB_DRAIN_FAILED_SUFFIX);
+            if (strncmp(de->d_name, prefix, pl) != 0 || de->d_name[pl] != '.' || l <= sl ||
+                strcmp(de->d_name + l - sl, PDCBB_DRAIN_FAILED_SUFFIX) != 0)
+                continue;
+            char path[PATH_MAX + 300];
+            snprintf(path, sizeof(path), "%s/%s", homes[h], de->d_name);
+            if (why_report(path))
+                failed++;
+        }
+        closedir(hd);
+    }
+    if (dirs == 0 && failed == 0)
+        printf("  nothing of this job here: no drain directory %s/%s of yours and no FAILED "
+               "report (is the job still running, or was it drained elsewhere?)\n",
+               dest, prefix);
+    else if (failed > 0)
+        printf("  %d node(s) failed to drain: their data is kept on those nodes until the "
+               "drain is finished with the command above\n",
+               failed);
+    return complete && failed == 0 ? 0 : 1;
 }

@@ -55,6 +55,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"run", cmd_run, "run a command with a burst buffer on this machine (no Slurm)"},
     {"status", cmd_status, "show the burst-buffer daemons of a job and whether they run"},
     {"drain", cli_cmd_drain, "drain a node's job directory to its destination (or finish one)"},
+    {"why", cli_cmd_why, "say where a job's drained data is, and why its drain failed"},
     {"ls", cli_cmd_ls, "list the containers and objects of a drained job"},
     {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
     {"export", cli_cmd_export, "write every object of a drained job as .raw or .npy files"},
@@ -216,7 +217,10 @@ static void run_usage(FILE *out)
             "      --job-id ID        job id (default: the pid of pdcbb)\n"
             "      --drain DIR        at the end, drain the burst buffer to DIR/pdcbb.<job id>\n"
             "                         (as --pdc drain=DIR); the node data is removed once\n"
-            "                         drained and verified, kept if the drain fails\n"
+            "                         drained and verified, kept if the drain fails (then\n"
+            "                         DIR/pdcbb.<job id>.<node>.FAILED says why: pdcbb why).\n"
+            "                         DIR must exist and be writable by you: checked before\n"
+            "                         CMD runs\n"
             "      --stage-in DIR     load a drained job directory before CMD starts\n"
             "                         (as --pdc stage_in=DIR; any number of nodes)\n"
             "  -k, --keep             keep the temporary work directory and its data\n"
@@ -352,6 +356,12 @@ static bool run_config(pdcbb_config_t *cfg, const char *site, const char **specs
     run_find_daemon(cfg);
     if ((rc = pdcbb_config_validate(cfg, err, sizeof(err))) != PDCBB_OK) {
         fprintf(stderr, "pdcbb run: %s\n", err);
+        return false;
+    }
+    /* a drain that cannot work is refused before CMD runs, not discovered after it */
+    if (cfg->drain[0] != '\0' &&
+        (rc = pdcbb_drain_dest_check(cfg->drain, err, sizeof(err))) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb run: --drain %s: %s\n", cfg->drain, err);
         return false;
     }
     return true;
@@ -613,6 +623,8 @@ static int cmd_run(int argc, char **argv)
         rc = pdcbb_job_prolog(&jobs[k], token, err, sizeof(err));
         if (rc != PDCBB_OK && run_last_signal)
             break; /* Ctrl-C while waiting: reported as an interruption below */
+        if (rc == PDCBB_OK && err[0] != '\0')
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k, err); /* a notice */
         if (rc != PDCBB_OK) {
             fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
             /* the daemons' own words, since a temporary work directory goes away */

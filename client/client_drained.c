@@ -93,6 +93,16 @@ pdcbb_err_t client_drained_open(const char *dir, char *err, size_t errlen)
                  why[0] ? why : pdcbb_strerror(rc));
         return rc;
     }
+    /* refuse a drain that someone other than its owner could have changed */
+    char warn[PDCBB_DRAIN_ERR_LEN] = "";
+    rc = pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, sizeof(warn), why, sizeof(why));
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "PDCBB_DRAINED_DIR=%s: %s", dir, why);
+        pdcbb_drain_free(m);
+        return rc;
+    }
+    if (warn[0])
+        PDCBB_WARN("PDCBB_DRAINED_DIR=%s: %s", dir, warn);
     client_server_t *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         pdcbb_drain_free(m);

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pdcbb_drain.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 
@@ -1167,6 +1168,29 @@ static pdcbb_err_t job_write_error_file(void *arg)
     return PDCBB_OK;
 }
 
+/* The drain destination, checked (and, on the first node, the job's drain directory made)
+ * as the job user (pdcbb_job_as_user). */
+typedef struct job_drain_prep {
+    char dir[PATH_MAX];
+    char note[PDCBB_JOB_ERR_LEN];
+    char err[PDCBB_JOB_ERR_LEN];
+} job_drain_prep_t;
+
+static pdcbb_err_t job_drain_prepare(void *arg, void *out)
+{
+    const pdcbb_job_t *job = arg;
+    job_drain_prep_t *p = out;
+    memset(p, 0, sizeof(*p));
+    pdcbb_err_t rc = pdcbb_drain_dest_check(job->cfg.drain, p->err, sizeof(p->err));
+    if (rc != PDCBB_OK || job->node_index != 0)
+        return rc;
+    int share = pdcbb_drain_share_parse(job->cfg.drain_share);
+    return pdcbb_drain_dir_create(job->cfg.drain, job->job_id, job->instance,
+                                  share < 0 ? PDCBB_DRAIN_SHARE_NONE : share, p->dir,
+                                  sizeof(p->dir), p->note, sizeof(p->note), p->err,
+                                  sizeof(p->err));
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Starting daemons                                                                           */
 /* ---------------------------------------------------------------------------------------- */
@@ -1591,6 +1615,29 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
         goto fail;
     }
 
+    /* A drain that cannot work is reported now, not after the job: the destination is checked
+     * as the user on every node, and the first node makes the job's drain directory (the other
+     * nodes find it by its identity at the end). */
+    static job_drain_prep_t prep; /* large: not on the stack of a plugin */
+    memset(&prep, 0, sizeof(prep));
+    if (job->cfg.drain[0] != '\0') {
+        char xerr[PDCBB_JOB_ERR_LEN] = "";
+        rc = pdcbb_job_as_user(job, job_drain_prepare, (void *)job, &prep, sizeof(prep), xerr,
+                               sizeof(xerr));
+        if (rc != PDCBB_OK) {
+            if (prep.err[0])
+                job_errf(msg, sizeof(msg), "%s", prep.err);
+            else
+                job_errf(msg, sizeof(msg), "drain=%s: %s", job->cfg.drain,
+                         xerr[0] ? xerr : pdcbb_strerror(rc));
+            goto fail;
+        }
+        if (prep.note[0])
+            PDCBB_WARN("job %" PRIu64 ": %s", job->job_id, prep.note);
+        else if (prep.dir[0])
+            PDCBB_INFO("job %" PRIu64 ": drain directory %s", job->job_id, prep.dir);
+    }
+
     ds = calloc(spn, sizeof(*ds));
     if (ds == NULL) {
         rc = PDCBB_ERR_NOMEM;
@@ -1610,6 +1657,8 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
         goto fail;
 
     unlinkat(dirfd, "prolog.error", 0);
+    if (prep.note[0] && err != NULL && errlen > 0)
+        snprintf(err, errlen, "%s", prep.note); /* worth telling the user even on success */
     PDCBB_INFO("job %" PRIu64 ": %u daemon%s (ranks %u-%u of %u) ready on %s in %.3fs, %s",
                job->job_id, spn, spn == 1 ? "" : "s", ds[0].rank, ds[spn - 1].rank, nservers,
                job->node_name, job_now() - t0, dir);

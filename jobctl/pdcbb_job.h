@@ -62,6 +62,12 @@ pdcbb_err_t pdcbb_job_dir(const pdcbb_job_t *job, char *out, size_t len);
  *     fork, setsid, supplementary groups, gid and uid dropped (when running as root), inherited
  *     descriptors closed, exec cfg.daemon_path;
  *  5. wait up to cfg.ready_timeout for each to report ready on its pipe.
+ * With cfg.drain set, before starting daemons: the destination is checked as the job user
+ * (pdcbb_drain_dest_check) on every node, and node 0 creates the job's drain directory as the
+ * job user (pdcbb_drain_dir_create, mode from cfg.drain_share); a failure is a prolog failure
+ * (prolog.error: the job's clients report it at PDCinit), never left for the end of the job.
+ * On success err is "" or a notice worth showing (a fresh drain directory name was used because
+ * "pdcbb.<job id>" was someone else's).
  * On failure stops whatever it started, writes prolog.error, fills err and returns the cause.
  * On success removes a stale prolog.error. When running as root, the files inside the job
  * directory are written by a short-lived child that has dropped to the job user (so they are

@@ -21,6 +21,7 @@
 typedef struct drain_result {
     pdcbb_drain_node_stats_t stats;
     char err[PDCBB_JOB_ERR_LEN];
+    char report[PATH_MAX]; /* where the FAILED report went ("" if none could be written) */
 } drain_result_t;
 
 /* In the job user's process: write (or, with text NULL, remove) <job dir>/drain.error. */
@@ -126,6 +127,19 @@ static pdcbb_err_t drain_as_user(void *arg, void *out)
         PDCBB_ERROR("job %" PRIu64 ": cannot copy the daemons' logs of %s to %s/logs: %s",
                     dj->job_id, dj->job_dir, res->stats.drain_dir, strerror(errno));
     drain_error_file(dj->job_dir, rc == PDCBB_OK ? NULL : res->err);
+    /* The user learns of a failed drain without node logs: a report beside the destination
+     * (or in the home directory), removed again once a later drain of this node succeeds. */
+    if (rc == PDCBB_OK) {
+        pdcbb_drain_report_remove(dj->destination, dj->job_id, dj->node);
+    } else {
+        pdcbb_drain_report_t r = {.job_id = dj->job_id, .node = dj->node, .user = dj->user,
+                                  .destination = dj->destination,
+                                  .drain_dir = res->stats.drain_dir, .job_dir = dj->job_dir,
+                                  .reason = res->err};
+        if (pdcbb_drain_report_write(&r, res->report, sizeof(res->report)) != PDCBB_OK)
+            PDCBB_ERROR("cannot write a FAILED report for job %llu in %s or the home directory",
+                        (unsigned long long)dj->job_id, dj->destination);
+    }
     if (logging) {
         pdcbb_log_close();
         pdcbb_log_set_level((pdcbb_log_level_t)saved_level);
@@ -171,8 +185,10 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
         .job_id = job->job_id, .uid = job->uid, .user = user, .node = job->node_name,
         .node_index = job->node_index, .nnodes = job->nnodes,
         .servers_per_node = job->cfg.servers_per_node, .job_dir = dir,
-        .destination = job->cfg.drain, .instance = job->instance};
+        .destination = job->cfg.drain, .instance = job->instance,
+        .may_create = 0 /* only the prolog creates it: never one someone else prepared */};
     static drain_result_t res; /* large: not on the stack of a plugin */
+    memset(&res, 0, sizeof(res));
     char xerr[PDCBB_JOB_ERR_LEN] = "";
     rc = pdcbb_job_as_user(job, drain_as_user, &dj, &res, sizeof(res), xerr, sizeof(xerr));
     if (stats)
@@ -184,6 +200,9 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
             size_t n = strlen(err);
             snprintf(err + n, errlen - n, "; node-local data kept in %s", dir);
         }
+        size_t n = strlen(err);
+        if (res.report[0])
+            snprintf(err + n, errlen - n, "; report in %s", res.report);
         return rc;
     }
     if (keep)

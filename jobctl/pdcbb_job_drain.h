@@ -14,7 +14,11 @@
  * user's credentials (pdcbb_drain_node in a child that dropped to the user when called as
  * root), and once they are written and verified remove the node-local job directory. When the
  * drain fails, the node-local data is kept, <job dir>/drain.error gets the reason (which
- * `pdcbb status` shows) and err says where the data is and how to finish (`pdcbb drain`).
+ * `pdcbb status` shows), a report "<drain>/pdcbb.<job id>.<node>.FAILED" (or in the user's home
+ * when the destination cannot take it; pdcbb_drain_report_write) tells the user without node
+ * logs, and err says where the data is, where the report is and how to finish (`pdcbb drain`).
+ * The drain only goes into the directory the prolog made for this job (pdcbb_drain_dir_find),
+ * never creates one. A successful drain removes this node's stale reports.
  * Without a drain destination, or when the prolog failed on this node (prolog.error: the
  * burst buffer never served anyone), the job directory is removed unless keep is set (err then
  * says why when it is worth saying). stats (may be NULL) gets what was drained. Returns

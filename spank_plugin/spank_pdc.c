@@ -34,6 +34,7 @@
 #include <slurm/spank.h>
 
 #include "pdcbb_config.h"
+#include "pdcbb_drain.h"
 #include "pdcbb_job.h"
 #include "pdcbb_job_drain.h"
 #include "pdcbb_log.h"
@@ -48,6 +49,25 @@ static char *pdc_spec;
 static char *pdc_config_file; /* --pdc-config=FILE */
 static int pdc_given;
 
+/*
+ * At submission only (the submitting user's own process): the drain destination must be one the
+ * user can drain into (absolute, an existing directory the user may write, not a system
+ * directory), so a job whose drain cannot work is refused now instead of ending with its data
+ * stranded on the nodes. The prolog checks again as the user (the directory may be gone by
+ * then). Not from root's prolog: root's access() says nothing about the user.
+ */
+static int check_drain_at_submit(const pdcbb_config_t *cfg, const char *what)
+{
+    char err[PDCBB_DRAIN_ERR_LEN];
+    if (cfg->drain[0] == '\0')
+        return 0;
+    if (pdcbb_drain_dest_check(cfg->drain, err, sizeof(err)) != PDCBB_OK) {
+        slurm_error(PFX "%s: key 'drain': %s", what, err);
+        return -1;
+    }
+    return 0;
+}
+
 static int pdc_opt_cb(int val, const char *optarg, int remote);
 static int pdc_config_opt_cb(int val, const char *optarg, int remote);
 
@@ -55,7 +75,8 @@ static struct spank_option pdc_option = {
     "pdc",
     "[k=v,...]",
     "Give the job a pdcbb burst buffer on every node. Keys: capacity=SIZE (per node), "
-    "drain=DIR, stage_in=DIR, servers_per_node=N, placement=obj_static|region_static|"
+    "drain=DIR (an existing directory you may write; checked now), drain_share=none|group|all, "
+    "stage_in=DIR, servers_per_node=N, placement=obj_static|region_static|"
     "region_dynamic|region_local, log_level=..., config=YAML (a file of the same keys). "
     "Example: --pdc=capacity=20G,drain=/scratch/me/run1",
     2,
@@ -177,7 +198,9 @@ static int pdc_opt_cb(int val, const char *optarg, int remote)
         slurm_error(PFX "--pdc=%s: %s", pdc_spec, err);
         return -1;
     }
-    return 0;
+    char what[64 + sizeof(err)];
+    snprintf(what, sizeof(what), "--pdc=%.*s", (int)sizeof(err), pdc_spec);
+    return check_drain_at_submit(&cfg, what);
 }
 
 static int pdc_config_opt_cb(int val, const char *optarg, int remote)
@@ -268,6 +291,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
             slurm_error(PFX "--pdc-config=%s: %s", file, err);
             return -1;
         }
+        char what[64 + PATH_MAX];
+        snprintf(what, sizeof(what), "--pdc-config=%s", file);
+        if (check_drain_at_submit(&cfg, what) != 0)
+            return -1;
     }
     if (file[0] == '\0')
         return 0;
@@ -476,8 +503,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
         slurm_error(PFX "job %llu node %s: burst buffer not started: %s",
                     (unsigned long long)job.job_id, job.node_name, err);
     else
-        slurm_info(PFX "job %llu node %s: %u daemon(s) started", (unsigned long long)job.job_id,
-                   job.node_name, job.cfg.servers_per_node);
+        slurm_info(PFX "job %llu node %s: %u daemon(s) started%s%s",
+                   (unsigned long long)job.job_id, job.node_name, job.cfg.servers_per_node,
+                   err[0] ? "; " : "", err);
     return 0;
 }
 

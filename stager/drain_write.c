@@ -1229,7 +1229,7 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
     PDCBB_INFO("rank %u: %u containers, %u objects, %zu data files, %.1f MiB to drain", rank,
                r.m->nconts, r.m->nobjs, plan.nsrc, (double)plan.bytes / (1 << 20));
 
-    fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+    fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
         rc = dw_fail_errno(c, errno, "cannot create", data_path);
         goto out;
@@ -1310,15 +1310,16 @@ out:
 
 /* ---------------------------------------------------------------------------------------- */
 
-/* mkdir that accepts an existing directory; errno on failure. */
+/* mkdir that accepts an existing directory (never writable by group or others: the job's
+ * drain directory's own mode decides who may read); errno on failure. */
 static int dw_mkdir(const char *path)
 {
-    if (mkdir(path, 0777) == 0)
+    if (mkdir(path, 0755) == 0)
         return 0;
     if (errno != EEXIST)
         return -1;
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (lstat(path, &st) != 0)
         return -1;
     if (!S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
@@ -1353,27 +1354,28 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
                                             "node missing)");
     c.nservers = job->nnodes * job->servers_per_node;
 
-    /* the destination and the job's drain directory */
-    struct stat st;
-    if (stat(job->destination, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return dw_fail(&c, PDCBB_ERR_NOT_FOUND, "drain destination %s does not exist",
-                           job->destination);
-        return dw_fail_errno(&c, errno, "cannot access drain destination", job->destination);
+    /* the destination and the job's drain directory: one this job's prolog (or an earlier
+     * `pdcbb drain`) made, recognised by its IDENTITY and owner; never one someone else made */
+    char derr[PDCBB_DRAIN_ERR_LEN];
+    pdcbb_err_t drc = pdcbb_drain_dest_check(job->destination, derr, sizeof(derr));
+    if (drc != PDCBB_OK)
+        return dw_fail(&c, drc, "%s", derr);
+    drc = pdcbb_drain_dir_find(job->destination, job->job_id, job->instance, geteuid(),
+                               c.drain_dir, sizeof(c.drain_dir), derr, sizeof(derr));
+    if (drc == PDCBB_ERR_NOT_FOUND && job->may_create) {
+        char note[PDCBB_DRAIN_ERR_LEN];
+        drc = pdcbb_drain_dir_create(job->destination, job->job_id, job->instance, job->share,
+                                     c.drain_dir, sizeof(c.drain_dir), note, sizeof(note), derr,
+                                     sizeof(derr));
+        if (drc == PDCBB_OK && note[0])
+            PDCBB_WARN("%s", note);
     }
-    if (!S_ISDIR(st.st_mode))
-        return dw_fail(&c, PDCBB_ERR_NOT_FOUND, "drain destination %s is not a directory",
-                       job->destination);
-    if (snprintf(c.drain_dir, sizeof(c.drain_dir), "%s/pdcbb.%" PRIu64, job->destination,
-                 job->job_id) >= (int)sizeof(c.drain_dir) - 64)
-        return dw_fail(&c, PDCBB_ERR_TOO_BIG, "drain destination path %s too long",
-                       job->destination);
+    if (drc != PDCBB_OK)
+        return dw_fail(&c, drc, "%s", derr);
     snprintf(stats->drain_dir, sizeof(stats->drain_dir), "%s", c.drain_dir);
     char parts[PATH_MAX], data[PATH_MAX];
     snprintf(parts, sizeof(parts), "%s/%s", c.drain_dir, PDCBB_DRAIN_PARTS_DIR);
     snprintf(data, sizeof(data), "%s/%s", c.drain_dir, PDCBB_DRAIN_DATA_DIR);
-    if (dw_mkdir(c.drain_dir) != 0)
-        return dw_fail_errno(&c, errno, "cannot create", c.drain_dir);
     if (dw_mkdir(parts) != 0)
         return dw_fail_errno(&c, errno, "cannot create", parts);
     if (dw_mkdir(data) != 0)

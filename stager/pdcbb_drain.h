@@ -262,6 +262,10 @@ typedef struct pdcbb_drain_job {
     const char *job_dir;      /* the node-local job directory (bbd-R/ inside) */
     const char *destination;  /* the drain destination; the job's directory is made inside */
     const char *instance;     /* the job's instance id (pdcbb_jobinfo_t), or NULL/"" */
+    int may_create;           /* 1: create the job's drain directory when none of this job
+                               * exists (a drain by hand, `pdcbb drain`); 0: only use the one
+                               * the prolog created (the epilog) */
+    int share;                /* pdcbb_drain_share_t, used when creating the directory */
 } pdcbb_drain_job_t;
 
 typedef struct pdcbb_drain_node_stats {
@@ -272,23 +276,123 @@ typedef struct pdcbb_drain_node_stats {
     uint64_t bytes;           /* data bytes written and verified */
     double seconds;
     int complete;             /* the whole job's drain is complete (COMPLETE written) */
-    char drain_dir[4096];     /* "<destination>/pdcbb.<job id>" */
+    char drain_dir[4096];     /* "<destination>/pdcbb.<job id>" (or the fresh name chosen
+                               * when that one was taken, see pdcbb_drain_dir_create) */
 } pdcbb_drain_node_stats_t;
 
 /*
- * Drain this node's daemon ranks: for each rank without a part in the drain directory, read its
+ * Drain this node's daemon ranks into the job's drain directory: the one in destination whose
+ * IDENTITY names this job (pdcbb_drain_dir_find), or, when there is none and job->may_create is
+ * set, a new one (pdcbb_drain_dir_create). For each rank without a part in the drain directory, read its
  * LMDB store (read-only; the daemons must be stopped) and object data files, write
  * data/rank-R.dat with large sequential writes, fdatasync it, re-read it and compare every
  * extent's CRC-32C with the CRC computed from the node-local bytes, then write
  * parts/rank-R.yaml. Finally pdcbb_drain_finish. Reports progress through log lines (pdcbb_log,
  * info level) and progress (may be NULL). Never deletes node-local data (the caller does that
  * after PDCBB_OK). On failure err says what failed and that the node-local data is kept in
- * job_dir: PDCBB_ERR_NOT_FOUND (destination missing), PDCBB_ERR_PERM (not writable),
+ * job_dir: PDCBB_ERR_NOT_FOUND (destination missing, or no drain directory of this job and
+ * may_create unset), PDCBB_ERR_PERM (not writable),
  * PDCBB_ERR_NOSPC (destination full), PDCBB_ERR_IO (verification mismatch, I/O error),
  * PDCBB_ERR_BUSY (a daemon still holds the store).
  */
 pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stats_t *stats,
                              pdcbb_drain_progress_fn progress, void *arg, char *err,
                              size_t errlen);
+
+
+/* ---- the job's drain directory: where it is, whose it is (stager/drain_dir.c) ---- */
+
+/*
+ * Why this exists: a drain destination is often shared (mode 1777). A drain must never go into a
+ * directory someone else prepared (they could change the data and its checksums afterwards), so
+ * the job's drain directory is created once, by the job user, with mkdir (never an existing
+ * one), private unless the job asked for sharing, and carries an IDENTITY file (job id, the
+ * job's random instance id, uid). Every node finds it again by that identity and its owner.
+ * Readers refuse a drain in which someone other than its owner could have changed anything.
+ */
+#define PDCBB_DRAIN_IDENTITY "IDENTITY"
+/* "<destination>/pdcbb.<job id>.<node>.FAILED": why a node's drain failed (also in $HOME) */
+#define PDCBB_DRAIN_FAILED_SUFFIX ".FAILED"
+
+typedef enum pdcbb_drain_share {
+    PDCBB_DRAIN_SHARE_NONE = 0,  /* directory 0700: only the job user */
+    PDCBB_DRAIN_SHARE_GROUP = 1, /* 0750: the user's group may read */
+    PDCBB_DRAIN_SHARE_ALL = 2,   /* 0755: everyone may read */
+} pdcbb_drain_share_t;
+
+/* "none" / "group" / "all" (the drain_share key; NULL or "" is none); -1 if unknown. */
+int pdcbb_drain_share_parse(const char *s);
+
+/*
+ * Check a drain destination with the caller's credentials (run it as the job user, never as
+ * root for someone else): an absolute path to an existing directory the caller may write and
+ * search (faccessat with the effective ids), not a system directory (/, /etc, /usr, /bin, /sbin,
+ * /lib*, /boot, /dev, /proc, /sys, /run, /var/lib, /var/log, /var/spool, and what is under them,
+ * after resolving links). Used at submission (the SPANK plugin), by `pdcbb run` before the
+ * command starts, and by every node's prolog. err (one line) names the path and what is wrong:
+ * PDCBB_ERR_INVAL (not absolute, not a directory), PDCBB_ERR_NOT_FOUND ("drain destination D
+ * does not exist"), PDCBB_ERR_PERM ("... is not writable by you ..." or a system directory).
+ */
+pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen);
+
+/*
+ * Create the job's drain directory in dest, as the caller (the job user): mkdir of
+ * "pdcbb.<job id>" with the share's mode, then IDENTITY. If that name exists and is not this
+ * job's (pdcbb_drain_dir_find's test), a fresh name is used: "pdcbb.<job id>.<first 8 hex
+ * digits of instance>", then random suffixes; note (may be NULL) then says why the name was not
+ * taken and which was used ("D/pdcbb.7 belongs to bob (uid 1002): draining into D/pdcbb.7.1a2b3c4d
+ * instead"). An existing directory of this very job is reused (a restarted
+ * prolog, a second `pdcbb drain`). out gets the directory's path.
+ * Errors: PDCBB_ERR_PERM ("... not writable"), PDCBB_ERR_EXISTS (every name taken), errno codes.
+ */
+pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char *instance,
+                                   int share, char *out, size_t outlen, char *note,
+                                   size_t notelen, char *err, size_t errlen);
+
+/*
+ * Find the job's drain directory in dest: "pdcbb.<job id>" or "pdcbb.<job id>.*" that is a real
+ * directory (not a link) owned by uid, not writable by group or others, holding an IDENTITY
+ * (owned by uid) with this job id and instance. out gets its path. PDCBB_ERR_NOT_FOUND when
+ * there is none (err says what the candidates were and why they were not taken).
+ */
+pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *instance,
+                                 uid_t uid, char *out, size_t outlen, char *err, size_t errlen);
+
+/*
+ * Trust check of a drain before reading it: drain_dir itself and everything in it must be real
+ * directories and regular files (no links), all owned by the owner of drain_dir, none writable
+ * by group or others. Refusal: PDCBB_ERR_PERM with err naming the first offending file, its
+ * owner and mode. On success warn (may be NULL) is "" or a note worth showing: the drain
+ * belongs to someone other than the caller, or its manifest names another uid than its owner
+ * (manifest_uid; pass -1 when unknown).
+ */
+pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, char *warn,
+                                    size_t warnlen, char *err, size_t errlen);
+
+/* What a node's failed drain leaves for the user (pdcbb_drain_report_write). */
+typedef struct pdcbb_drain_report {
+    uint64_t job_id;
+    const char *node;        /* the node that failed */
+    const char *user;        /* the job user's name */
+    const char *destination; /* the drain destination */
+    const char *drain_dir;   /* the job's drain directory, or NULL/"" if there is none */
+    const char *job_dir;     /* the node-local job directory, where the data is kept */
+    const char *reason;      /* one line */
+} pdcbb_drain_report_t;
+
+/*
+ * As the job user: write "<destination>/pdcbb.<job id>.<node>.FAILED" (write to a temporary
+ * name, then rename; never through a link), or, when the destination cannot take it, the same
+ * name in the user's home ($HOME when the caller is the job user, else the passwd entry). The
+ * report holds "key: value" lines: job, node, user, time, reason, data (node and directory),
+ * drain_directory, recover (the command that finishes the drain). where gets the path written.
+ * PDCBB_ERR_IO (or errno code) when neither place could be written.
+ */
+pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
+                                     size_t wherelen);
+
+/* Remove a node's stale reports (both places) after its drain completed: only regular files
+ * owned by the caller are removed. */
+void pdcbb_drain_report_remove(const char *destination, uint64_t job_id, const char *node);
 
 #endif

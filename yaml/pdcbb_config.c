@@ -90,6 +90,7 @@ static const char *cfg_check_rendezvous(const char *value)
 static const char *cfg_check_ip(const char *value);
 static const char *cfg_check_ucx_list(const char *value);
 static const char *cfg_check_rendezvous(const char *value);
+static const char *cfg_check_share(const char *value);
 
 static const cfg_key_t cfg_keys[] = {
     /* site keys */
@@ -141,6 +142,9 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "drain", .type = CFG_PATH, CFG_AT(drain), .def = "", .flags = CFG_F_ABSOLUTE,
      .scope = CFG_S_USER,
      .help = "directory to drain the burst buffer to at the end (empty: none)"},
+    {.name = "drain_share", .type = CFG_STRING, CFG_AT(drain_share), .def = "none",
+     .scope = CFG_S_USER, .check = cfg_check_share,
+     .help = "who else may read the drained job: none (mode 0700), group (0750) or all (0755)"},
     {.name = "stage_in", .type = CFG_PATH, CFG_AT(stage_in), .def = "",
      .flags = CFG_F_ABSOLUTE, .scope = CFG_S_USER,
      .help = "drained directory to load into the burst buffer at the start (empty: none)"},
@@ -257,6 +261,13 @@ static bool cfg_has_ctrl(const char *s)
         if ((unsigned char)*s < 0x20 || *s == 0x7f)
             return true;
     return false;
+}
+
+static const char *cfg_check_share(const char *value)
+{
+    if (strcmp(value, "none") == 0 || strcmp(value, "group") == 0 || strcmp(value, "all") == 0)
+        return NULL;
+    return "use none, group or all";
 }
 
 static const char *cfg_check_ip(const char *value)

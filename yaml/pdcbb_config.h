@@ -59,6 +59,7 @@ typedef struct pdcbb_config {
     /* user keys */
     uint64_t capacity;          /* burst-buffer bytes per node; default 1G */
     char drain[PATH_MAX];       /* drain destination; default "" (no drain) */
+    char drain_share[8];        /* who may read the drain: "none" (default), "group", "all" */
     char stage_in[PATH_MAX];    /* drained directory to load at start; default "" */
     unsigned servers_per_node;  /* daemons per node; default 1, 1..64 */
     pdcbb_placement_t placement; /* default region placement; default obj_static */

@@ -128,18 +128,28 @@ report() {
     run "$PDCBB" drain "$WORKDIR/w/node0/pdcbb.5103"
     assert_failure 2
     assert_output --partial "--to DEST"
-    # a job whose own drain at its end failed (the destination did not exist yet)
-    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR/w" --job-id 5111 --quiet \
-        --pdc "drain=$WORKDIR/later" -- "$DRAINED_READ" write C
+    # a job whose own drain at its end failed: its destination vanished while it ran, so the
+    # report goes to the home directory
+    mkdir "$WORKDIR/later" "$WORKDIR/home"
+    HOME="$WORKDIR/home" run "$PDCBB" run --nodes 1 --workdir "$WORKDIR/w" --job-id 5111 \
+        --quiet --pdc "drain=$WORKDIR/later" -- \
+        bash -c "'$DRAINED_READ' write C && rm -rf '$WORKDIR/later'"
+    assert_failure 1
+    assert_output --partial "drain destination $WORKDIR/later does not exist"
+    assert_output --partial "report in $WORKDIR/home/pdcbb.5111.node0.FAILED"
     assert_no_daemons "$WORKDIR"
     local jd="$WORKDIR/w/node0/pdcbb.5111"
     [ -d "$jd/bbd-0" ]
+    grep -q "^reason: drain destination $WORKDIR/later does not exist" \
+        "$WORKDIR/home/pdcbb.5111.node0.FAILED"
     mkdir "$WORKDIR/later"
-    run "$PDCBB" drain --quiet "$jd"
+    HOME="$WORKDIR/home" run "$PDCBB" drain --quiet "$jd"
     assert_success
     assert_output ""
     [ -f "$WORKDIR/later/pdcbb.5111/COMPLETE" ]
     [ ! -e "$jd" ]
+    # the finished drain removed the stale report
+    [ ! -e "$WORKDIR/home/pdcbb.5111.node0.FAILED" ]
 }
 
 @test "a missing destination fails, names it, and keeps the node-local data" {

@@ -83,13 +83,22 @@ assert_get_matches() { # drain-dir seed
     assert_output --partial "$(basename "$f")"
 }
 
-@test "a drain to a missing destination keeps the data; pdcbb drain finishes it later" {
+@test "a missing destination is refused before the job; one gone at the end keeps the data; pdcbb drain finishes it later" {
     run "$PDCBB" run --workdir "$WORKDIR/w" --job-id 503 --drain "$WORKDIR/nowhere" -- \
         "$STAGE" write 5
     echo "$output"
+    assert_failure 2
+    assert_output --partial "drain destination $WORKDIR/nowhere does not exist"
+    refute_output --partial "ok write"
+    [ ! -e "$WORKDIR/w/node0/pdcbb.503" ]
+    # the destination vanishes while the job runs
+    mkdir "$WORKDIR/later"
+    run "$PDCBB" run --workdir "$WORKDIR/w" --job-id 503 --drain "$WORKDIR/later" -- \
+        bash -c "'$STAGE' write 5 && rm -rf '$WORKDIR/later'"
+    echo "$output"
     assert_failure
     assert_output --partial "ok write: 0 failures"
-    assert_output --partial "$WORKDIR/nowhere"
+    assert_output --partial "$WORKDIR/later"
     assert_output --partial "pdcbb drain $WORKDIR/w/node0/pdcbb.503"
     [ -d "$WORKDIR/w/node0/pdcbb.503" ]
     [ -s "$WORKDIR/w/node0/pdcbb.503/drain.error" ]
@@ -168,27 +177,28 @@ EOF
     assert_no_daemons "$WORKDIR"
 }
 
-@test "a job id used twice cannot mix two jobs' drains: the second is refused and keeps its data" {
+@test "a job id used twice cannot mix two jobs' drains: the second drains under a fresh name" {
     "$PDCBB" run --quiet --job-id 508 --drain "$WORKDIR/dest" -- "$STAGE" write 1
     [ -f "$(drained 508)/COMPLETE" ]
     grep -q "instance" "$(drained 508)/manifest.yaml"
     run "$PDCBB" run --workdir "$WORKDIR/w" --job-id 508 --drain "$WORKDIR/dest" -- \
         "$STAGE" write 2
     echo "$output"
-    assert_failure
-    assert_output --partial "already holds a drain of another job with id 508"
-    [ -d "$WORKDIR/w/node0/pdcbb.508/bbd-0" ]
-    grep -q "^instance [0-9a-f]\{32\}$" "$WORKDIR/w/node0/pdcbb.508/job.info"
+    assert_success
+    assert_output --partial "$WORKDIR/dest/pdcbb.508 belongs to another job"
+    assert_output --regexp "draining into $WORKDIR/dest/pdcbb\.508\.[0-9a-f]{8} instead"
     # the first job's drain is untouched
     assert_get_matches "$(drained 508)" 1
     run "$PDCBB" verify "$(drained 508)"
     assert_success
-    # the second one goes elsewhere
-    mkdir "$WORKDIR/dest2"
-    run "$PDCBB" drain --to "$WORKDIR/dest2" "$WORKDIR/w/node0/pdcbb.508"
-    echo "$output"
-    assert_success
-    assert_get_matches "$WORKDIR/dest2/pdcbb.508" 2
+    # the second one is complete in its own directory
+    local second
+    second="$(ls -d "$WORKDIR/dest/pdcbb.508".*)"
+    [ -f "$second/COMPLETE" ]
+    assert_get_matches "$second" 2
+    # two instances, one per drain
+    [ "$(grep -h '^  instance:' "$(drained 508)/manifest.yaml" "$second/manifest.yaml" |
+        sort -u | wc -l)" -eq 2 ]
 }
 
 # Debian's python3 (scripts/install-deps.sh installs python3-numpy and python3-yaml for it).

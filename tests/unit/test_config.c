@@ -184,7 +184,7 @@ static void test_defaults(void)
         "local_root",   "max_capacity", "drain_roots",     "daemon_path",     "ready_timeout",
         "stage_in_timeout",
         "stop_timeout", "stranded_max_age", "ucx_tls",      "ucx_net_devices", "listen_address",  "lmdb_map_size",
-        "capacity",     "drain",        "stage_in",        "servers_per_node", "placement",
+        "capacity",     "drain",        "drain_share",  "stage_in",        "servers_per_node", "placement",
         "log_level",    "request_timeout", "connect_timeout",
     };
     char *out;
@@ -207,6 +207,7 @@ static void test_defaults(void)
     CHECK(c.capacity == GIB);
     CHECK_STR(c.drain, "");
     CHECK_STR(c.stage_in, "");
+    CHECK_STR(c.drain_share, "none");
     CHECK(c.servers_per_node == 1);
     CHECK(c.placement == PDCBB_PLACE_OBJ_STATIC);
     CHECK(c.log_level == PDCBB_LOG_INFO);
@@ -257,6 +258,8 @@ static void test_set_every_key(void)
         {"ready_timeout", "30s", "ready_timeout: 30"},
         {"ready_timeout", "1h", "ready_timeout: 3600"},
         {"stop_timeout", "0.1", "stop_timeout: 0.1"},
+        {"drain_share", "group", "drain_share: \"group\""},
+        {"drain_share", "all", "drain_share: \"all\""},
         {"ucx_tls", "rc_x,sm,self", "ucx_tls: \"rc_x,sm,self\""},
         {"ucx_tls", "^ib", "ucx_tls: \"^ib\""},
         {"ucx_net_devices", "mlx5_0:1", "ucx_net_devices: \"mlx5_0:1\""},
@@ -472,6 +475,7 @@ static void test_bad_values(void)
         {"servers_per_node", "0",
          "test: key 'servers_per_node': out of range '0' (use a whole number from 1 to 64)"},
         {"servers_per_node", "65", "out of range '65'"},
+        {"drain_share", "world", "test: key 'drain_share': bad value 'world' (use none, group or all)"},
         {"servers_per_node", "abc", "bad number 'abc' (use a whole number from 1 to 64)"},
         {"servers_per_node", "-1", "bad number '-1'"},
         {"servers_per_node", "1.5", "bad number '1.5'"},
@@ -556,7 +560,7 @@ static void test_unknown_and_scope(void)
         const char *msg;
     } rows[] = {
         {"capasity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG,
-         "--pdc: unknown key 'capasity' (known keys: capacity, drain, stage_in, "
+         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
          "servers_per_node, placement, log_level, request_timeout, connect_timeout)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
@@ -700,7 +704,7 @@ static void test_spec(void)
         {"capacity=2G,", PDCBB_ERR_CONFIG, "--pdc: item 2 is empty", GIB, 1},
         {",capacity=2G", PDCBB_ERR_CONFIG, "--pdc: item 1 is empty", GIB, 1},
         {"capasity=2G", PDCBB_ERR_CONFIG,
-         "--pdc: unknown key 'capasity' (known keys: capacity, drain, stage_in, "
+         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
          "servers_per_node, placement, log_level, request_timeout, connect_timeout, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,

@@ -2,7 +2,9 @@
  * test_drain.c - the drain format library (stager/pdcbb_drain.h): a model built in memory with
  * data files in a temporary directory, written as two parts, finished, opened and compared;
  * box reads (static, unlimited, placement map newest-wins and zero fill), verification (good,
- * a flipped byte, a truncated file), and manifests the loader must refuse, with the key named.
+ * a flipped byte, a truncated file), manifests the loader must refuse, with the key named, and
+ * the job's drain directory: destination checks, creation under a fresh name, finding it by its
+ * identity, the trust check and FAILED reports.
  *
  * Usage: test_drain [--keep DIR]   (--keep: build the drain in DIR and leave it there)
  */
@@ -427,6 +429,171 @@ static int write_file(const char *path, const char *text)
     return fclose(f);
 }
 
+/* ---- the job's drain directory (stager/drain_dir.c) ---- */
+
+static void check_drain_dir(void)
+{
+    char err[PDCBB_DRAIN_ERR_LEN], note[PDCBB_DRAIN_ERR_LEN], dd[4200], p[4400], a[4400],
+        b[4400];
+    struct stat st;
+    const char *ia = "0123456789abcdef0123456789abcdef", *ib = "fedcba9876543210fedcba9876543210";
+    snprintf(dd, sizeof(dd), "%s/dd", g_root);
+    CHECK(mkdir(dd, 0755) == 0);
+
+    /* destinations */
+    static const struct {
+        const char *path; /* "@" = dd, "@x" = dd/x */
+        pdcbb_err_t rc;
+        const char *msg;
+    } dests[] = {
+        {"@", PDCBB_OK, ""},
+        {"", PDCBB_ERR_INVAL, "is not an absolute path"},
+        {"relative/dir", PDCBB_ERR_INVAL, "'relative/dir' is not an absolute path"},
+        {"@/missing", PDCBB_ERR_NOT_FOUND, "/dd/missing does not exist (create it first)"},
+        {"@/afile", PDCBB_ERR_INVAL, "/dd/afile is not a directory"},
+        {"/etc", PDCBB_ERR_PERM, "drain destination /etc is a system directory"},
+        {"/usr/lib", PDCBB_ERR_PERM, "/usr/lib is a system directory"},
+        {"/", PDCBB_ERR_PERM, "drain destination / is a system directory"},
+        {"@/etc-link", PDCBB_ERR_PERM, "(that is, /etc) is a system directory"},
+    };
+    snprintf(p, sizeof(p), "%s/afile", dd);
+    CHECK(write_file(p, "x") == 0);
+    snprintf(p, sizeof(p), "%s/etc-link", dd);
+    CHECK(symlink("/etc", p) == 0);
+    for (size_t i = 0; i < sizeof(dests) / sizeof(dests[0]); i++) {
+        char path[4400];
+        if (dests[i].path[0] == '@')
+            snprintf(path, sizeof(path), "%s%s", dd, dests[i].path + 1);
+        else
+            snprintf(path, sizeof(path), "%s", dests[i].path);
+        CHECK_ERR(pdcbb_drain_dest_check(path, err, sizeof(err)), dests[i].rc);
+        CHECK(strstr(err, dests[i].msg) != NULL);
+        if (strstr(err, dests[i].msg) == NULL)
+            fprintf(stderr, "    row '%s': message '%s'\n", path, err);
+    }
+    snprintf(p, sizeof(p), "%s/afile", dd);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/etc-link", dd);
+    unlink(p);
+
+    /* creation, a second run of the same job, another job with the same id */
+    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ia, PDCBB_DRAIN_SHARE_NONE, a, sizeof(a), note,
+                                     sizeof(note), err, sizeof(err)),
+              PDCBB_OK);
+    snprintf(p, sizeof(p), "%s/pdcbb.9", dd);
+    CHECK(strcmp(a, p) == 0 && note[0] == '\0');
+    CHECK(stat(a, &st) == 0 && (st.st_mode & 07777) == 0700);
+    snprintf(p, sizeof(p), "%s/pdcbb.9/IDENTITY", dd);
+    CHECK(stat(p, &st) == 0 && (st.st_mode & 022) == 0);
+    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ia, PDCBB_DRAIN_SHARE_NONE, b, sizeof(b), note,
+                                     sizeof(note), err, sizeof(err)),
+              PDCBB_OK);
+    CHECK(strcmp(a, b) == 0 && note[0] == '\0'); /* reused */
+    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ib, PDCBB_DRAIN_SHARE_GROUP, b, sizeof(b), note,
+                                     sizeof(note), err, sizeof(err)),
+              PDCBB_OK);
+    snprintf(p, sizeof(p), "%s/pdcbb.9.fedcba98", dd);
+    CHECK(strcmp(b, p) == 0);
+    CHECK(strstr(note, "pdcbb.9 belongs to another job") != NULL);
+    CHECK(strstr(note, "draining into") != NULL && strstr(note, "pdcbb.9.fedcba98 instead"));
+    CHECK(stat(b, &st) == 0 && (st.st_mode & 07777) == 0750);
+    /* every node finds its own */
+    char f[4400];
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 9, ia, geteuid(), f, sizeof(f), err, sizeof(err)),
+              PDCBB_OK);
+    CHECK(strcmp(f, a) == 0);
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 9, ib, geteuid(), f, sizeof(f), err, sizeof(err)),
+              PDCBB_OK);
+    CHECK(strcmp(f, b) == 0);
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 9, "00000000000000000000000000000000", geteuid(), f,
+                                   sizeof(f), err, sizeof(err)),
+              PDCBB_ERR_NOT_FOUND);
+    CHECK(strstr(err, "no drain directory of job 9 in") != NULL);
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 9, ia, geteuid() + 1, f, sizeof(f), err, sizeof(err)),
+              PDCBB_ERR_NOT_FOUND);
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 10, ia, geteuid(), f, sizeof(f), err, sizeof(err)),
+              PDCBB_ERR_NOT_FOUND);
+    /* a directory others may write is never the job's */
+    CHECK(chmod(a, 0770) == 0);
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 9, ia, geteuid(), f, sizeof(f), err, sizeof(err)),
+              PDCBB_ERR_NOT_FOUND);
+    CHECK(strstr(err, "is writable by others (mode 0770)") != NULL);
+    CHECK(chmod(a, 0700) == 0);
+    /* a link named like the job's directory is not followed */
+    snprintf(p, sizeof(p), "%s/pdcbb.11", dd);
+    CHECK(symlink(a, p) == 0);
+    CHECK_ERR(pdcbb_drain_dir_find(dd, 11, ia, geteuid(), f, sizeof(f), err, sizeof(err)),
+              PDCBB_ERR_NOT_FOUND);
+    unlink(p);
+
+    /* trust: the test's drain is fine; group-writable files and links are refused */
+    char warn[PDCBB_DRAIN_ERR_LEN];
+    CHECK_ERR(pdcbb_drain_trust_check(g_dir, (long)geteuid(), warn, sizeof(warn), err,
+                                      sizeof(err)),
+              PDCBB_OK);
+    CHECK(warn[0] == '\0');
+    CHECK_ERR(pdcbb_drain_trust_check(g_dir, (long)geteuid() + 1, warn, sizeof(warn), err,
+                                      sizeof(err)),
+              PDCBB_OK);
+    CHECK(strstr(warn, "its manifest says the job ran as") != NULL);
+    snprintf(p, sizeof(p), "%s/data/rank-00001.dat", g_dir);
+    CHECK(chmod(p, 0664) == 0);
+    CHECK_ERR(pdcbb_drain_trust_check(g_dir, -1, warn, sizeof(warn), err, sizeof(err)),
+              PDCBB_ERR_PERM);
+    CHECK(strstr(err, "untrusted drain: ") && strstr(err, "rank-00001.dat is writable by its "
+                                                         "group (mode 0664)"));
+    CHECK(chmod(p, 0644) == 0);
+    snprintf(p, sizeof(p), "%s/parts/link.yaml", g_dir);
+    CHECK(symlink("/etc/passwd", p) == 0);
+    CHECK_ERR(pdcbb_drain_trust_check(g_dir, -1, warn, sizeof(warn), err, sizeof(err)),
+              PDCBB_ERR_PERM);
+    CHECK(strstr(err, "link.yaml is a symbolic link") != NULL);
+    unlink(p);
+    CHECK(chmod(g_dir, 0757) == 0);
+    CHECK_ERR(pdcbb_drain_trust_check(g_dir, -1, warn, sizeof(warn), err, sizeof(err)),
+              PDCBB_ERR_PERM);
+    CHECK(strstr(err, "is writable by everyone (mode 0757)") != NULL);
+    CHECK(chmod(g_dir, 0755) == 0);
+    CHECK_ERR(pdcbb_drain_trust_check(g_dir, -1, warn, sizeof(warn), err, sizeof(err)),
+              PDCBB_OK);
+
+    /* FAILED reports: beside the destination, else in $HOME; removed after a good drain */
+    pdcbb_drain_report_t r = {.job_id = 9, .node = "n2", .user = "u", .destination = dd,
+                              .drain_dir = a, .job_dir = "/local/pdcbb.9",
+                              .reason = "it broke"};
+    char where[4400], text[4096] = "";
+    CHECK_ERR(pdcbb_drain_report_write(&r, where, sizeof(where)), PDCBB_OK);
+    snprintf(p, sizeof(p), "%s/pdcbb.9.n2.FAILED", dd);
+    CHECK(strcmp(where, p) == 0);
+    FILE *fp = fopen(p, "r");
+    size_t n = fp ? fread(text, 1, sizeof(text) - 1, fp) : 0;
+    text[n] = '\0';
+    if (fp)
+        fclose(fp);
+    CHECK(strstr(text, "pdcbb drain FAILED\njob: 9\nnode: n2\n") == text);
+    CHECK(strstr(text, "\nreason: it broke\n") != NULL);
+    CHECK(strstr(text, "\ndata: kept on node n2 in /local/pdcbb.9\n") != NULL);
+    CHECK(strstr(text, "\nrecover: on node n2, as u: pdcbb drain --to ") != NULL);
+    char home[4400], missing[4400];
+    snprintf(home, sizeof(home), "%s/home", dd);
+    CHECK(mkdir(home, 0700) == 0);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", home, 1);
+    snprintf(missing, sizeof(missing), "%s/gone", dd);
+    r.destination = missing;
+    CHECK_ERR(pdcbb_drain_report_write(&r, where, sizeof(where)), PDCBB_OK);
+    snprintf(p, sizeof(p), "%s/pdcbb.9.n2.FAILED", home);
+    CHECK(strcmp(where, p) == 0);
+    pdcbb_drain_report_remove(dd, 9, "n2");
+    CHECK(access(p, F_OK) != 0);
+    snprintf(p, sizeof(p), "%s/pdcbb.9.n2.FAILED", dd);
+    CHECK(access(p, F_OK) != 0);
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+        free(old_home);
+    }
+}
+
 int main(int argc, char **argv)
 {
     char err[PDCBB_DRAIN_ERR_LEN], path[4300];
@@ -518,6 +685,7 @@ int main(int argc, char **argv)
     }
 
     check_malformed();
+    check_drain_dir();
 
     /* two drained jobs in one destination: the error lists them */
     snprintf(path, sizeof(path), "%s/pdcbb.78", g_root);

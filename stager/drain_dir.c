@@ -1,0 +1,632 @@
+/*
+ * drain_dir.c - where a job's drain goes and whether a drain can be trusted (pdcbb_drain.h,
+ * "the job's drain directory"):
+ *   - pdcbb_drain_dest_check: a destination the caller may drain into (submission, pdcbb run,
+ *     every node's prolog, all as the job user);
+ *   - pdcbb_drain_dir_create / _find: the job's own directory, made with mkdir by the job user
+ *     and recognised by its IDENTITY file and owner, never one somebody else prepared;
+ *   - pdcbb_drain_trust_check: readers refuse a drain that someone other than its owner could
+ *     have changed;
+ *   - pdcbb_drain_report_write / _remove: the FAILED report a failed drain leaves for the user.
+ * Everything here runs with the caller's credentials; nothing follows a link it did not expect.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pdcbb_drain.h"
+#include "pdcbb_log.h"
+
+#define DD_IDENTITY_MAGIC "pdcbb-drain-identity 1"
+#define DD_TRUST_DEPTH 4 /* the drain dir, parts/ and data/, and a little room */
+
+static void dd_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void dd_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* "alice (uid 1000)" or "uid 1000" */
+static const char *dd_who(uid_t uid, char *buf, size_t len)
+{
+    struct passwd pw, *res = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL)
+        snprintf(buf, len, "%s (uid %ld)", pw.pw_name, (long)uid);
+    else
+        snprintf(buf, len, "uid %ld", (long)uid);
+    return buf;
+}
+
+int pdcbb_drain_share_parse(const char *s)
+{
+    if (s == NULL || s[0] == '\0' || strcmp(s, "none") == 0)
+        return PDCBB_DRAIN_SHARE_NONE;
+    if (strcmp(s, "group") == 0)
+        return PDCBB_DRAIN_SHARE_GROUP;
+    if (strcmp(s, "all") == 0)
+        return PDCBB_DRAIN_SHARE_ALL;
+    return -1;
+}
+
+static mode_t dd_dir_mode(int share)
+{
+    return share == PDCBB_DRAIN_SHARE_ALL ? 0755 : share == PDCBB_DRAIN_SHARE_GROUP ? 0750 : 0700;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The destination                                                                            */
+
+/* Directories no job drains into (and what is under them). "/" itself is matched exactly. */
+static const char *const dd_system_dirs[] = {
+    "/etc",  "/usr", "/bin",  "/sbin", "/lib",     "/lib32",   "/lib64",     "/libx32", "/boot",
+    "/dev",  "/proc", "/sys", "/run",  "/var/lib", "/var/log", "/var/spool",
+};
+
+static bool dd_under(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen)
+{
+    struct stat st;
+    char real[PATH_MAX], who[128];
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (dest == NULL || dest[0] != '/') {
+        dd_errf(err, errlen, "drain destination '%s' is not an absolute path",
+                dest ? dest : "");
+        return PDCBB_ERR_INVAL;
+    }
+    if (stat(dest, &st) != 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR) {
+            dd_errf(err, errlen, "drain destination %s does not exist (create it first)", dest);
+            return PDCBB_ERR_NOT_FOUND;
+        }
+        dd_errf(err, errlen, "cannot access drain destination %s as %s: %s", dest,
+                dd_who(geteuid(), who, sizeof(who)), strerror(e));
+        return e == EACCES ? PDCBB_ERR_PERM : pdcbb_err_from_errno(e);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        dd_errf(err, errlen, "drain destination %s is not a directory", dest);
+        return PDCBB_ERR_INVAL;
+    }
+    if (realpath(dest, real) == NULL)
+        snprintf(real, sizeof(real), "%s", dest);
+    bool sys = strcmp(real, "/") == 0;
+    for (size_t i = 0; !sys && i < sizeof(dd_system_dirs) / sizeof(dd_system_dirs[0]); i++)
+        sys = dd_under(real, dd_system_dirs[i]);
+    if (sys) {
+        if (strcmp(real, dest) != 0)
+            dd_errf(err, errlen, "drain destination %s (that is, %s) is a system directory: "
+                                 "drain to a directory of your own",
+                    dest, real);
+        else
+            dd_errf(err, errlen, "drain destination %s is a system directory: drain to a "
+                                 "directory of your own",
+                    dest);
+        return PDCBB_ERR_PERM;
+    }
+    if (faccessat(AT_FDCWD, dest, W_OK | X_OK, AT_EACCESS) != 0) {
+        int e = errno;
+        char owner[128];
+        if (e == EROFS)
+            dd_errf(err, errlen, "drain destination %s is not writable: it is on a read-only "
+                                 "file system",
+                    dest);
+        else
+            dd_errf(err, errlen, "drain destination %s is not writable by %s (it belongs to %s, "
+                                 "mode %04o)",
+                    dest, dd_who(geteuid(), who, sizeof(who)),
+                    dd_who(st.st_uid, owner, sizeof(owner)), (unsigned)(st.st_mode & 07777));
+        return PDCBB_ERR_PERM;
+    }
+    return PDCBB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The job's directory and its identity                                                       */
+
+/*
+ * Is path this job's drain directory? 1 yes, 0 no (why says why, for the caller's message).
+ * The directory itself and its IDENTITY are opened without following links.
+ */
+static int dd_is_ours(const char *path, uint64_t job_id, const char *instance, uid_t uid,
+                      char *why, size_t whylen)
+{
+    char who[128];
+    struct stat st;
+    why[0] = '\0';
+    if (lstat(path, &st) != 0) {
+        dd_errf(why, whylen, "%s: %s", path, strerror(errno));
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        dd_errf(why, whylen, "%s is not a directory", path);
+        return 0;
+    }
+    if (st.st_uid != uid) {
+        dd_errf(why, whylen, "%s belongs to %s", path, dd_who(st.st_uid, who, sizeof(who)));
+        return 0;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        dd_errf(why, whylen, "%s is writable by others (mode %04o)", path,
+                (unsigned)(st.st_mode & 07777));
+        return 0;
+    }
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        dd_errf(why, whylen, "%s: %s", path, strerror(errno));
+        return 0;
+    }
+    int fd = openat(dfd, PDCBB_DRAIN_IDENTITY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0) {
+        dd_errf(why, whylen, "%s has no %s of a pdcbb job", path, PDCBB_DRAIN_IDENTITY);
+        return 0;
+    }
+    char buf[512];
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid)
+        n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        dd_errf(why, whylen, "%s/%s is not a readable file of %s", path, PDCBB_DRAIN_IDENTITY,
+                dd_who(uid, who, sizeof(who)));
+        return 0;
+    }
+    buf[n] = '\0';
+    uint64_t id = 0;
+    long file_uid = -1;
+    char inst[PDCBB_DRAIN_ERR_LEN] = "";
+    char *save = NULL;
+    int magic = 0;
+    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (strcmp(l, DD_IDENTITY_MAGIC) == 0)
+            magic = 1;
+        else if (strncmp(l, "job_id ", 7) == 0)
+            id = strtoull(l + 7, NULL, 10);
+        else if (strncmp(l, "instance ", 9) == 0)
+            snprintf(inst, sizeof(inst), "%s", strcmp(l + 9, "-") ? l + 9 : "");
+        else if (strncmp(l, "uid ", 4) == 0)
+            file_uid = strtol(l + 4, NULL, 10);
+    }
+    const char *want = instance ? instance : "";
+    if (!magic || id != job_id || file_uid != (long)uid || strcmp(inst, want) != 0) {
+        dd_errf(why, whylen, "%s belongs to another job (its %s names job %" PRIu64
+                             ", instance %s)",
+                path, PDCBB_DRAIN_IDENTITY, id, inst[0] ? inst : "none");
+        return 0;
+    }
+    return 1;
+}
+
+/* Write IDENTITY into the new directory dfd (as the caller). */
+static int dd_write_identity(int dfd, uint64_t job_id, const char *instance, mode_t fmode)
+{
+    char buf[256];
+    int n = snprintf(buf, sizeof(buf), "%s\njob_id %" PRIu64 "\ninstance %s\nuid %ld\n",
+                     DD_IDENTITY_MAGIC, job_id, instance && instance[0] ? instance : "-",
+                     (long)geteuid());
+    int fd = openat(dfd, PDCBB_DRAIN_IDENTITY ".tmp",
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fmode);
+    if (fd < 0)
+        return -1;
+    int ok = write(fd, buf, (size_t)n) == n && fsync(fd) == 0;
+    int e = errno;
+    if (close(fd) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok || renameat(dfd, PDCBB_DRAIN_IDENTITY ".tmp", dfd, PDCBB_DRAIN_IDENTITY) != 0) {
+        if (ok)
+            e = errno;
+        unlinkat(dfd, PDCBB_DRAIN_IDENTITY ".tmp", 0);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char *instance,
+                                   int share, char *out, size_t outlen, char *note,
+                                   size_t notelen, char *err, size_t errlen)
+{
+    char path[PATH_MAX], first[PATH_MAX], why[PATH_MAX + 256], suffix[16];
+    mode_t dmode = dd_dir_mode(share), fmode = dmode & 0644;
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (note != NULL && notelen > 0)
+        note[0] = '\0';
+    first[0] = why[0] = '\0';
+    if (dest == NULL || job_id == 0) {
+        dd_errf(err, errlen, "no drain destination or job id");
+        return PDCBB_ERR_INVAL;
+    }
+    for (int attempt = 0; attempt < 10; attempt++) {
+        if (attempt == 0) {
+            suffix[0] = '\0';
+        } else if (attempt == 1 && instance != NULL && strlen(instance) >= 8) {
+            snprintf(suffix, sizeof(suffix), ".%.8s", instance);
+        } else {
+            uint32_t r = 0;
+            if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+                r = (uint32_t)getpid() * 2654435761u + (uint32_t)attempt;
+            snprintf(suffix, sizeof(suffix), ".%08" PRIx32, r);
+        }
+        if (snprintf(path, sizeof(path), "%s/pdcbb.%" PRIu64 "%s", dest, job_id, suffix) >=
+            (int)sizeof(path) - 64) {
+            dd_errf(err, errlen, "drain destination path %s too long", dest);
+            return PDCBB_ERR_TOO_BIG;
+        }
+        if (attempt == 0)
+            snprintf(first, sizeof(first), "%s", path);
+        if (mkdir(path, 0700) != 0) {
+            int e = errno;
+            if (e != EEXIST) {
+                const char *hint = (e == EACCES || e == EPERM || e == EROFS)
+                                       ? " (destination not writable)"
+                                   : e == ENOSPC || e == EDQUOT ? " (destination full)"
+                                                                : "";
+                dd_errf(err, errlen, "cannot create %s: %s%s", path, strerror(e), hint);
+                return e == EACCES || e == EPERM || e == EROFS ? PDCBB_ERR_PERM
+                       : e == ENOENT                           ? PDCBB_ERR_NOT_FOUND
+                       : e == ENOSPC || e == EDQUOT            ? PDCBB_ERR_NOSPC
+                                                               : pdcbb_err_from_errno(e);
+            }
+            char w[PATH_MAX + 128];
+            if (dd_is_ours(path, job_id, instance, geteuid(), w, sizeof(w))) {
+                snprintf(out, outlen, "%s", path);
+                if (attempt > 0)
+                    dd_errf(note, notelen, "%s", why);
+                return PDCBB_OK;
+            }
+            if (attempt == 0)
+                snprintf(why, sizeof(why), "%s", w);
+            continue;
+        }
+        /* ours: the mode we want (umask may have taken bits), then the identity */
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0 || fchmod(dfd, dmode) != 0 ||
+            dd_write_identity(dfd, job_id, instance, fmode) != 0) {
+            int e = errno;
+            if (dfd >= 0)
+                close(dfd);
+            rmdir(path);
+            dd_errf(err, errlen, "cannot prepare %s: %s", path, strerror(e));
+            return pdcbb_err_from_errno(e);
+        }
+        close(dfd);
+        snprintf(out, outlen, "%s", path);
+        if (attempt > 0) {
+            dd_errf(note, notelen, "%s: draining into %s instead", why, path);
+            PDCBB_WARN("%s: draining into %s instead", why, path);
+        } else {
+            PDCBB_INFO("created drain directory %s (mode %04o)", path, (unsigned)dmode);
+        }
+        return PDCBB_OK;
+    }
+    dd_errf(err, errlen, "cannot create a drain directory for job %" PRIu64 " in %s: %s and "
+                         "every fresh name are taken",
+            job_id, dest, first);
+    return PDCBB_ERR_EXISTS;
+}
+
+pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *instance,
+                                 uid_t uid, char *out, size_t outlen, char *err, size_t errlen)
+{
+    char prefix[64], path[PATH_MAX], why[PATH_MAX + 256], first_why[PATH_MAX + 256];
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    first_why[0] = '\0';
+    snprintf(prefix, sizeof(prefix), "pdcbb.%" PRIu64, job_id);
+    size_t pl = strlen(prefix);
+    /* the usual name first, then the fresh ones */
+    snprintf(path, sizeof(path), "%s/%s", dest, prefix);
+    if (dd_is_ours(path, job_id, instance, uid, why, sizeof(why))) {
+        snprintf(out, outlen, "%s", path);
+        return PDCBB_OK;
+    }
+    if (access(path, F_OK) == 0 || errno != ENOENT)
+        snprintf(first_why, sizeof(first_why), "%s", why);
+    DIR *d = opendir(dest);
+    if (d == NULL) {
+        int e = errno;
+        dd_errf(err, errlen, "cannot read drain destination %s: %s", dest, strerror(e));
+        return e == ENOENT ? PDCBB_ERR_NOT_FOUND : pdcbb_err_from_errno(e);
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, prefix, pl) != 0 || de->d_name[pl] != '.')
+            continue;
+        size_t l = strlen(de->d_name);
+        size_t sl = strlen(PDCBB_DRAIN_FAILED_SUFFIX);
+        if (l > sl && strcmp(de->d_name + l - sl, PDCBB_DRAIN_FAILED_SUFFIX) == 0)
+            continue;
+        if (snprintf(path, sizeof(path), "%s/%s", dest, de->d_name) >= (int)sizeof(path))
+            continue;
+        if (dd_is_ours(path, job_id, instance, uid, why, sizeof(why))) {
+            closedir(d);
+            snprintf(out, outlen, "%s", path);
+            return PDCBB_OK;
+        }
+    }
+    closedir(d);
+    if (first_why[0])
+        dd_errf(err, errlen, "no drain directory of job %" PRIu64 " in %s (%s)", job_id, dest,
+                first_why);
+    else
+        dd_errf(err, errlen, "no drain directory of job %" PRIu64 " in %s (its prolog creates "
+                             "%s/%s)",
+                job_id, dest, dest, prefix);
+    return PDCBB_ERR_NOT_FOUND;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Trust                                                                                      */
+
+typedef struct dd_trust {
+    uid_t owner;
+    char *err;
+    size_t errlen;
+} dd_trust_t;
+
+/* Check the entry name in dfd (path for messages); recurse into directories. */
+static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int depth)
+{
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        int e = errno;
+        close(dfd);
+        dd_errf(t->err, t->errlen, "cannot read %s: %s", path, strerror(e));
+        return pdcbb_err_from_errno(e);
+    }
+    pdcbb_err_t rc = PDCBB_OK;
+    struct dirent *de;
+    while (rc == PDCBB_OK && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char sub[PATH_MAX], who[128], own[128];
+        snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue; /* a temporary file that went away */
+            dd_errf(t->err, t->errlen, "cannot check %s: %s", sub, strerror(errno));
+            rc = pdcbb_err_from_errno(errno);
+            break;
+        }
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+            dd_errf(t->err, t->errlen, "untrusted drain: %s is %s, not a regular file", sub,
+                    S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
+            rc = PDCBB_ERR_PERM;
+            break;
+        }
+        if (st.st_uid != t->owner) {
+            dd_errf(t->err, t->errlen, "untrusted drain: %s belongs to %s, but the drain "
+                                       "directory belongs to %s: someone else may have changed "
+                                       "the drained data",
+                    sub, dd_who(st.st_uid, who, sizeof(who)), dd_who(t->owner, own, sizeof(own)));
+            rc = PDCBB_ERR_PERM;
+            break;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+            dd_errf(t->err, t->errlen, "untrusted drain: %s is writable by %s (mode %04o): "
+                                       "someone else may have changed the drained data (if you "
+                                       "trust it: chmod -R go-w on the drain directory)",
+                    sub, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+                    (unsigned)(st.st_mode & 07777));
+            rc = PDCBB_ERR_PERM;
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (depth >= DD_TRUST_DEPTH)
+                continue;
+            int sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sfd < 0) {
+                dd_errf(t->err, t->errlen, "cannot read %s: %s", sub, strerror(errno));
+                rc = pdcbb_err_from_errno(errno);
+                break;
+            }
+            rc = dd_trust_dir(t, sfd, sub, depth + 1);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, char *warn,
+                                    size_t warnlen, char *err, size_t errlen)
+{
+    char who[128], own[128];
+    if (warn != NULL && warnlen > 0)
+        warn[0] = '\0';
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    int dfd = open(drain_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        int e = errno;
+        dd_errf(err, errlen, "cannot open drain directory %s: %s", drain_dir,
+                e == ELOOP ? "it is a symbolic link" : strerror(e));
+        return e == ELOOP ? PDCBB_ERR_PERM : pdcbb_err_from_errno(e);
+    }
+    struct stat st;
+    if (fstat(dfd, &st) != 0) {
+        int e = errno;
+        close(dfd);
+        dd_errf(err, errlen, "cannot check %s: %s", drain_dir, strerror(e));
+        return pdcbb_err_from_errno(e);
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        close(dfd);
+        dd_errf(err, errlen, "untrusted drain: %s is writable by %s (mode %04o): someone else "
+                             "may have changed the drained data (if you trust it: chmod -R go-w "
+                             "%s)",
+                drain_dir, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+                (unsigned)(st.st_mode & 07777), drain_dir);
+        return PDCBB_ERR_PERM;
+    }
+    dd_trust_t t = {.owner = st.st_uid, .err = err, .errlen = errlen};
+    pdcbb_err_t rc = dd_trust_dir(&t, dfd, drain_dir, 1);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (manifest_uid >= 0 && (uid_t)manifest_uid != st.st_uid)
+        dd_errf(warn, warnlen, "%s belongs to %s, but its manifest says the job ran as %s (a "
+                               "copy, or not the drain the job wrote)",
+                drain_dir, dd_who(st.st_uid, own, sizeof(own)),
+                dd_who((uid_t)manifest_uid, who, sizeof(who)));
+    else if (getuid() != 0 && getuid() != st.st_uid)
+        dd_errf(warn, warnlen, "%s was drained by %s, not by you", drain_dir,
+                dd_who(st.st_uid, own, sizeof(own)));
+    return PDCBB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* FAILED reports                                                                             */
+
+static pdcbb_err_t dd_write_file(const char *path, const char *text)
+{
+    char tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+        return PDCBB_ERR_TOO_BIG;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return pdcbb_err_from_errno(errno);
+    size_t len = strlen(text);
+    int ok = write(fd, text, len) == (ssize_t)len;
+    int e = ok ? 0 : (errno ? errno : EIO);
+    if (close(fd) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
+        unlink(tmp);
+        return pdcbb_err_from_errno(e);
+    }
+    return PDCBB_OK;
+}
+
+/* The caller's home: $HOME when it is a directory of the caller (not root's $HOME inherited
+ * by a process that dropped to the job user), else the passwd entry's. */
+static bool dd_home(char *out, size_t len)
+{
+    const char *h = getenv("HOME");
+    struct stat st;
+    if (h != NULL && h[0] == '/' && stat(h, &st) == 0 && S_ISDIR(st.st_mode) &&
+        st.st_uid == geteuid()) {
+        snprintf(out, len, "%s", h);
+        return true;
+    }
+    struct passwd pw, *res = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL &&
+        pw.pw_dir != NULL && pw.pw_dir[0] == '/') {
+        snprintf(out, len, "%s", pw.pw_dir);
+        return true;
+    }
+    return false;
+}
+
+static void dd_report_name(char *out, size_t len, const char *dir, uint64_t job_id,
+                           const char *node)
+{
+    snprintf(out, len, "%s/pdcbb.%" PRIu64 ".%s%s", dir, job_id, node && node[0] ? node : "node",
+             PDCBB_DRAIN_FAILED_SUFFIX);
+}
+
+pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
+                                     size_t wherelen)
+{
+    char when[64], text[8192], path[PATH_MAX], home[PATH_MAX];
+    if (where != NULL && wherelen > 0)
+        where[0] = '\0';
+    if (r == NULL || r->destination == NULL || r->job_dir == NULL)
+        return PDCBB_ERR_INVAL;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const char *node = r->node && r->node[0] ? r->node : "node";
+    const char *dd = r->drain_dir && r->drain_dir[0] ? r->drain_dir : "none";
+    char reason[PDCBB_DRAIN_ERR_LEN * 2];
+    snprintf(reason, sizeof(reason), "%s", r->reason ? r->reason : "unknown");
+    for (char *c = reason; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    snprintf(text, sizeof(text),
+             "pdcbb drain FAILED\n"
+             "job: %" PRIu64 "\n"
+             "node: %s\n"
+             "user: %s\n"
+             "time: %s\n"
+             "reason: %s\n"
+             "data: kept on node %s in %s\n"
+             "destination: %s\n"
+             "drain_directory: %s\n"
+             "recover: on node %s, as %s: pdcbb drain --to %s %s\n"
+             "recover_slurm: srun -w %s -N 1 -n 1 pdcbb drain --to %s %s\n",
+             r->job_id, node, r->user ? r->user : "?", when, reason, node, r->job_dir,
+             r->destination, dd, node, r->user ? r->user : "the job user", r->destination,
+             r->job_dir, node, r->destination, r->job_dir);
+    dd_report_name(path, sizeof(path), r->destination, r->job_id, node);
+    pdcbb_err_t rc = dd_write_file(path, text);
+    if (rc == PDCBB_OK) {
+        snprintf(where, wherelen, "%s", path);
+        return PDCBB_OK;
+    }
+    PDCBB_WARN("cannot write %s: %s; trying the home directory", path, pdcbb_strerror(rc));
+    if (!dd_home(home, sizeof(home)))
+        return rc;
+    dd_report_name(path, sizeof(path), home, r->job_id, node);
+    if ((rc = dd_write_file(path, text)) == PDCBB_OK)
+        snprintf(where, wherelen, "%s", path);
+    return rc;
+}
+
+static void dd_unlink_mine(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+        unlink(path);
+}
+
+void pdcbb_drain_report_remove(const char *destination, uint64_t job_id, const char *node)
+{
+    char path[PATH_MAX], home[PATH_MAX];
+    if (destination != NULL) {
+        dd_report_name(path, sizeof(path), destination, job_id, node);
+        dd_unlink_mine(path);
+    }
+    if (dd_home(home, sizeof(home))) {
+        dd_report_name(path, sizeof(path), home, job_id, node);
+        dd_unlink_mine(path);
+    }
+}

@@ -1,0 +1,305 @@
+#!/usr/bin/env bats
+# A drain that cannot work is refused before the job runs; a drain that fails at the end tells
+# the user (a FAILED report beside the destination, `pdcbb why`); a drain never goes into a
+# directory someone else prepared, and readers (verify, PDCBB_DRAINED_DIR) refuse a drain that
+# another user could have changed. Two real users (pdcbbtest, pdcbbtest2) play victim and
+# squatter; every daemon is a real one started by `pdcbb run`.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+DRAINED_READ="$BUILD_DIR/tests/pdc_drained_read"
+CASES="$BUILD_DIR/tests/pdc_region_cases"
+VICTIM=pdcbbtest
+SQUATTER=pdcbbtest2
+
+setup() {
+    require_build
+    for f in "$DRAINED_READ" "$CASES"; do
+        [ -x "$f" ] || { echo "missing $f: build the project first" >&2; return 1; }
+    done
+    # prerequisites fail the test, never skip it
+    [ "$(id -u)" -eq 0 ] || { echo "these tests need root (as the CI runs them)" >&2; return 1; }
+    for u in "$VICTIM" "$SQUATTER"; do
+        id "$u" >/dev/null 2>&1 || {
+            echo "missing test user $u (scripts/slurm-cluster.sh creates it)" >&2
+            return 1
+        }
+    done
+    make_workdir
+    chmod 755 "$WORKDIR"
+    MOUNTS=()
+}
+
+teardown() {
+    local m
+    for m in "${MOUNTS[@]}"; do
+        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+    cleanup_workdir
+}
+
+mount_tmpfs() {
+    mkdir -p "$1"
+    mount -t tmpfs -o "$2" tmpfs "$1"
+    MOUNTS+=("$1")
+}
+
+# as USER CMD...: run a command as a test user, with a home of its own under $WORKDIR.
+as() {
+    local u=$1
+    shift
+    mkdir -p "$WORKDIR/home-$u"
+    chown "$u" "$WORKDIR/home-$u"
+    runuser -u "$u" -- env HOME="$WORKDIR/home-$u" TMPDIR="$WORKDIR/home-$u" "$@"
+}
+
+# CRC-32C of bytes [off, off+len) of a file, as 0x%08x.
+crc32c() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import sys
+path, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(path, "rb") as f:
+    f.seek(off)
+    data = f.read(n)
+crc = 0xFFFFFFFF
+for b in data:
+    crc ^= b
+    for _ in range(8):
+        crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+print("0x%08x" % (crc ^ 0xFFFFFFFF))
+EOF
+}
+
+# tamper DRAIN_DIR: change the bytes of the first extent and put their new checksum into the
+# manifest and the part, as a squatter able to write there would; verify's checksums alone
+# then find nothing wrong.
+tamper() {
+    python3 - "$1" <<'EOF'
+import re, sys
+d = sys.argv[1]
+text = open(f"{d}/manifest.yaml").read()
+m = re.search(r"\{object: (\d+), rank: (\d+), object_offset: (\d+), length: (\d+),\s*"
+              r"file: \"?([^,\"]+)\"?, file_offset: (\d+), crc32c: (0x[0-9a-fA-F]+)\}", text)
+assert m, "no extent in the manifest"
+length, fname, foff, old = int(m.group(4)), m.group(5), int(m.group(6)), m.group(7)
+path = f"{d}/{fname}"
+data = bytearray(open(path, "rb").read())
+for i in range(foff, foff + min(length, 16)):
+    data[i] ^= 0x5a
+open(path + ".new", "wb").write(data)
+import os
+os.replace(path + ".new", path)
+crc = 0xFFFFFFFF
+for b in data[foff:foff + length]:
+    crc ^= b
+    for _ in range(8):
+        crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+new = "0x%08x" % (crc ^ 0xFFFFFFFF)
+for name in ["manifest.yaml"] + [f"parts/{p}" for p in os.listdir(f"{d}/parts")]:
+    t = open(f"{d}/{name}").read().replace(old, new)
+    open(f"{d}/{name}.new", "w").write(t)
+    os.replace(f"{d}/{name}.new", f"{d}/{name}")
+print(old, "->", new)
+EOF
+}
+
+@test "pdcbb run --drain refuses a destination that cannot work, before the command runs" {
+    local marker="$WORKDIR/ran"
+    # missing
+    run "$PDCBB" run --job-id 5201 --drain "$WORKDIR/missing" -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "drain destination $WORKDIR/missing does not exist"
+    [ ! -e "$marker" ]
+    # not a directory
+    touch "$WORKDIR/afile"
+    run "$PDCBB" run --job-id 5202 --drain "$WORKDIR/afile" -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "drain destination $WORKDIR/afile is not a directory"
+    [ ! -e "$marker" ]
+    # relative (through --pdc drain=)
+    run "$PDCBB" run --job-id 5203 --pdc drain=relative/dir -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "must be absolute"
+    [ ! -e "$marker" ]
+    # a system directory, even for root and through a link; no site drain_roots here
+    run "$PDCBB" run --job-id 5204 --drain /etc -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "drain destination /etc is a system directory"
+    [ ! -e "$marker" ]
+    ln -s /usr/lib "$WORKDIR/lib-link"
+    run "$PDCBB" run --job-id 5205 --drain "$WORKDIR/lib-link" -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "(that is, /usr/lib) is a system directory"
+    [ ! -e "$marker" ]
+    # read-only file system
+    mount_tmpfs "$WORKDIR/ro" ro
+    run "$PDCBB" run --job-id 5206 --drain "$WORKDIR/ro" -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "drain destination $WORKDIR/ro is not writable: it is on a read-only"
+    [ ! -e "$marker" ]
+    # not writable by the user who runs the job (root's directory, a real second user)
+    mkdir -m 755 "$WORKDIR/roots"
+    run as "$VICTIM" "$PDCBB" run --job-id 5207 --drain "$WORKDIR/roots" -- touch "$marker"
+    assert_failure 2
+    assert_output --partial "drain destination $WORKDIR/roots is not writable by $VICTIM"
+    assert_output --partial "it belongs to root (uid 0), mode 0755"
+    [ ! -e "$marker" ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a drain that fails at the end leaves a FAILED report; pdcbb why explains; a finished drain clears it" {
+    # 8 objects of 256 KB each and the drained-read set: more than the 1 MiB destination holds
+    mount_tmpfs "$WORKDIR/small" size=1M
+    run "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --job-id 5211 --quiet \
+        --pdc servers_per_node=1 --drain "$WORKDIR/small" -- \
+        bash -c "'$CASES' durable-write dur 7 && '$DRAINED_READ' write C"
+    assert_failure 1
+    assert_output --partial "destination full"
+    assert_no_daemons "$WORKDIR"
+    # the report of each failed node lies beside the destination
+    local rep
+    rep="$(ls "$WORKDIR"/small/pdcbb.5211.node*.FAILED | head -1)"
+    [ -f "$rep" ]
+    assert_output --partial "report in $rep"
+    grep -q "^reason: .*destination full" "$rep"
+    grep -q "^data: kept on node node[01] in $WORKDIR/w/node[01]/pdcbb.5211$" "$rep"
+    grep -q "^recover: on node node[01], as root: pdcbb drain --to $WORKDIR/small $WORKDIR/w/node[01]/pdcbb.5211$" "$rep"
+    # from the "login node": where the data is, and why
+    run "$PDCBB" why "$WORKDIR/small/pdcbb.5211"
+    assert_failure 1
+    assert_output --partial "job 5211, drain destination $WORKDIR/small:"
+    assert_output --partial "FAILED on node node"
+    assert_output --partial "reason: "
+    assert_output --partial "destination full"
+    assert_output --partial "data: kept on node node"
+    assert_output --partial "finish it: on node node"
+    assert_output --partial "under Slurm, from a login node: srun -w node"
+    assert_output --partial "INCOMPLETE"
+    run "$PDCBB" why --job 5211 "$WORKDIR/small"
+    assert_failure 1
+    assert_output --partial "FAILED on node node"
+    # room again: the recovery command from the report finishes the drain in the same
+    # directory and removes the reports
+    mount -o remount,size=64M "$WORKDIR/small"
+    local k
+    for k in 0 1; do
+        [ -d "$WORKDIR/w/node$k/pdcbb.5211" ] || continue
+        run "$PDCBB" drain --quiet --to "$WORKDIR/small" "$WORKDIR/w/node$k/pdcbb.5211"
+        assert_success
+    done
+    [ -f "$WORKDIR/small/pdcbb.5211/COMPLETE" ]
+    run ls "$WORKDIR/small"
+    refute_output --partial "FAILED"
+    run "$PDCBB" why "$WORKDIR/small/pdcbb.5211"
+    assert_success
+    assert_output --partial "$WORKDIR/small/pdcbb.5211: complete"
+    run "$PDCBB" verify "$WORKDIR/small/pdcbb.5211"
+    assert_success
+}
+
+@test "a squatter's pdcbb.<job id> is never drained into, and tampering is refused" {
+    local shared="$WORKDIR/shared" id=5301
+    mkdir -m 1777 "$shared"
+    # the squatter prepares the next job's directory, open to everyone
+    as "$SQUATTER" mkdir -m 777 "$shared/pdcbb.$id"
+    run as "$VICTIM" "$PDCBB" run --job-id "$id" --drain "$shared" -- "$DRAINED_READ" write C
+    assert_success
+    assert_output --partial "$shared/pdcbb.$id belongs to $SQUATTER (uid"
+    assert_output --regexp "draining into $shared/pdcbb\.$id\.[0-9a-f]{8} instead"
+    assert_no_daemons "$WORKDIR"
+    # the squatter's directory got nothing; the job's own is private to the victim
+    run ls -A "$shared/pdcbb.$id"
+    assert_output ""
+    local mine
+    mine="$(ls -d "$shared/pdcbb.$id".* | head -1)"
+    [ -f "$mine/COMPLETE" ]
+    assert_equal "$(stat -c '%U %a' "$mine")" "$VICTIM 700"
+    run find "$mine" ! -user "$VICTIM"
+    assert_output ""
+    run find "$mine" -perm /022
+    assert_output ""
+    run as "$SQUATTER" touch "$mine/x"
+    assert_failure
+    run as "$SQUATTER" ls "$mine"
+    assert_failure
+    # the user learns where the drain went
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "$shared/pdcbb.$id: belongs to $SQUATTER"
+    assert_output --partial "$mine: complete"
+    run as "$VICTIM" "$PDCBB" verify "$mine"
+    assert_success
+
+    # What the old code allowed: the drain inside the squatter's directory. The squatter changes
+    # an extent and its checksum; the checksums alone would still say OK (shown on a clean copy
+    # made by root), but verify and the read-only API refuse the drain.
+    as "$VICTIM" cp -r "$mine/." "$shared/pdcbb.$id/"
+    as "$SQUATTER" bash -c "cd '$shared/pdcbb.$id' && mv data data.victim && mkdir data && \
+        cp data.victim/* data/ && cp manifest.yaml m && mv m manifest.yaml && \
+        mv parts parts.victim && mkdir parts && cp parts.victim/* parts/"
+    run as "$SQUATTER" bash -c "$(declare -f tamper); tamper '$shared/pdcbb.$id'"
+    assert_success
+    cp -r "$shared/pdcbb.$id" "$WORKDIR/clean-copy"
+    run "$PDCBB" verify "$WORKDIR/clean-copy"
+    assert_success # the forged checksums match: only the ownership gives the squatter away
+    run as "$VICTIM" "$PDCBB" verify "$shared/pdcbb.$id"
+    assert_failure 1
+    assert_output --partial "untrusted drain: $shared/pdcbb.$id is writable by everyone (mode 0777)"
+    # the squatter hides the mode: the victim's files inside still give it away
+    as "$SQUATTER" chmod 755 "$shared/pdcbb.$id"
+    run as "$VICTIM" "$PDCBB" verify "$shared/pdcbb.$id"
+    assert_failure 1
+    assert_output --regexp "untrusted drain: $shared/pdcbb\.$id/[A-Za-z.]+ belongs to $VICTIM \(uid [0-9]+\), but the drain directory belongs to $SQUATTER"
+    run as "$VICTIM" "$PDCBB" ls "$shared/pdcbb.$id"
+    assert_failure 1
+    assert_output --partial "untrusted drain"
+    run as "$VICTIM" env PDCBB_DRAINED_DIR="$shared/pdcbb.$id" \
+        "$DRAINED_READ" read C
+    assert_failure 1
+    assert_output --partial "PDCinit failed"
+    assert_output --partial "untrusted drain"
+    # the real drain reads back through the API as written
+    run as "$VICTIM" env PDCBB_DRAINED_DIR="$mine" "$DRAINED_READ" read C
+    assert_success
+    refute_output --partial "matches the known data: no"
+}
+
+@test "a drain is private by default; drain_share=group or all opens it for reading only" {
+    local dest="$WORKDIR/dest"
+    mkdir -m 1777 "$dest"
+    run as "$VICTIM" "$PDCBB" run --job-id 5401 --quiet --drain "$dest" -- "$DRAINED_READ" write C
+    assert_success
+    assert_equal "$(stat -c '%a' "$dest/pdcbb.5401")" 700
+    run as "$VICTIM" "$PDCBB" run --job-id 5402 --quiet --drain "$dest" --pdc drain_share=group \
+        -- "$DRAINED_READ" write C
+    assert_success
+    assert_equal "$(stat -c '%a' "$dest/pdcbb.5402")" 750
+    run as "$VICTIM" "$PDCBB" run --job-id 5403 --quiet --drain "$dest" --pdc drain_share=all \
+        -- "$DRAINED_READ" write C
+    assert_success
+    assert_equal "$(stat -c '%a' "$dest/pdcbb.5403")" 755
+    run find "$dest/pdcbb.5402" "$dest/pdcbb.5403" -perm /022
+    assert_output ""
+    # another user reads a shared drain, and is told whose it is; a private one stays closed
+    run as "$SQUATTER" "$PDCBB" verify "$dest/pdcbb.5403"
+    assert_success
+    assert_output --partial "WARNING: $dest/pdcbb.5403 was drained by $VICTIM"
+    run as "$SQUATTER" "$PDCBB" verify "$dest/pdcbb.5401"
+    assert_failure 1
+    assert_output --partial "Permission denied"
+    # a bad value is named
+    run "$PDCBB" run --job-id 5404 --pdc drain_share=world -- true
+    assert_failure 2
+    assert_output --partial "key 'drain_share': bad value 'world' (use none, group or all)"
+    # a drain made group-writable afterwards is refused until fixed
+    chmod -R g+w "$dest/pdcbb.5402"
+    run as "$VICTIM" "$PDCBB" verify "$dest/pdcbb.5402"
+    assert_failure 1
+    assert_output --partial "is writable by its group"
+    assert_output --partial "chmod -R go-w"
+    chmod -R g-w "$dest/pdcbb.5402"
+    run as "$VICTIM" "$PDCBB" verify "$dest/pdcbb.5402"
+    assert_success
+    assert_no_daemons "$WORKDIR"
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# The drain destination under Slurm (3 nodes, scripts/slurm-cluster.sh, the SPANK plugin):
+# checked at submission as the submitting user and again by every node's prolog as the job user;
+# a drain that fails at the end leaves a FAILED report per node that `pdcbb why` explains from
+# the login node, and whose recovery command finishes the drain; a squatter's pdcbb.<job id> in
+# a shared destination is never used, and all nodes agree on the job's own directory.
+
+load helpers
+
+setup_file() {
+    require_build
+    # Not under BATS_TMPDIR: munge and the job user need every parent directory traversable.
+    BASE="$(mktemp -d /tmp/pdcbb-bats-slurm-drain.XXXXXX)"
+    chmod 755 "$BASE"
+    export BASE CL="$BASE/cluster" SITE="$BASE/site"
+    mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out"
+    cp "$BBD" "$TOOL" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" "$SITE/bin/"
+    cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
+    chmod -R a+rX "$SITE"
+    chmod 1777 "$SITE/drain" "$SITE/out"
+    # no drain_roots: any directory the user may write is a destination, /etc is not
+    cat > "$SITE/site.yaml" <<YAML
+local_root: $SITE/local/%n
+daemon_path: $SITE/bin/pdc_bbd
+listen_address: 127.0.0.1
+ucx_net_devices: lo
+ready_timeout: 20
+YAML
+    echo "required $BUILD_DIR/spank_plugin/spank_pdc.so config=$SITE/site.yaml" > "$SITE/plugstack.conf"
+    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$SITE/plugstack.conf" >&3
+    eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
+    export SLURM_CONF
+}
+
+teardown_file() {
+    "$REPO_DIR/scripts/slurm-cluster.sh" stop --dir "$CL" >&3 || true
+    left="$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)"
+    [ -n "$left" ] && kill -9 $left
+    rm -rf "$BASE"
+    [ -z "$left" ]
+}
+
+# Wait for job $1 to leave the queue.
+wait_job() {
+    for _ in $(seq 240); do
+        squeue -h -j "$1" 2>/dev/null | grep -q . || return 0
+        sleep 0.25
+    done
+    return 1
+}
+
+# Submit a batch script as a user and wait for the job to end; sets JOB and OUT.
+run_job() { # user script-body [sbatch options...]
+    local user=$1 body=$2
+    shift 2
+    local script="$SITE/out/job.$RANDOM.sh"
+    printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
+    chmod 755 "$script"
+    JOB="$(runuser -u "$user" -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
+    wait_job "$JOB"
+    OUT="$(cat "$SITE/out/$JOB.out" 2>/dev/null || true)"
+}
+
+no_daemons_left() {
+    for _ in $(seq 40); do
+        [ -z "$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)" ] && return 0
+        sleep 0.25
+    done
+    echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $SITE/")" >&2
+    return 1
+}
+
+nodes_idle() {
+    run sinfo -h -N -o "%N %t"
+    echo "$output"
+    refute_output --partial "drain"
+    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
+}
+
+@test "a drain destination that cannot work is refused at submission, naming it" {
+    local u=pdcbbtest
+    run runuser -u $u -- sbatch -N1 --pdc=drain=$SITE/missing --wrap true
+    assert_failure
+    assert_output --partial "key 'drain': drain destination $SITE/missing does not exist"
+    touch "$SITE/out/afile"
+    run runuser -u $u -- sbatch -N1 --pdc=drain=$SITE/out/afile --wrap true
+    assert_failure
+    assert_output --partial "drain destination $SITE/out/afile is not a directory"
+    mkdir -p -m 755 "$SITE/roots"
+    run runuser -u $u -- sbatch -N1 --pdc=drain=$SITE/roots --wrap true
+    assert_failure
+    assert_output --partial "drain destination $SITE/roots is not writable by $u"
+    # the site sets no drain_roots: /etc is writable by nobody but root, and a system directory
+    run runuser -u $u -- sbatch -N1 --pdc=drain=/etc --wrap true
+    assert_failure
+    assert_output --partial "drain destination /etc is a system directory"
+    run sbatch -N1 --pdc=drain=/etc --wrap true
+    assert_failure
+    assert_output --partial "is a system directory"
+    # the same through a YAML file
+    printf 'drain: %s\n' "$SITE/missing" > "$SITE/out/d.yaml"
+    chmod 644 "$SITE/out/d.yaml"
+    run runuser -u $u -- sbatch -N1 --pdc-config="$SITE/out/d.yaml" --wrap true
+    assert_failure
+    assert_output --partial "does not exist"
+    run squeue -h
+    assert_output ""
+}
+
+@test "a destination gone before the job starts is caught by the prolog, as the user, without draining the node" {
+    mkdir -m 700 "$SITE/gone"
+    chown pdcbbtest "$SITE/gone"
+    local script="$SITE/out/held.sh"
+    printf '#!/bin/bash\nLD_LIBRARY_PATH=%s %s info; echo tool_exit=$?\n' "$SITE/lib" \
+        "$SITE/bin/pdc_meta_tool" > "$script"
+    chmod 755 "$script"
+    JOB="$(runuser -u pdcbbtest -- sbatch --parsable -H -o "$SITE/out/%j.out" -N3 \
+        --pdc=capacity=1G,drain=$SITE/gone "$script")"
+    rmdir "$SITE/gone"
+    scontrol release "$JOB"
+    wait_job "$JOB"
+    OUT="$(cat "$SITE/out/$JOB.out")"
+    echo "$OUT"
+    grep -q "drain destination $SITE/gone does not exist" <<<"$OUT"
+    grep -q "tool_exit=1" <<<"$OUT"
+    nodes_idle
+    no_daemons_left
+    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+}
+
+@test "a drain that fails at the end: a FAILED report per node, pdcbb why explains, its srun command finishes the drain" {
+    local dest="$SITE/drain"
+    # the job's own drain directory disappears while it runs: no node can drain at the end
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check write 7; echo write_exit=\$?
+rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
+    echo "$OUT"
+    grep -q "write_exit=0" <<<"$OUT"
+    no_daemons_left
+    nodes_idle
+    local n
+    for n in n1 n2 n3; do
+        ls -d "$SITE/local/$n/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
+        local rep="$dest/pdcbb.$JOB.$n.FAILED"
+        cat "$rep"
+        [ "$(stat -c %U "$rep")" = pdcbbtest ]
+        grep -q "^reason: no drain directory of job $JOB in $dest" "$rep"
+        grep -q "^data: kept on node $n in $SITE/local/$n/pdcbb.$JOB$" "$rep"
+        grep -q "^recover_slurm: srun -w $n -N 1 -n 1 pdcbb drain --to $dest $SITE/local/$n/pdcbb.$JOB$" "$rep"
+    done
+    # from the login node, as the user
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why "$dest/pdcbb.$JOB"
+    echo "$output"
+    assert_failure 1
+    for n in n1 n2 n3; do assert_output --partial "FAILED on node $n"; done
+    assert_output --partial "3 node(s) failed to drain"
+    # the recovery command each report names, run as the user, finishes the drain
+    for n in n1 n2 n3; do
+        cmd="$(sed -n 's/^recover_slurm: //p' "$dest/pdcbb.$JOB.$n.FAILED")"
+        run timeout 120 runuser -u pdcbbtest -- env PATH="$SITE/bin:$PATH" bash -c "$cmd"
+        echo "$output"
+        assert_success
+    done
+    [ -f "$dest/pdcbb.$JOB/COMPLETE" ]
+    run ls "$dest"
+    refute_output --partial "pdcbb.$JOB.n"
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why "$dest/pdcbb.$JOB"
+    assert_success
+    assert_output --partial "$dest/pdcbb.$JOB: complete"
+    run runuser -u pdcbbtest -- env LD_LIBRARY_PATH="$SITE/lib" PDCBB_DRAINED_DIR="$dest/pdcbb.$JOB" \
+        "$SITE/bin/pdc_stage_check" check 7
+    echo "$output"
+    assert_success
+    # the node-local data is gone (the emptied directory stays: local_root is root's)
+    for n in n1 n2 n3; do [ -z "$(ls -A "$SITE/local/$n/pdcbb.$JOB" 2>/dev/null)" ]; done
+    no_daemons_left
+}
+
+@test "a squatter's pdcbb.<next job id> is not used: the three nodes drain into the job's own fresh directory" {
+    local dest="$SITE/drain"
+    # learn the next job id
+    local probe
+    probe="$(sbatch --parsable -H --wrap true)"
+    scancel "$probe"
+    wait_job "$probe"
+    local next=$((probe + 1))
+    runuser -u pdcbbtest2 -- mkdir -m 777 "$dest/pdcbb.$next"
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check write 9; echo write_exit=\$?" \
+        -N3 --pdc=capacity=1G,drain=$dest
+    echo "$OUT"
+    [ "$JOB" -eq "$next" ]
+    grep -q "write_exit=0" <<<"$OUT"
+    no_daemons_left
+    run ls -A "$dest/pdcbb.$JOB"
+    assert_output ""
+    local mine
+    mine="$(ls -d "$dest/pdcbb.$JOB".* | grep -v FAILED)"
+    [ "$(wc -l <<<"$mine")" -eq 1 ]
+    [ -f "$mine/COMPLETE" ]
+    [ "$(ls "$mine/parts" | wc -l)" -eq 3 ]
+    assert_equal "$(stat -c '%U %a' "$mine")" "pdcbbtest 700"
+    [ -z "$(find "$mine" ! -user pdcbbtest)" ]
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why "$dest/pdcbb.$JOB"
+    echo "$output"
+    assert_success
+    assert_output --partial "$dest/pdcbb.$JOB: belongs to pdcbbtest2"
+    assert_output --partial "$mine: complete"
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" verify "$mine"
+    assert_success
+    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+}
