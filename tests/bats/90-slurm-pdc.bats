@@ -91,7 +91,7 @@ T=$SITE/bin/pdc_meta_tool
 S=$SITE/bin/pdc_stage_check
 timeout 60 srun -N1 -n1 -w n3 \$T 'cont-create c' 'many-objs c o 30' info; echo step1=\$?
 timeout 60 srun -N1 -n1 -w n3 \$S write 7; echo step2=\$?
-timeout 60 srun -N2 -n2 -w n1,n2 \$S check 7 | sort -u | grep -c 'ok check: 0 failures'; echo step3=\${PIPESTATUS[0]}
+timeout 60 srun -N2 -n2 -w n1,n2 \$S check 7 | grep -c 'ok check: 0 failures'; echo step3=\${PIPESTATUS[0]}
 timeout 60 srun -N1 -n1 -w n2 sh -c \"\$T 'obj-open o0' 'obj-open o29' info & wait \\\$!\"; echo step4=\$?
 timeout 60 srun --mpi=none -N1 -n1 -w n1 \$S check 7; echo step5=\$?
 ls /home/pdcbbtest/.pdcbb/" -N3 --pdc=capacity=1G,placement=region_static
