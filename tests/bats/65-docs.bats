@@ -114,3 +114,18 @@ guide_env() {
         [ -e "$f" ] || { echo "a document names $f, which does not exist" >&2; return 1; }
     done
 }
+
+@test "ADMIN.md's site file is complete and loads as printed" {
+    awk '/^## The site file/ {f = 1} f && /^```yaml/ {on = 1; next} on && /^```/ {exit} on' \
+        "$REPO_DIR/docs/ADMIN.md" > "$BATS_TEST_TMPDIR/site.yaml"
+    [ -s "$BATS_TEST_TMPDIR/site.yaml" ]
+    run "$BBD" --config "$BATS_TEST_TMPDIR/site.yaml" --print-config
+    assert_success
+    assert_line 'max_capacity: 200G'
+    assert_line 'rendezvous_dir: "~/.pdcbb"'
+    # Every key the daemon knows is in the guide's file, so an admin sees all of them.
+    for key in $("$BBD" --print-config | sed -n 's/^\([a-z_]*\):.*/\1/p'); do
+        grep -q "^$key:" "$BATS_TEST_TMPDIR/site.yaml" ||
+            { echo "ADMIN.md's site file lacks $key" >&2; return 1; }
+    done
+}
