@@ -67,6 +67,8 @@ typedef struct bbd {
     char *table;      /* JOB_TABLE text once every daemon was found (malloc'ed), or NULL */
     size_t table_len;
     struct timespec table_mtime; /* of the rendezvous directory when the table was read */
+    int poll_done;               /* bbd_table_poll: nothing more to wait for */
+    double poll_deadline, poll_next, poll_interval;
 
     pdcbb_ucx_t ucx;
     ucp_listener_h listener;
@@ -177,6 +179,9 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen);
 pdcbb_err_t bbd_table_publish(bbd_t *d, const pdcbb_endpoint_t *ep, char *err, size_t errlen);
 void bbd_table_unpublish(bbd_t *d);
 void bbd_table_free(bbd_t *d);
+/* Build the table as soon as every daemon published itself (called by the event loop); returns
+ * the milliseconds until it wants to run again, or -1 when it has nothing more to do. */
+int bbd_table_poll(bbd_t *d);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

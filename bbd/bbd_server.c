@@ -540,7 +540,8 @@ void bbd_server_run(bbd_t *d)
         if (ucp_worker_arm(d->ucx.worker) == UCS_ERR_BUSY)
             continue;
         struct epoll_event evs[4];
-        int n = epoll_wait(ep, evs, 4, 1000);
+        int wait_ms = bbd_table_poll(d);
+        int n = epoll_wait(ep, evs, 4, wait_ms < 0 || wait_ms > 1000 ? 1000 : wait_ms);
         for (int i = 0; i < n; i++) {
             if (evs[i].data.fd == sfd) {
                 struct signalfd_siginfo si;

@@ -9,11 +9,15 @@
  * directory, private to the job user, and writes node-I.error there when node I's daemons
  * could not be started, so a client on another node learns that node's reason.
  *
- * The table is cached once complete, in memory and as <job dir>/job.table, which later
- * clients of this node read instead of sending a message. A client that finds a daemon gone
+ * The table is cached once complete, in memory and as <job dir>/job.table, which clients of
+ * this node read instead of sending a message. The daemon builds it on its own as soon as
+ * every daemon has published itself (bbd_table_poll: one readdir of the rendezvous directory
+ * per attempt, backing off from 10 ms to 1 s, for at most twice ready_timeout), so normally it
+ * exists before the job's first task starts. A client that finds a daemon gone
  * asks again with refresh set (a restarted daemon published a new record). A one-node job
  * needs no rendezvous.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -109,26 +113,24 @@ static void missing_reason(const bbd_t *d, unsigned ni, unsigned first, unsigned
                  first, last);
 }
 
-pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
-                             pdcbb_job_table_rep_t *p)
+/* mtime of the rendezvous directory ({0, 0} if none). */
+static struct timespec rendezvous_mtime(const bbd_t *d)
 {
-    bbd_t *d = r->d;
-    if (!d->have_jobinfo && pdcbb_jobinfo_read(d->job_dir, &d->jobinfo) == PDCBB_OK)
-        d->have_jobinfo = 1;
-    /* A restarted daemon renames a new record into the rendezvous directory, which changes
-     * the directory's mtime: one stat keeps the cache honest. */
     struct timespec mtime = {0, 0};
     struct stat st;
     if (d->have_jobinfo && d->jobinfo.rendezvous[0] && stat(d->jobinfo.rendezvous, &st) == 0)
         mtime = st.st_mtim;
-    if (d->table != NULL && !q->refresh && mtime.tv_sec == d->table_mtime.tv_sec &&
-        mtime.tv_nsec == d->table_mtime.tv_nsec) {
-        p->complete = 1;
-        p->records = d->table;
-        p->records_len = (uint32_t)d->table_len;
-        p->problem = "";
-        return PDCBB_OK;
-    }
+    return mtime;
+}
+
+/*
+ * Build the table from the job directory and the rendezvous directory. Complete: cache it in
+ * d and in <job dir>/job.table, *complete = 1. Else *complete = 0 and problem (plen bytes)
+ * names the first node with missing daemons.
+ */
+static pdcbb_err_t table_build(bbd_t *d, int *complete, char *problem, size_t plen)
+{
+    struct timespec mtime = rendezvous_mtime(d);
     /* This node's records come from the job directory, with the local token. */
     pdcbb_endpoint_t *local = NULL;
     size_t nlocal = 0;
@@ -137,9 +139,9 @@ pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
         return rc;
     pdcbb_endpoint_t **by_rank = calloc(d->nservers, sizeof(*by_rank));
     pdcbb_endpoint_t *remote = calloc(d->nservers, sizeof(*remote));
-    char *text = NULL, *problem = bbd_req_alloc(r, 2048);
+    char *text = NULL;
     size_t len = 0, cap = 0;
-    if (by_rank == NULL || remote == NULL || problem == NULL) {
+    if (by_rank == NULL || remote == NULL) {
         rc = PDCBB_ERR_NOMEM;
         goto out;
     }
@@ -160,39 +162,32 @@ pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
             by_rank[k] = &remote[k];
         }
     }
-    p->complete = 1;
+    *complete = 1;
     for (unsigned k = 0; k < d->nservers; k++) {
         if (by_rank[k] != NULL) {
             if ((rc = table_append(&text, &len, &cap, by_rank[k])) != PDCBB_OK)
                 goto out;
             continue;
         }
-        if (p->complete) { /* name the first node with missing daemons */
+        if (*complete) { /* name the first node with missing daemons */
             unsigned ni = k / spn, first = ni * spn, last = first + spn - 1;
             missing_reason(d, ni, first, last < d->nservers ? last : d->nservers - 1, problem,
-                           2048);
+                           plen);
         }
-        p->complete = 0;
+        *complete = 0;
     }
-    if (p->complete) {
+    if (*complete) {
         bbd_table_free(d);
         d->table = text;
         d->table_len = len;
         d->table_mtime = mtime;
+        text = NULL;
         /* Later clients of this node read it from here: PDCinit then sends no message. */
         char path[PATH_MAX];
         if (pdcbb_jobdir_path(d->job_dir, "job.table", path, sizeof(path)) == PDCBB_OK &&
             pdcbb_write_file_atomic(path, d->table, d->table_len, 0600) != PDCBB_OK)
             PDCBB_WARN("cannot write %s: %s", path, strerror(errno));
-        text = NULL;
-        p->records = d->table;
-        p->records_len = (uint32_t)d->table_len;
-    } else {
-        PDCBB_WARN("JOB_TABLE: %s", problem);
-        p->records = "";
-        p->records_len = 0;
     }
-    p->problem = problem;
     rc = PDCBB_OK;
 out:
     free(text);
@@ -200,4 +195,102 @@ out:
     free(by_rank);
     free(local);
     return rc;
+}
+
+pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
+                             pdcbb_job_table_rep_t *p)
+{
+    bbd_t *d = r->d;
+    if (!d->have_jobinfo && pdcbb_jobinfo_read(d->job_dir, &d->jobinfo) == PDCBB_OK)
+        d->have_jobinfo = 1;
+    /* A restarted daemon renames a new record into the rendezvous directory, which changes
+     * the directory's mtime: one stat keeps the cache honest. */
+    struct timespec mtime = rendezvous_mtime(d);
+    int complete = d->table != NULL && !q->refresh && mtime.tv_sec == d->table_mtime.tv_sec &&
+                   mtime.tv_nsec == d->table_mtime.tv_nsec;
+    char *problem = bbd_req_alloc(r, 2048);
+    if (problem == NULL)
+        return PDCBB_ERR_NOMEM;
+    problem[0] = '\0';
+    if (!complete) {
+        pdcbb_err_t rc = table_build(d, &complete, problem, 2048);
+        if (rc != PDCBB_OK)
+            return rc;
+    }
+    p->complete = complete ? 1u : 0u;
+    p->problem = problem;
+    if (complete) {
+        p->records = d->table;
+        p->records_len = (uint32_t)d->table_len;
+    } else {
+        PDCBB_WARN("JOB_TABLE: %s", problem);
+        p->records = "";
+        p->records_len = 0;
+    }
+    return PDCBB_OK;
+}
+
+static double table_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Records published in the rendezvous directory so far (one readdir). */
+static unsigned published_count(const char *rdv)
+{
+    DIR *dir = opendir(rdv);
+    if (dir == NULL)
+        return 0;
+    unsigned n = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, "bbd-", 4) == 0 && l > 11 && strcmp(e->d_name + l - 7, ".record") == 0)
+            n++;
+    }
+    closedir(dir);
+    return n;
+}
+
+int bbd_table_poll(bbd_t *d)
+{
+    if (d->poll_done)
+        return -1;
+    double now = table_now();
+    if (d->poll_deadline == 0) {
+        if (!d->have_jobinfo || d->jobinfo.nnodes <= 1 || d->jobinfo.rendezvous[0] == '\0') {
+            d->poll_done = 1;
+            return -1;
+        }
+        d->poll_deadline = now + 2 * d->cfg.ready_timeout;
+        d->poll_interval = 0.01;
+        d->poll_next = now;
+    }
+    if (d->table != NULL) {
+        d->poll_done = 1; /* a client asked first */
+        return -1;
+    }
+    if (now < d->poll_next)
+        return (int)((d->poll_next - now) * 1000) + 1;
+    if (published_count(d->jobinfo.rendezvous) >= d->nservers) {
+        char problem[2048];
+        int complete = 0;
+        if (table_build(d, &complete, problem, sizeof(problem)) == PDCBB_OK && complete) {
+            PDCBB_INFO("every daemon of the job found: table in %s/job.table", d->job_dir);
+            d->poll_done = 1;
+            return -1;
+        }
+    }
+    if (now > d->poll_deadline) {
+        PDCBB_INFO("not every daemon of the job published itself within %.0f s: clients will "
+                   "ask",
+                   2 * d->cfg.ready_timeout);
+        d->poll_done = 1;
+        return -1;
+    }
+    /* Back off: the other nodes' prologs normally finish within a fraction of a second. */
+    d->poll_interval = d->poll_interval * 2 > 1.0 ? 1.0 : d->poll_interval * 2;
+    d->poll_next = now + d->poll_interval;
+    return (int)(d->poll_interval * 1000) + 1;
 }

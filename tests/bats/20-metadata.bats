@@ -36,7 +36,7 @@ in_job() {
 @test "names hash across every daemon of a 3-node job" {
     in_job 3 "'$TOOL' 'cont-create c' 'many-objs c obj 60' 'info'"
     assert_success
-    assert_output --partial "discovery=daemon nservers=3"
+    assert_output --regexp "discovery=(daemon|jobtable) nservers=3"
     line="$(grep 'many-objs per-server' <<<"$output")"
     read -r -a counts <<<"${line#*per-server: }"
     [ "${#counts[@]}" -eq 3 ]
