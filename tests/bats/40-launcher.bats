@@ -173,3 +173,25 @@ teardown() {
     [ -s "$(echo "$TMPDIR"/pdcbb-run.*/node0/pdcbb.*/bbd-0.log)" ]
     assert_no_daemons "$WORKDIR"
 }
+
+@test "a client finds every daemon from job.table, or asks its node's daemon when it is missing or damaged" {
+    run "$PDCBB" run --nodes 3 --workdir "$WORKDIR" --quiet -- bash -c '
+        unset PDCBB_SERVER_DIRS
+        export PDCBB_JOB_DIR="$WORKDIR/node2/pdcbb.$PDCBB_JOB_ID" PDCBB_NODE_NAME=node2
+        for i in $(seq 100); do [ -s "$PDCBB_JOB_DIR/job.table" ] && break; sleep 0.05; done
+        "'"$TOOL"'" info "cont-create c" "many-objs c o 12"
+        rm "$PDCBB_JOB_DIR/job.table"
+        "'"$TOOL"'" info
+        echo "garbage" > "$PDCBB_JOB_DIR/job.table"
+        "'"$TOOL"'" info "obj-open o0" "obj-open o11"
+        ls "$WORKDIR/rendezvous"'
+    echo "$output"
+    assert_success
+    assert_line "ok info discovery=jobtable nservers=3"
+    [ "$(grep -c '^ok info discovery=daemon nservers=3$' <<<"$output")" -eq 2 ]
+    assert_output --regexp "per-server: [1-9][0-9]* [1-9][0-9]* [1-9][0-9]*"
+    assert_output --regexp "job\.[0-9]+\.[0-9a-f]{32}"
+    assert_no_daemons "$WORKDIR"
+    # the epilogs removed the rendezvous directory of the job
+    [ -z "$(ls -A "$WORKDIR/rendezvous")" ]
+}
