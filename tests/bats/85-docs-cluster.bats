@@ -39,7 +39,7 @@ run_block() {
 @test "TEST-CLUSTER.md: using it by hand" {
     run_block 1
     assert_success
-    assert_output --partial "n1"
+    assert_output --partial "2 n3"
     assert_output --partial "stopped in"
 }
 
