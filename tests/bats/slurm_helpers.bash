@@ -71,6 +71,7 @@ pdc_cluster_start() {
 pdc_cluster_restart() {
     "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --node-local "$LOCAL" \
         --plugstack "$1" >&3
+    cmp "$1" "$CL/plugstack.conf"    # it runs with that file
 }
 
 # Stop the cluster (by pid), kill any daemon left, remove $BASE; fails if a daemon was left.
