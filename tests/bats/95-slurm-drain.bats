@@ -1,73 +1,21 @@
 #!/usr/bin/env bats
-# The drain destination under Slurm (3 nodes, scripts/slurm-cluster.sh, the SPANK plugin):
-# checked at submission as the submitting user and again by every node's prolog as the job user;
-# a drain that fails at the end leaves a FAILED report per node that `pdcbb why` explains from
-# the login node, and whose recovery command finishes the drain; a squatter's pdcbb.<job id> in
-# a shared destination is never used, and all nodes agree on the job's own directory.
+# The drain destination under Slurm (3 nodes, scripts/slurm-cluster.sh, each node's local
+# storage private to it, the SPANK plugin; site file without drain_roots): checked at
+# submission as the submitting user and again by every node's prolog as the job user; a drain
+# that fails at the end leaves a FAILED report per node that `pdcbb why` explains from the
+# login node, and whose recovery command finishes the drain; a squatter's pdcbb.<job id> in a
+# shared destination is never used, and all nodes agree on the job's own directory.
 
 load helpers
+load slurm_helpers
 
 setup_file() {
-    require_build
-    # Not under BATS_TMPDIR: munge and the job user need every parent directory traversable.
-    BASE="$(mktemp -d /tmp/pdcbb-bats-slurm-drain.XXXXXX)"
-    chmod 755 "$BASE"
-    export BASE CL="$BASE/cluster" SITE="$BASE/site"
-    mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out"
-    cp "$BBD" "$TOOL" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" "$SITE/bin/"
-    cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
-    chmod -R a+rX "$SITE"
-    chmod 1777 "$SITE/drain" "$SITE/out"
     # no drain_roots: any directory the user may write is a destination, /etc is not
-    cat > "$SITE/site.yaml" <<YAML
-local_root: $SITE/local/%n
-daemon_path: $SITE/bin/pdc_bbd
-listen_address: 127.0.0.1
-ucx_net_devices: lo
-ready_timeout: 20
-YAML
-    echo "required $BUILD_DIR/spank_plugin/spank_pdc.so config=$SITE/site.yaml" > "$SITE/plugstack.conf"
-    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$SITE/plugstack.conf" >&3
-    eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
-    export SLURM_CONF
+    pdc_cluster_start --no-drain-roots
 }
 
 teardown_file() {
-    "$REPO_DIR/scripts/slurm-cluster.sh" stop --dir "$CL" >&3 || true
-    left="$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)"
-    [ -n "$left" ] && kill -9 $left
-    rm -rf "$BASE"
-    [ -z "$left" ]
-}
-
-# Wait for job $1 to leave the queue.
-wait_job() {
-    for _ in $(seq 240); do
-        squeue -h -j "$1" 2>/dev/null | grep -q . || return 0
-        sleep 0.25
-    done
-    return 1
-}
-
-# Submit a batch script as a user and wait for the job to end; sets JOB and OUT.
-run_job() { # user script-body [sbatch options...]
-    local user=$1 body=$2
-    shift 2
-    local script="$SITE/out/job.$RANDOM.sh"
-    printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
-    chmod 755 "$script"
-    JOB="$(runuser -u "$user" -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
-    wait_job "$JOB"
-    OUT="$(cat "$SITE/out/$JOB.out" 2>/dev/null || true)"
-}
-
-no_daemons_left() {
-    for _ in $(seq 40); do
-        [ -z "$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)" ] && return 0
-        sleep 0.25
-    done
-    echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $SITE/")" >&2
-    return 1
+    pdc_cluster_stop
 }
 
 nodes_idle() {
@@ -125,7 +73,7 @@ nodes_idle() {
     grep -q "tool_exit=1" <<<"$OUT"
     nodes_idle
     no_daemons_left
-    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+    no_job_dirs "$JOB"
 }
 
 @test "a drain that fails at the end: a FAILED report per node, pdcbb why explains, its srun command finishes the drain" {
@@ -139,13 +87,14 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     nodes_idle
     local n
     for n in n1 n2 n3; do
-        ls -d "$SITE/local/$n/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
+        ls -d "$(node_dir $n)/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
         local rep="$dest/pdcbb.$JOB.$n.FAILED"
         cat "$rep"
         [ "$(stat -c %U "$rep")" = pdcbbtest ]
         grep -q "^reason: no drain directory of job $JOB in $dest" "$rep"
-        grep -q "^data: kept on node $n in $SITE/local/$n/pdcbb.$JOB$" "$rep"
-        grep -q "^recover_slurm: srun -w $n -N 1 -n 1 pdcbb drain --to $dest $SITE/local/$n/pdcbb.$JOB$" "$rep"
+        # the node's own path: $LOCAL is that node's storage
+        grep -q "^data: kept on node $n in $LOCAL/pdcbb.$JOB$" "$rep"
+        grep -q "^recover_slurm: srun -w $n -N 1 -n 1 pdcbb drain --to $dest $LOCAL/pdcbb.$JOB$" "$rep"
     done
     # from the login node, as the user
     run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why "$dest/pdcbb.$JOB"
@@ -171,7 +120,7 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     echo "$output"
     assert_success
     # the node-local data is gone (the emptied directory stays: local_root is root's)
-    for n in n1 n2 n3; do [ -z "$(ls -A "$SITE/local/$n/pdcbb.$JOB" 2>/dev/null)" ]; done
+    for n in n1 n2 n3; do [ -z "$(ls -A "$(node_dir $n)/pdcbb.$JOB" 2>/dev/null)" ]; done
     no_daemons_left
 }
 
@@ -206,5 +155,5 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     assert_output --partial "$mine: complete"
     run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" verify "$mine"
     assert_success
-    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+    no_job_dirs "$JOB"
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
 # The site's side of the SPANK plugin on a real local Slurm cluster (3 slurmd started by
-# scripts/slurm-cluster.sh): the plugstack.conf line printed in docs/CONFIG.md and
-# docs/ADMIN.md works as printed, and the plugin fails closed: an unknown plugstack argument or
-# a site file it cannot read or parse refuses --pdc jobs at submission with a message for the
-# user, never runs them with built-in defaults, leaves jobs without --pdc alone, and never
-# drains a node.
+# scripts/slurm-cluster.sh, each node's local storage private to it, the plugin installed into
+# a prefix): the plugstack.conf line printed in docs/CONFIG.md and docs/ADMIN.md works as
+# printed, and the plugin fails closed: an unknown plugstack argument or a site file it cannot
+# read or parse refuses --pdc jobs at submission with a message for the user, never runs them
+# with built-in defaults, leaves jobs without --pdc alone, and never drains a node.
 
 load helpers
+load slurm_helpers
 
 # The documented line: the first "required ..." line of the plugstack example in a doc.
 doc_plugstack_line() { # doc
@@ -14,29 +15,13 @@ doc_plugstack_line() { # doc
 }
 
 setup_file() {
-    require_build
-    # Not under BATS_TMPDIR: munge and the job user need every parent directory traversable.
-    BASE="$(mktemp -d /tmp/pdcbb-bats-site.XXXXXX)"
-    chmod 755 "$BASE"
-    export BASE CL="$BASE/cluster" SITE="$BASE/site"
+    # The standard set-up, with max_capacity 10G: 3 nodes with private node-local storage.
+    pdc_cluster_start "max_capacity: 10G"
     # The install prefix the docs tell the admin to substitute for /usr/local.
     export PREFIX="$SITE/prefix"
-    mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out" "$PREFIX/lib/slurm"
-    cp "$BBD" "$TOOL" "$SITE/bin/"
-    cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
+    mkdir -p "$PREFIX/lib/slurm"
     cp "$BUILD_DIR/spank_plugin/spank_pdc.so" "$PREFIX/lib/slurm/"
-    chmod -R a+rX "$SITE"
-    chmod 1777 "$SITE/drain" "$SITE/out"
-    cat > "$SITE/site.yaml" <<YAML
-local_root: $SITE/local/%n
-daemon_path: $SITE/bin/pdc_bbd
-listen_address: 127.0.0.1
-ucx_net_devices: lo
-max_capacity: 10G
-drain_roots: [$SITE/drain]
-ready_timeout: 20
-YAML
-    chmod 644 "$SITE/site.yaml"
+    chmod -R a+rX "$PREFIX"
     cp "$SITE/site.yaml" "$SITE/site.yaml.good"
     # Exactly as printed, with only the two paths the docs say to replace.
     DOC_LINE="$(doc_plugstack_line "$REPO_DIR/docs/CONFIG.md")"
@@ -49,17 +34,12 @@ YAML
     echo "required $PREFIX/lib/slurm/spank_pdc.so $SITE/site.yaml" > "$SITE/plugstack.bare"
     echo "required $PREFIX/lib/slurm/spank_pdc.so config=$SITE/site.yaml drain_roots=/" \
         > "$SITE/plugstack.extra"
-    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$SITE/plugstack.good" >&3
-    eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
-    export SLURM_CONF
+    # The plugin as installed in the prefix by the documented line, instead of the build's.
+    pdc_cluster_restart "$SITE/plugstack.good"
 }
 
 teardown_file() {
-    "$REPO_DIR/scripts/slurm-cluster.sh" stop --dir "$CL" >&3 || true
-    left="$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)"
-    [ -n "$left" ] && kill -9 $left
-    rm -rf "$BASE"
-    [ -z "$left" ]
+    pdc_cluster_stop
 }
 
 teardown() {
@@ -67,43 +47,11 @@ teardown() {
     chmod 644 "$SITE/site.yaml"
 }
 
-use_plugstack() { # file: restart the cluster with it (slurmd reads the plugin stack at start)
-    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$1" >&3
-}
-
-# Submit a batch script as pdcbbtest and wait for the job to end; sets JOB and OUT.
-run_job() { # script-body [sbatch options...]
-    local body=$1
-    shift
-    local script="$SITE/out/job.$RANDOM.sh"
-    printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
-    chmod 755 "$script"
-    JOB="$(runuser -u pdcbbtest -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
-    wait_job "$JOB"
-}
-
-wait_job() { # jobid; sets OUT
-    for _ in $(seq 240); do
-        squeue -h -j "$1" 2>/dev/null | grep -q . || break
-        sleep 0.25
-    done
-    OUT="$(cat "$SITE/out/$1.out" 2>/dev/null || true)"
-}
-
 no_node_drained() {
     run sinfo -h -N -o "%N %t"
     echo "$output"
     refute_output --partial "drain"
     for n in n1 n2 n3; do assert_output --partial "$n idle"; done
-}
-
-no_daemons_left() {
-    for _ in $(seq 40); do
-        [ -z "$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)" ] && return 0
-        sleep 0.25
-    done
-    echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $SITE/")" >&2
-    return 1
 }
 
 # A --pdc submission refused because the site configuration is broken; $1: the reason's text.
@@ -122,7 +70,7 @@ assert_refused_broken() {
 
 # Jobs without --pdc are not the plugin's business, whatever the site file says.
 assert_plain_job_runs() {
-    run_job "echo plain-job-ran on \$(hostname)" -N3
+    run_job pdcbbtest "echo plain-job-ran on \$(hostname)" -N3
     echo "$OUT"
     grep -q "plain-job-ran" <<<"$OUT"
 }
@@ -130,7 +78,7 @@ assert_plain_job_runs() {
 @test "the plugstack.conf line printed in CONFIG.md and ADMIN.md works as printed" {
     echo "doc line: $DOC_LINE"
     [[ "$DOC_LINE" == "required /usr/local/lib/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml" ]]
-    run_job "timeout 60 srun -N1 -n1 $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?" -N3 --pdc=capacity=1G
+    run_job pdcbbtest "timeout 60 srun -N1 -n1 $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?" -N3 --pdc=capacity=1G
     echo "$OUT"
     grep -q "tool_exit=0" <<<"$OUT"
     grep -q "nservers=3" <<<"$OUT"
@@ -146,7 +94,7 @@ assert_plain_job_runs() {
 }
 
 @test "an unknown plugstack.conf argument refuses --pdc at submission; other jobs run; no node drained" {
-    use_plugstack "$SITE/plugstack.bare"
+    pdc_cluster_restart "$SITE/plugstack.bare"
     assert_refused_broken "unknown plugstack.conf argument '$SITE/site.yaml'" -N1 --pdc --wrap true
     # a spec the built-in defaults would have let through (no max_capacity, no drain_roots)
     assert_refused_broken "unknown plugstack.conf argument" -N1 --pdc=capacity=20G,drain=/tmp --wrap true
@@ -156,14 +104,14 @@ assert_plain_job_runs() {
     run timeout 30 runuser -u pdcbbtest -- srun -N1 --pdc true
     assert_failure
     assert_output --partial "the site's pdcbb configuration is broken"
-    use_plugstack "$SITE/plugstack.extra"
+    pdc_cluster_restart "$SITE/plugstack.extra"
     assert_refused_broken "unknown plugstack.conf argument 'drain_roots=/'" -N1 --pdc=capacity=1G --wrap true
     assert_plain_job_runs
     run squeue -h
     assert_output ""
     no_node_drained
     no_daemons_left
-    use_plugstack "$SITE/plugstack.good"
+    pdc_cluster_restart "$SITE/plugstack.good"
 }
 
 @test "a site file the user cannot read refuses --pdc at submission; other jobs run" {
@@ -198,8 +146,10 @@ assert_plain_job_runs() {
     run grep -h "job $JOB: burst buffer not started: the site's pdcbb configuration is broken" "$CL"/log/slurmd-n*.log
     echo "$output"
     [ "${#lines[@]}" -eq 3 ]
-    [ -z "$(ls -A "$SITE/local" 2>/dev/null | grep -v '^n[123]$' || true)" ]
-    for n in n1 n2 n3; do [ ! -e "$SITE/local/$n/pdcbb.$JOB" ]; done
+    # nothing was created on any node's local storage (nor on the host's mount point)
+    [ -z "$(ls -A "$LOCAL")" ]
+    for n in n1 n2 n3; do [ -z "$(ls -A "$(node_dir $n)")" ]; done
+    no_job_dirs "$JOB"
     no_node_drained
     no_daemons_left
 }

@@ -1,100 +1,62 @@
 #!/usr/bin/env bats
-# Recovery on a real local Slurm cluster (3 slurmd, prolog and epilog as root): local_root is
-# root's with mode 1733, so the job user drains and removes its own stranded job directory with
-# `pdcbb drain`; a directory another user planted under the job's name is moved aside, never
-# used; `pdcbb admin stranded` lists what is left (owner, job, size, age, why) and removes it;
+# Recovery on a real local Slurm cluster (3 slurmd, prolog and epilog as root, each node's
+# local storage private to it): local_root is root's with mode 1733, so the job user drains
+# (in a job step on the node) and removes its own stranded job directory with `pdcbb drain`; a
+# directory another user planted under the job's name is moved aside, never used; `pdcbb admin
+# stranded`, run on the node, lists what is left (owner, job, size, age, why) and removes it;
 # a daemon that died during the job is recorded and its log is kept with the drain.
 
 load helpers
+load slurm_helpers
 
 setup_file() {
-    require_build
-    BASE="$(mktemp -d /tmp/pdcbb-bats-recovery.XXXXXX)"
-    chmod 755 "$BASE"
-    export BASE CL="$BASE/cluster" SITE="$BASE/site"
-    mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/local" "$SITE/out"
-    cp "$BBD" "$TOOL" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" "$SITE/bin/"
-    cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
-    chmod -R a+rX "$SITE"
-    chmod 1777 "$SITE/drain" "$SITE/out"
+    pdc_cluster_start "max_capacity: 10G"
     mkdir -m 755 "$SITE/drain/locked"    # under drain_roots, but not writable by the job user
-    cat > "$SITE/site.yaml" <<YAML
-local_root: $SITE/local/%n
-daemon_path: $SITE/bin/pdc_bbd
-listen_address: 127.0.0.1
-ucx_net_devices: lo
-max_capacity: 10G
-drain_roots: [$SITE/drain]
-ready_timeout: 20
-YAML
-    chmod 644 "$SITE/site.yaml"
-    echo "required $BUILD_DIR/spank_plugin/spank_pdc.so config=$SITE/site.yaml" > "$SITE/plugstack.conf"
-    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --plugstack "$SITE/plugstack.conf" >&3
-    eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
-    export SLURM_CONF
 }
 
 teardown_file() {
-    "$REPO_DIR/scripts/slurm-cluster.sh" stop --dir "$CL" >&3 || true
-    left="$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)"
-    [ -n "$left" ] && kill -9 $left
-    rm -rf "$BASE"
-    [ -z "$left" ]
+    pdc_cluster_stop
 }
 
-run_job() { # script-body [sbatch options...]; sets JOB and OUT
-    local body=$1
-    shift
-    local script="$SITE/out/job.$RANDOM.sh"
-    printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
-    chmod 755 "$script"
-    JOB="$(runuser -u pdcbbtest -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
-    for _ in $(seq 240); do
-        squeue -h -j "$JOB" 2>/dev/null | grep -q . || break
-        sleep 0.25
-    done
-    OUT="$(cat "$SITE/out/$JOB.out" 2>/dev/null || true)"
-}
-
-no_daemons_left() {
-    for _ in $(seq 40); do
-        [ -z "$(pgrep -f "pdc_bbd .*--job-dir $SITE/" || true)" ] && return 0
-        sleep 0.25
-    done
-    echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $SITE/")" >&2
-    return 1
-}
-
-stranded() { # pdcbb admin stranded on node n1 with the site file
-    "$PDCBB" admin stranded --site-config "$SITE/site.yaml" --node n1 "$@"
+stranded() { # pdcbb admin stranded on node n1 (as root, in its namespace) with the site file
+    on_node n1 "$PDCBB" admin stranded --site-config "$SITE/site.yaml" --node n1 "$@"
 }
 
 @test "a failed drain strands the job directory; the job user drains it and it is removed" {
-    run_job "timeout 60 srun -N1 -n1 $SITE/bin/pdc_stage_check write 5; echo tool_exit=\$?" \
-        -N1 -w n1 --pdc=capacity=1G,drain=$SITE/drain/locked
+    # a destination the job user cannot write is refused before the job runs...
+    run runuser -u pdcbbtest -- sbatch -N1 -w n1 --pdc=capacity=1G,drain=$SITE/drain/locked --wrap true
+    assert_failure
+    assert_output --partial "drain destination $SITE/drain/locked is not writable by pdcbbtest"
+    # ...so the job takes write permission away from its own drain directory: the drain fails
+    # at the end
+    run_job pdcbbtest "timeout 60 srun -N1 -n1 $SITE/bin/pdc_stage_check write 5; echo tool_exit=\$?
+chmod 500 $SITE/drain/pdcbb.\$SLURM_JOB_ID" \
+        -N1 -w n1 --pdc=capacity=1G,drain=$SITE/drain
     echo "$OUT"
     grep -q "tool_exit=0" <<<"$OUT"
     no_daemons_left
-    D="$SITE/local/n1/pdcbb.$JOB"
-    [ -d "$D" ]
-    [ -s "$D/drain.error" ]
+    D="$LOCAL/pdcbb.$JOB"             # as n1 sees it
+    H="$(node_dir n1)/pdcbb.$JOB"     # the host's view of it
+    [ -d "$H" ]
+    [ -s "$H/drain.error" ]
     # local_root is root's, sticky and writable by all; the job directory the user's, 0700
-    [ "$(stat -c '%U %a' "$SITE/local/n1")" = "root 1733" ]
-    [ "$(stat -c '%U %a' "$D")" = "pdcbbtest 700" ]
+    [ "$(stat -c '%U %a' "$(node_dir n1)")" = "root 1733" ]
+    [ "$(stat -c '%U %a' "$H")" = "pdcbbtest 700" ]
     # the administrator's view: owner, job id, size, age and why
     run stranded
     echo "$output"
     assert_success
-    assert_output --partial "1 job directory in $SITE/local/n1"
+    assert_output --partial "1 job directory in $LOCAL"
     grep -Eq "^$JOB +pdcbbtest +[0-9.]+ (B|KiB|MiB) +[0-9]+s  $D: drain failed: .*Permission denied" <<<"$output"
-    # the user finishes the drain elsewhere: no "Permission denied", the directory is gone
+    # the user finishes the drain elsewhere, on the node (a job step): no "Permission denied",
+    # the directory is gone
     mkdir -m 700 "$SITE/drain/ok" && chown pdcbbtest "$SITE/drain/ok"
-    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" drain --to "$SITE/drain/ok" "$D"
+    run timeout 120 runuser -u pdcbbtest -- srun -w n1 -N1 -n1 "$SITE/bin/pdcbb" drain --to "$SITE/drain/ok" "$D"
     echo "$output"
     assert_success
     refute_output --partial "Permission denied"
     assert_output --partial "removed $D"
-    [ ! -e "$D" ]
+    [ ! -e "$H" ]
     [ -f "$SITE/drain/ok/pdcbb.$JOB/COMPLETE" ]
     # the daemon's log went with the drain
     [ -s "$SITE/drain/ok/pdcbb.$JOB/logs/n1.bbd-0.log" ]
@@ -104,15 +66,16 @@ stranded() { # pdcbb admin stranded on node n1 with the site file
     echo "$output"
     assert_success
     run stranded
-    assert_output --partial "0 job directories in $SITE/local/n1"
+    assert_output --partial "0 job directories in $LOCAL"
 }
 
 @test "a directory planted under the next job's name is moved aside, never used, and the admin removes it" {
-    run_job "true" -N1 -w n1
+    # a --pdc job first: its prolog makes n1's local_root 1733, where anyone may plant
+    run_job pdcbbtest "true" -N1 -w n1 --pdc=capacity=1G
     next=$((JOB + 1))
-    runuser -u pdcbbtest2 -- mkdir -m 777 "$SITE/local/n1/pdcbb.$next"
-    runuser -u pdcbbtest2 -- touch "$SITE/local/n1/pdcbb.$next/planted"
-    run_job "stat -c 'jobdir %U %a' \$PDCBB_JOB_DIR; ls \$PDCBB_JOB_DIR; LD_LIBRARY_PATH=$SITE/lib timeout 60 $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?" \
+    on_node n1 runuser -u pdcbbtest2 -- mkdir -m 777 "$LOCAL/pdcbb.$next"
+    on_node n1 runuser -u pdcbbtest2 -- touch "$LOCAL/pdcbb.$next/planted"
+    run_job pdcbbtest "stat -c 'jobdir %U %a' \$PDCBB_JOB_DIR; ls \$PDCBB_JOB_DIR; LD_LIBRARY_PATH=$SITE/lib timeout 60 $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?" \
         -N1 -w n1 --pdc=capacity=1G
     echo "$OUT"
     [ "$JOB" -eq "$next" ]
@@ -120,12 +83,12 @@ stranded() { # pdcbb admin stranded on node n1 with the site file
     ! grep -q "planted" <<<"$OUT"
     grep -q "tool_exit=0" <<<"$OUT"
     no_daemons_left
-    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ]
-    moved="$(echo "$SITE"/local/n1/pdcbb-moved."$JOB".*)"
+    [ ! -e "$(node_dir n1)/pdcbb.$JOB" ]
+    moved="$(echo "$(node_dir n1)"/pdcbb-moved."$JOB".*)"    # the host's view
     [ -f "$moved/planted" ]
     run stranded
     echo "$output"
-    grep -Eq "^$JOB +pdcbbtest2 .*$moved: moved aside by a prolog" <<<"$output"
+    grep -Eq "^$JOB +pdcbbtest2 .*$LOCAL/${moved##*/}: moved aside by a prolog" <<<"$output"
     # younger than the site's stranded_max_age (7d): kept
     run stranded --remove
     assert_output --partial "kept: younger than 7d0h"
@@ -138,7 +101,7 @@ stranded() { # pdcbb admin stranded on node n1 with the site file
 }
 
 @test "a daemon killed during the job is recorded by the epilog and its log is kept with the drain" {
-    run_job "kill -9 \$(cat \$PDCBB_JOB_DIR/bbd-1.pid); sleep 0.5; echo killed" \
+    run_job pdcbbtest "kill -9 \$(cat \$PDCBB_JOB_DIR/bbd-1.pid); sleep 0.5; echo killed" \
         -N1 -w n1 --pdc=capacity=1G,servers_per_node=2,drain=$SITE/drain
     echo "$OUT"
     grep -q "killed" <<<"$OUT"
@@ -153,7 +116,7 @@ stranded() { # pdcbb admin stranded on node n1 with the site file
     run grep -h "job $JOB node n1: .*1 daemon died during the job" "$CL"/log/slurmd-n1.log
     echo "$output"
     assert_success
-    [ ! -e "$SITE/local/n1/pdcbb.$JOB" ]
+    no_job_dirs "$JOB"
     run sinfo -h -N -o "%N %t"
     refute_output --partial "drain"
 }

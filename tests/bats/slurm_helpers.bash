@@ -10,12 +10,30 @@
 #   $LOCAL  the node-local root: the same path on every node, private to each node; from the
 #           host use `node_dir nX` (that node's backing directory) or `on_node nX CMD...`
 #
-# Load after helpers.bash. Call pdc_cluster_start in setup_file (extra site.yaml lines as
-# arguments) and pdc_cluster_stop in teardown_file.
+# Load after helpers.bash. Call pdc_cluster_start in setup_file and pdc_cluster_stop in
+# teardown_file.
+#
+#   pdc_cluster_start [--no-drain-roots] [LINE...]
+#       site.yaml gets local_root: $LOCAL, daemon_path, listen_address, ucx_net_devices,
+#       max_capacity: 2P, drain_roots: [$SITE/drain] and ready_timeout: 20, then each LINE.
+#       A LINE whose key is one of these replaces it (e.g. "max_capacity: 10G");
+#       --no-drain-roots leaves drain_roots out (any directory the user may write is a
+#       destination). The plugin is installed by $SITE/plugstack.conf (the build's
+#       spank_pdc.so, config=$SITE/site.yaml).
+#   pdc_cluster_restart FILE
+#       restart the same cluster (3 nodes, same $LOCAL) with another plugstack.conf: slurmd
+#       reads the plugin stack at start. Job ids start at 1 again, nodes' storage is fresh.
+#   run_job USER BODY [SBATCH-OPTION...]   submit, wait; sets JOB and OUT
+#   wait_job ID     wait for a job submitted otherwise (e.g. held, then released); sets OUT
 
-# Start the cluster. Arguments: extra lines for site.yaml.
+# Start the cluster. Arguments: [--no-drain-roots] then extra lines for site.yaml.
 pdc_cluster_start() {
     require_build
+    local drain_roots=1
+    if [ "${1:-}" = --no-drain-roots ]; then
+        drain_roots=0
+        shift
+    fi
     BASE="$(mktemp -d /tmp/pdcbb-bats-slurm.XXXXXX)"
     chmod 755 "$BASE"
     export BASE CL="$BASE/cluster" SITE="$BASE/site" LOCAL="$BASE/local"
@@ -27,15 +45,18 @@ pdc_cluster_start() {
     cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
     chmod -R a+rX "$SITE"
     chmod 1777 "$SITE/drain" "$SITE/out"
+    local defaults=("local_root: $LOCAL" "daemon_path: $SITE/bin/pdc_bbd" "listen_address: 127.0.0.1"
+        "ucx_net_devices: lo" "max_capacity: 2P")
+    [ "$drain_roots" = 1 ] && defaults+=("drain_roots: [$SITE/drain]")
+    defaults+=("ready_timeout: 20")
     {
-        echo "local_root: $LOCAL"
-        echo "daemon_path: $SITE/bin/pdc_bbd"
-        echo "listen_address: 127.0.0.1"
-        echo "ucx_net_devices: lo"
-        echo "max_capacity: 2P"
-        echo "drain_roots: [$SITE/drain]"
-        echo "ready_timeout: 20"
-        local line
+        local line extra
+        for line in "${defaults[@]}"; do
+            for extra in "$@"; do
+                [ "${extra%%:*}" = "${line%%:*}" ] && continue 2   # replaced by the caller's
+            done
+            echo "$line"
+        done
         for line in "$@"; do echo "$line"; done
     } > "$SITE/site.yaml"
     chmod 644 "$SITE/site.yaml"
@@ -44,6 +65,13 @@ pdc_cluster_start() {
         --plugstack "$SITE/plugstack.conf" >&3
     eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
     export SLURM_CONF
+}
+
+# Restart the cluster with another plugstack.conf (same nodes, same node-local path).
+pdc_cluster_restart() {
+    "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --node-local "$LOCAL" \
+        --plugstack "$1" >&3
+    cmp "$1" "$CL/plugstack.conf"    # it runs with that file
 }
 
 # Stop the cluster (by pid), kill any daemon left, remove $BASE; fails if a daemon was left.
@@ -77,11 +105,19 @@ run_job() { # user script-body [sbatch options...]
     printf '#!/bin/bash\nexport UCX_WARN_UNUSED_ENV_VARS=n LD_LIBRARY_PATH=%s\n%s\n' "$SITE/lib" "$body" > "$script"
     chmod 755 "$script"
     JOB="$(runuser -u "$user" -- sbatch --parsable -o "$SITE/out/%j.out" "$@" "$script")"
+    wait_job "$JOB" || true
+}
+
+# Wait (bounded, 60 s) for job $1 to leave the queue; sets OUT to its output
+# ($SITE/out/ID.out); fails if it is still queued.
+wait_job() {
+    local rc=1
     for _ in $(seq 240); do
-        squeue -h -j "$JOB" 2>/dev/null | grep -q . || break
+        squeue -h -j "$1" 2>/dev/null | grep -q . || { rc=0; break; }
         sleep 0.25
     done
-    OUT="$(cat "$SITE/out/$JOB.out" 2>/dev/null || true)"
+    OUT="$(cat "$SITE/out/$1.out" 2>/dev/null || true)"
+    return $rc
 }
 
 # Wait (bounded) until no daemon of this cluster runs.
