@@ -20,7 +20,7 @@ usage() {
 usage: bench/init.sh [--reps N] [--nodes "LIST"] [BUILD_DIR]
 
 Measures PDCinit in fresh local jobs (pdcbb run --nodes N) with BUILD_DIR/tests/pdc_meta_tool
-(default BUILD_DIR: $repo/build). Options:
+(default BUILD_DIR: $PDCBB_BUILD_DIR, else $repo/build). Options:
   --reps N        fresh jobs per node count (default $reps)
   --nodes "LIST"  node counts (default "$nodes_list")
   -h, --help      this text
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
-build=${1:-$repo/build}
+build=${1:-${PDCBB_BUILD_DIR:-$repo/build}}
 pdcbb=$build/cli/pdcbb
 tool=$build/tests/pdc_meta_tool
 for f in "$pdcbb" "$tool"; do

@@ -129,3 +129,16 @@ guide_env() {
             { echo "ADMIN.md's site file lacks $key" >&2; return 1; }
     done
 }
+
+@test "PERFORMANCE.md: the PDCinit benchmark runs as printed and reports every node count" {
+    cmd="$(awk '/^## PDCinit/ {f = 1} f && /^```sh/ {on = 1; next} on && /^```/ {exit} on' \
+        "$REPO_DIR/docs/PERFORMANCE.md")"
+    [ "$cmd" = "bench/init.sh --reps 7" ]
+    cd "$REPO_DIR"
+    run env PDCBB_BUILD_DIR="$BUILD_DIR" bash -ec "$cmd"
+    echo "$output"
+    assert_success
+    for n in 1 2 4; do
+        grep -Eq "^$n +[0-9.]+ +[0-9.]+ +[0-9.]+$" <<<"$output"
+    done
+}
