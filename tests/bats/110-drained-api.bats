@@ -44,7 +44,7 @@ teardown_file() {
 @test "the writer saw its own data during the job" {
     run grep -c "matches the known data: yes" "$DRAINED_WORK/live.out"
     assert_output 5
-    run grep -c "^discovery environment, 2 daemons" "$DRAINED_WORK/live.out"
+    run grep -Ec "^discovery (daemon|jobtable), 2 daemons" "$DRAINED_WORK/live.out"
     assert_output 1
 }
 
