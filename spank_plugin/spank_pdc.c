@@ -54,12 +54,18 @@ static int pdc_given;
  * user can drain into (absolute, an existing directory the user may write, not a system
  * directory), so a job whose drain cannot work is refused now instead of ending with its data
  * stranded on the nodes. The prolog checks again as the user (the directory may be gone by
- * then). Not from root's prolog: root's access() says nothing about the user.
+ * then). Not from root's prolog: root's access() says nothing about the user. Not for the
+ * steps of a job that exists already.
  */
 static int check_drain_at_submit(const pdcbb_config_t *cfg, const char *what)
 {
     char err[PDCBB_DRAIN_ERR_LEN];
     if (cfg->drain[0] == '\0')
+        return 0;
+    /* An srun inside a job sees the job's --pdc again: the job was checked when it was
+     * submitted and by its prolog, and the drain at its end reports its own failure. */
+    const char *in_job = getenv("SLURM_JOB_ID");
+    if (spank_context() == S_CTX_LOCAL && in_job != NULL && *in_job != '\0')
         return 0;
     if (pdcbb_drain_dest_check(cfg->drain, err, sizeof(err)) != PDCBB_OK) {
         slurm_error(PFX "%s: key 'drain': %s", what, err);

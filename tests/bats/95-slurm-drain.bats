@@ -157,3 +157,22 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     assert_success
     no_job_dirs "$JOB"
 }
+
+@test "steps of a running job are not refused when its destination goes away; the drain reports it" {
+    runuser -u pdcbbtest -- mkdir -p "$SITE/drain/mid"
+    run_job pdcbbtest "timeout 60 srun -N1 -n1 $SITE/bin/pdc_stage_check write 3; echo write_exit=\$?
+mv $SITE/drain/mid $SITE/drain/mid.gone
+timeout 60 srun -N3 -n3 true; echo later_step=\$?" -N3 --pdc=capacity=1G,drain=$SITE/drain/mid
+    echo "$OUT"
+    grep -q "write_exit=0" <<<"$OUT"
+    grep -q "later_step=0" <<<"$OUT"
+    ! grep -q "drain destination" <<<"$OUT"
+    no_daemons_left
+    # the destination is gone: the reports go to the user's home, and the data stays
+    for n in n1 n2 n3; do
+        [ -s "/home/pdcbbtest/pdcbb.$JOB.$n.FAILED" ]
+        ls -d "$(node_dir $n)/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
+    done
+    rm -f /home/pdcbbtest/pdcbb."$JOB".n?.FAILED
+    for n in n1 n2 n3; do on_node "$n" rm -rf "$LOCAL/pdcbb.$JOB"; done
+}
