@@ -377,7 +377,7 @@ static void ls_tags(const pdcbb_drain_tag_t *t, uint32_t n, char *out, size_t le
 static void ls_dims(const uint64_t *dims, uint32_t ndim, char *out, size_t len)
 {
     size_t o = 0;
-    out[0] = '\0';
+    snprintf(out, len, "%s", ndim == 0 ? "-" : ""); /* no dimensions (no data) */
     for (uint32_t d = 0; d < ndim && o + 24 < len; d++) {
         if (dims[d] == PDCBB_DIM_UNLIMITED)
             o += (size_t)snprintf(out + o, len - o, "%sunlimited", d ? "x" : "");
@@ -701,6 +701,12 @@ int cli_cmd_get(int argc, char **argv)
         fprintf(stderr, "pdcbb get: object '%s': its size overflows\n", o->name);
         goto done;
     }
+    if (o->ndim == 0) {
+        fprintf(stderr, "pdcbb get: object '%s' has no dimensions: it holds no data\n",
+                o->name);
+        status = 0;
+        goto done;
+    }
     if (region != NULL) {
         if (get_parse_region(region, o, shape, &box) != 0) {
             status = CLI_EXIT_USAGE;
@@ -990,7 +996,7 @@ int cli_cmd_export(int argc, char **argv)
             free(dup);
             goto done;
         }
-        uint64_t shape[PDCBB_REGION_NDIM_MAX], b = items[i].o->element_size;
+        uint64_t shape[PDCBB_REGION_NDIM_MAX], b = items[i].o->ndim ? items[i].o->element_size : 0;
         if (pdcbb_drain_object_shape(m, items[i].o, shape) == PDCBB_OK)
             for (uint32_t d = 0; d < items[i].o->ndim; d++)
                 b *= shape[d];
@@ -1009,6 +1015,13 @@ int cli_cmd_export(int argc, char **argv)
         if (pdcbb_drain_object_shape(m, o, shape) != PDCBB_OK) {
             fprintf(stderr, "pdcbb export: object '%s': its size overflows\n", o->name);
             goto done;
+        }
+        if (o->ndim == 0) {
+            if (!quiet)
+                fprintf(stderr, "pdcbb export: object '%s' has no dimensions and no data: "
+                                "nothing to write\n",
+                        o->name);
+            continue;
         }
         export_descr(o, descr, sizeof(descr));
         if (npy && descr[1] == 'V' && !quiet)

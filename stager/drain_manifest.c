@@ -467,8 +467,10 @@ pdcbb_err_t pdcbb_drain_object_shape(const pdcbb_drain_t *m, const pdcbb_drain_o
 {
     uint64_t first, count;
 
-    if (o->ndim == 0 || o->ndim > PDCBB_REGION_NDIM_MAX || o->element_size == 0)
+    if (o->ndim > PDCBB_REGION_NDIM_MAX || o->element_size == 0)
         return PDCBB_ERR_BAD_REGION;
+    if (o->ndim == 0)
+        return PDCBB_OK; /* no dimensions, no data */
     uint64_t row = drain_row_bytes(o);
     if (row == 0)
         return PDCBB_ERR_BAD_REGION;
@@ -1206,13 +1208,15 @@ static pdcbb_err_t mf_file_name(mf_ctx_t *c, const mf_node_t *v, const char *wha
     return PDCBB_OK;
 }
 
-/* A list of 1..16 integers; "unlimited" allowed as the first when unlimited_first. */
+/* A list of min_n..16 integers; "unlimited" allowed as the first when unlimited_first. */
 static pdcbb_err_t mf_u64_list(mf_ctx_t *c, const mf_node_t *v, const char *what,
                                const char *key, int unlimited_first, uint64_t min,
-                               uint64_t *out, uint32_t *n)
+                               size_t min_n, uint64_t *out, uint32_t *n)
 {
-    if (v->kind != MF_SEQ || v->nkids < 1 || v->nkids > PDCBB_REGION_NDIM_MAX)
-        return mf_bad(c, v, what, key, "expected a list of 1 to 16 integers");
+    if (v->kind != MF_SEQ || v->nkids < min_n || v->nkids > PDCBB_REGION_NDIM_MAX)
+        return mf_bad(c, v, what, key,
+                      min_n ? "expected a list of 1 to 16 integers"
+                            : "expected a list of at most 16 integers");
     for (size_t i = 0; i < v->nkids; i++) {
         const mf_node_t *x = v->kids[i];
         if (i == 0 && unlimited_first && x->kind == MF_SCALAR && strcmp(x->text, "unlimited") == 0) {
@@ -1455,11 +1459,13 @@ static pdcbb_err_t mf_object_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
         rc = mf_bad(c, f[6], what, "element_size", "must be at least 1");
         goto done;
     }
-    if ((rc = mf_u64_list(c, f[7], what, "dims", 1, 1, o.dims, &o.ndim)) != PDCBB_OK)
+    /* An object without dimensions (PDC allows one: metadata and tags only) has no data. */
+    if ((rc = mf_u64_list(c, f[7], what, "dims", 1, 1, 0, o.dims, &o.ndim)) != PDCBB_OK)
         goto done;
-    if (pdcbb_layout_strides(o.ndim, o.dims, o.element_size, tmp) != PDCBB_OK ||
-        (o.dims[0] != PDCBB_DIM_UNLIMITED &&
-         pdcbb_drain_object_shape(c->m, &o, tmp) != PDCBB_OK)) {
+    if (o.ndim > 0 &&
+        (pdcbb_layout_strides(o.ndim, o.dims, o.element_size, tmp) != PDCBB_OK ||
+         (o.dims[0] != PDCBB_DIM_UNLIMITED &&
+          pdcbb_drain_object_shape(c->m, &o, tmp) != PDCBB_OK))) {
         rc = mf_bad(c, f[7], what, "dims", "the object's size overflows");
         goto done;
     }
@@ -1506,8 +1512,8 @@ static pdcbb_err_t mf_object_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
             if ((rc = mf_fields(c, pm->kids[i], mwhat, mkeys, 0xf, g)) != PDCBB_OK ||
                 (rc = mf_u64(c, g[0], mwhat, "seq", 0, UINT64_MAX, &e->seq)) != PDCBB_OK ||
                 (rc = mf_rank_of(c, g[1], mwhat, &e->rank)) != PDCBB_OK ||
-                (rc = mf_u64_list(c, g[2], mwhat, "offset", 0, 0, off, &noff)) != PDCBB_OK ||
-                (rc = mf_u64_list(c, g[3], mwhat, "size", 0, 1, size, &nsize)) != PDCBB_OK)
+                (rc = mf_u64_list(c, g[2], mwhat, "offset", 0, 0, 1, off, &noff)) != PDCBB_OK ||
+                (rc = mf_u64_list(c, g[3], mwhat, "size", 0, 1, 1, size, &nsize)) != PDCBB_OK)
                 goto done;
             if (noff != o.ndim || nsize != o.ndim) {
                 rc = mf_bad(c, pm->kids[i], mwhat, noff != o.ndim ? "offset" : "size",

@@ -168,6 +168,7 @@ void pdcbb_drain_sort(pdcbb_drain_t *m);
 /*
  * The shape of an object's data: dims, with an unlimited dims[0] replaced by the number of rows
  * its extents reach (at least 1... 0 if it has no data). shape has PDCBB_REGION_NDIM_MAX room.
+ * An object without dimensions (ndim 0: metadata and tags only, no data) has an empty shape.
  * PDCBB_ERR_BAD_REGION if a finite shape overflows.
  */
 pdcbb_err_t pdcbb_drain_object_shape(const pdcbb_drain_t *m, const pdcbb_drain_object_t *o,

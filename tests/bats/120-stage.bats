@@ -326,3 +326,33 @@ EOF2
     assert_success
     assert_output --partial "ok wide-check: 0 failures"
 }
+
+@test "objects without dimensions (metadata and tags only) drain, read back and stage in" {
+    run "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --job-id 530 --drain "$WORKDIR/dest" -- \
+        "$TOOL" "cont-create c" "many-objs c o 6" "tag-put obj o1 k int 3" "tag-put obj o4 k int 4"
+    echo "$output"
+    assert_success
+    D="$(drained 530)"
+    [ -f "$D/COMPLETE" ]
+    run "$PDCBB" ls "$D"
+    assert_success
+    assert_output --regexp "o1 +c +PDC_DOUBLE +- +PDC_OBJ_STATIC +0 +k=3"
+    run "$PDCBB" verify "$D"
+    assert_success
+    run "$PDCBB" get "$D" o1 -o "$WORKDIR/got.o1"
+    assert_success
+    assert_output --partial "object 'o1' has no dimensions: it holds no data"
+    run "$PDCBB" export -o "$WORKDIR/exp" "$D"
+    assert_success
+    assert_output --partial "0 objects (0 B) written"
+    run env PDCBB_DRAINED_DIR="$D" "$TOOL" "obj-open o1" "tag-get obj o4 k" "obj-list c"
+    assert_success
+    assert_output --partial "value=4"
+    assert_output --regexp "ok obj-list( o[0-5]){6}"
+    run "$PDCBB" run --nodes 3 --workdir "$WORKDIR/w2" --stage-in "$D" -- \
+        "$TOOL" "obj-open o5" "tag-get obj o1 k" "obj-list c"
+    echo "$output"
+    assert_success
+    assert_output --partial "value=3"
+    assert_output --regexp "ok obj-list( o[0-5]){6}"
+}
