@@ -29,6 +29,9 @@ Options:
   --nodes "LIST"       node counts to run (default: "1 2")
   --capacity SIZE      burst-buffer capacity per node for the jobs (default: 8G)
   --mpi NP             also run pdc_vpic_bench under mpirun -np NP (MPI builds)
+  --jobs J             run pdc_vpic_bench in J fresh jobs per node count (default 1) and
+                       summarise its cold (the job's first transfer) and warm ratios to raw
+                       over the jobs: median and worst
   --sweep-args "ARGS"  extra arguments for pdc_region_sweep (e.g. "--repeat 5")
   --vpic-args "ARGS"   extra arguments for pdc_vpic_bench (e.g. "--particles 1M")
   --quick              small volumes, one repetition (a smoke run, not a measurement)
@@ -49,6 +52,7 @@ bench_dir=""
 nodes_list="1 2"
 capacity="8G"
 mpi_np=""
+jobs=1
 sweep_args=""
 vpic_args=""
 quick=0
@@ -63,6 +67,7 @@ while [ $# -gt 0 ]; do
     --nodes) nodes_list=${2:?--nodes needs a list}; shift 2 ;;
     --capacity) capacity=${2:?--capacity needs a size}; shift 2 ;;
     --mpi) mpi_np=${2:?--mpi needs a process count}; shift 2 ;;
+    --jobs) jobs=${2:?--jobs needs a count}; shift 2 ;;
     --sweep-args) sweep_args=${2?}; shift 2 ;;
     --vpic-args) vpic_args=${2?}; shift 2 ;;
     --quick) quick=1; shift ;;
@@ -170,7 +175,9 @@ for n in $nodes_list; do
         run sweep "$n" "$sweep" $sweep_args
     fi
     if [ $do_vpic = 1 ]; then
-        run vpic "$n" "$vpic" $vpic_args
+        for (( j = 1; j <= jobs; j++ )); do
+            run vpic "$n" "$vpic" $vpic_args
+        done
     fi
     if [ $do_vpic = 1 ] && [ -n "$mpi_np" ]; then
         run "vpic-mpi$mpi_np" "$n" "${mpirun_cmd[@]}" "$vpic" $vpic_args
@@ -210,4 +217,20 @@ echo
 echo "== summary (also in $results)"
 grep -v '^#' "$results" || true
 grep '^# nodes=.*TARGET' "$results" | sed 's/^# //' || true
+# Cold (the job's first transfer) and warm (steady state) ratios of the VPIC runs, over jobs.
+if [ $do_vpic = 1 ]; then
+    echo
+    echo "== pdc_vpic_bench over $jobs fresh job(s) per node count: ratio to raw, median (worst)"
+    for n in $nodes_list; do
+        for m in vpic_write_cold bdcats_read_cold vpic_write bdcats_read; do
+            grep "^RESULT name=$m .* nodes=$n run=vpic\$" "$results" |
+                sed -n 's/.* ratio=\([0-9.]*\).*/\1/p' | sort -n |
+                awk -v n="$n" -v m="$m" '{v[NR] = $1}
+                    END {if (NR) printf "nodes=%s %-17s median %.2f (worst %.2f, %d jobs)\n",
+                                        n, m, v[int((NR + 1) / 2)], v[1], NR}'
+        done
+    done
+fi
+
 exit $failed
+
