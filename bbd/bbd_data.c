@@ -899,6 +899,7 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
 /* ---------------------------------------------------------------- staging buffers */
 
 #define STAGING_SLOTS 64
+#define STAGING_HUGE ((size_t)2 << 20) /* huge page size on x86-64 */
 #define STAGING_KEEP ((size_t)1 << 30) /* at most this much kept for reuse */
 
 typedef struct staging {
@@ -921,9 +922,22 @@ void *bbd_staging_get(size_t len)
         best->busy = 1;
         return best->buf;
     }
-    /* A new buffer, touched once now so later messages do not fault it in. */
+    /* A new buffer, touched once now so later messages do not fault it in. Large ones are
+     * backed by transparent huge pages where the kernel allows it (THP "madvise" mode, the
+     * Debian default): a 2 MiB page is one fault instead of 512, which is most of the cost
+     * of a job's first large transfer (measured: the receive's page faults were a fifth of
+     * the daemon's time over a cold and six warm 256 MiB writes). */
     size_t cap = len < (64u << 10) ? (64u << 10) : len;
-    void *buf = malloc(cap);
+    void *buf = NULL;
+    if (cap >= STAGING_HUGE) {
+        cap = (cap + STAGING_HUGE - 1) & ~(STAGING_HUGE - 1);
+        if (posix_memalign(&buf, STAGING_HUGE, cap) != 0)
+            buf = NULL;
+        else
+            madvise(buf, cap, MADV_HUGEPAGE); /* advice only: ignored where THP is off */
+    } else {
+        buf = malloc(cap);
+    }
     if (buf == NULL)
         return NULL;
     memset(buf, 0, cap);
