@@ -293,6 +293,25 @@ static double daemons_cpu(void)
     return ok ? sum : -1;
 }
 
+/* Peak resident set (VmHWM, bytes) of the largest daemon on this machine; 0 if none. */
+static uint64_t daemons_peak_rss(void)
+{
+    uint64_t peak = 0;
+    for (int i = 0; i < ndaemon_pids; i++) {
+        char path[64], line[256];
+        snprintf(path, sizeof(path), "/proc/%ld/status", (long)daemon_pids[i]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        unsigned long long kb;
+        while (fgets(line, sizeof(line), f))
+            if (sscanf(line, "VmHWM: %llu kB", &kb) == 1 && kb * 1024 > peak)
+                peak = kb * 1024;
+        fclose(f);
+    }
+    return peak;
+}
+
 static double self_cpu(void)
 {
     struct rusage ru;
@@ -724,6 +743,11 @@ int main(int argc, char **argv)
         printf("    metadata (untimed above, mean per repeat): create/open 8 objects %.2f ms, "
                "reopen 8 objects by name %.2f ms\n",
                t_meta_create / repeat * 1e3, t_meta_open / repeat * 1e3);
+        uint64_t rss = daemons_peak_rss();
+        if (rss)
+            printf("    daemon memory: peak resident set of the largest of %d daemon(s) on this "
+                   "machine %.1f MiB\n",
+                   ndaemon_pids, (double)rss / 1048576.0);
         printf("\n# targets\n");
         if (nbytes >= (1u << 20)) {
             printf("TARGET vpic regions of %llu bytes: write >= %.0f%% of raw: %-7s (%.2f)\n",
@@ -746,6 +770,11 @@ int main(int argc, char **argv)
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
                (unsigned long long)nbytes, placement_name(placement), rd,
                (double)total / mr / MiB, rr, rratio);
+        if (rss)
+            printf("RESULT name=daemon_peak_rss particles=%llu procs=%d daemons=%d bytes=%llu "
+                   "rss_bytes=%llu\n",
+                   (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
+                   (unsigned long long)rss);
         printf("RESULT name=vpic_write_cold particles=%llu procs=%d daemons=%d bytes=%llu "
                "size=%llu placement=%s mbps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
