@@ -32,16 +32,9 @@
 static pdcbb_err_t check_prolog_error(const char *dir, char *err, size_t errlen)
 {
     char path[PATH_MAX], msg[1024];
-    if (pdcbb_jobdir_path(dir, "prolog.error", path, sizeof(path)) != PDCBB_OK)
+    if (pdcbb_jobdir_path(dir, "prolog.error", path, sizeof(path)) != PDCBB_OK ||
+        pdcbb_read_text(path, msg, sizeof(msg)) != PDCBB_OK)
         return PDCBB_OK;
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return PDCBB_OK;
-    size_t r = fread(msg, 1, sizeof(msg) - 1, f);
-    fclose(f);
-    msg[r] = '\0';
-    while (r > 0 && (msg[r - 1] == '\n' || msg[r - 1] == '\r'))
-        msg[--r] = '\0';
     snprintf(err, errlen, "the burst buffer of this job could not be started: %s", msg);
     return PDCBB_ERR_DISCOVERY;
 }

@@ -132,18 +132,7 @@ static pdcbb_err_t rdv_report(void *argp, void *out)
 {
     const rdv_arg_t *a = argp;
     (void)out;
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", a->file, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return pdcbb_err_from_errno(errno);
-    size_t len = strlen(a->text);
-    int ok = write(fd, a->text, len) == (ssize_t)len && write(fd, "\n", 1) == 1;
-    if (close(fd) != 0 || !ok || rename(tmp, a->file) != 0) {
-        unlink(tmp);
-        return PDCBB_ERR_IO;
-    }
-    return PDCBB_OK;
+    return pdcbb_write_file_atomic(a->file, a->text, strlen(a->text), 0600);
 }
 
 void pdcbb_job_rendezvous_report(const pdcbb_job_t *job, const char *rdv, const char *why)
@@ -152,7 +141,7 @@ void pdcbb_job_rendezvous_report(const pdcbb_job_t *job, const char *rdv, const 
     if (rdv == NULL || rdv[0] == '\0' ||
         pdcbb_rendezvous_error_path(rdv, job->node_index, path, sizeof(path)) != PDCBB_OK)
         return;
-    snprintf(text, sizeof(text), "node %s: %s", job->node_name, why);
+    snprintf(text, sizeof(text), "node %s: %s\n", job->node_name, why);
     rdv_arg_t a = {.file = path, .text = text};
     pdcbb_err_t rc = pdcbb_job_as_user(job, rdv_report, &a, out, 0, swerr, sizeof(swerr));
     if (rc != PDCBB_OK)

@@ -29,23 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "drain_internal.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_log.h"
 
 #define DD_IDENTITY_MAGIC "pdcbb-drain-identity 1"
 #define DD_TRUST_DEPTH 4 /* the drain dir, parts/ and data/, and a little room */
-
-static void dd_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void dd_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* "alice (uid 1000)" or "uid 1000" */
 static const char *dd_who(uid_t uid, char *buf, size_t len)
@@ -97,22 +86,22 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen)
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (dest == NULL || dest[0] != '/') {
-        dd_errf(err, errlen, "drain destination '%s' is not an absolute path",
+        drain_errf(err, errlen, "drain destination '%s' is not an absolute path",
                 dest ? dest : "");
         return PDCBB_ERR_INVAL;
     }
     if (stat(dest, &st) != 0) {
         int e = errno;
         if (e == ENOENT || e == ENOTDIR) {
-            dd_errf(err, errlen, "drain destination %s does not exist (create it first)", dest);
+            drain_errf(err, errlen, "drain destination %s does not exist (create it first)", dest);
             return PDCBB_ERR_NOT_FOUND;
         }
-        dd_errf(err, errlen, "cannot access drain destination %s as %s: %s", dest,
+        drain_errf(err, errlen, "cannot access drain destination %s as %s: %s", dest,
                 dd_who(geteuid(), who, sizeof(who)), strerror(e));
         return e == EACCES ? PDCBB_ERR_PERM : pdcbb_err_from_errno(e);
     }
     if (!S_ISDIR(st.st_mode)) {
-        dd_errf(err, errlen, "drain destination %s is not a directory", dest);
+        drain_errf(err, errlen, "drain destination %s is not a directory", dest);
         return PDCBB_ERR_INVAL;
     }
     if (realpath(dest, real) == NULL)
@@ -122,11 +111,11 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen)
         sys = dd_under(real, dd_system_dirs[i]);
     if (sys) {
         if (strcmp(real, dest) != 0)
-            dd_errf(err, errlen, "drain destination %s (that is, %s) is a system directory: "
+            drain_errf(err, errlen, "drain destination %s (that is, %s) is a system directory: "
                                  "drain to a directory of your own",
                     dest, real);
         else
-            dd_errf(err, errlen, "drain destination %s is a system directory: drain to a "
+            drain_errf(err, errlen, "drain destination %s is a system directory: drain to a "
                                  "directory of your own",
                     dest);
         return PDCBB_ERR_PERM;
@@ -135,11 +124,11 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen)
         int e = errno;
         char owner[128];
         if (e == EROFS)
-            dd_errf(err, errlen, "drain destination %s is not writable: it is on a read-only "
+            drain_errf(err, errlen, "drain destination %s is not writable: it is on a read-only "
                                  "file system",
                     dest);
         else
-            dd_errf(err, errlen, "drain destination %s is not writable by %s (it belongs to %s, "
+            drain_errf(err, errlen, "drain destination %s is not writable by %s (it belongs to %s, "
                                  "mode %04o)",
                     dest, dd_who(geteuid(), who, sizeof(who)),
                     dd_who(st.st_uid, owner, sizeof(owner)), (unsigned)(st.st_mode & 07777));
@@ -162,31 +151,31 @@ static int dd_is_ours(const char *path, uint64_t job_id, const char *instance, u
     struct stat st;
     why[0] = '\0';
     if (lstat(path, &st) != 0) {
-        dd_errf(why, whylen, "%s: %s", path, strerror(errno));
+        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
         return 0;
     }
     if (!S_ISDIR(st.st_mode)) {
-        dd_errf(why, whylen, "%s is not a directory", path);
+        drain_errf(why, whylen, "%s is not a directory", path);
         return 0;
     }
     if (st.st_uid != uid) {
-        dd_errf(why, whylen, "%s belongs to %s", path, dd_who(st.st_uid, who, sizeof(who)));
+        drain_errf(why, whylen, "%s belongs to %s", path, dd_who(st.st_uid, who, sizeof(who)));
         return 0;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        dd_errf(why, whylen, "%s is writable by others (mode %04o)", path,
+        drain_errf(why, whylen, "%s is writable by others (mode %04o)", path,
                 (unsigned)(st.st_mode & 07777));
         return 0;
     }
     int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) {
-        dd_errf(why, whylen, "%s: %s", path, strerror(errno));
+        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
         return 0;
     }
     int fd = openat(dfd, PDCBB_DRAIN_IDENTITY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     close(dfd);
     if (fd < 0) {
-        dd_errf(why, whylen, "%s has no %s of a pdcbb job", path, PDCBB_DRAIN_IDENTITY);
+        drain_errf(why, whylen, "%s has no %s of a pdcbb job", path, PDCBB_DRAIN_IDENTITY);
         return 0;
     }
     char buf[512];
@@ -195,7 +184,7 @@ static int dd_is_ours(const char *path, uint64_t job_id, const char *instance, u
         n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     if (n <= 0) {
-        dd_errf(why, whylen, "%s/%s is not a readable file of %s", path, PDCBB_DRAIN_IDENTITY,
+        drain_errf(why, whylen, "%s/%s is not a readable file of %s", path, PDCBB_DRAIN_IDENTITY,
                 dd_who(uid, who, sizeof(who)));
         return 0;
     }
@@ -217,7 +206,7 @@ static int dd_is_ours(const char *path, uint64_t job_id, const char *instance, u
     }
     const char *want = instance ? instance : "";
     if (!magic || id != job_id || file_uid != (long)uid || strcmp(inst, want) != 0) {
-        dd_errf(why, whylen, "%s belongs to another job (its %s names job %" PRIu64
+        drain_errf(why, whylen, "%s belongs to another job (its %s names job %" PRIu64
                              ", instance %s)",
                 path, PDCBB_DRAIN_IDENTITY, id, inst[0] ? inst : "none");
         return 0;
@@ -264,7 +253,7 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
         note[0] = '\0';
     first[0] = why[0] = '\0';
     if (dest == NULL || job_id == 0) {
-        dd_errf(err, errlen, "no drain destination or job id");
+        drain_errf(err, errlen, "no drain destination or job id");
         return PDCBB_ERR_INVAL;
     }
     for (int attempt = 0; attempt < 10; attempt++) {
@@ -280,7 +269,7 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
         }
         if (snprintf(path, sizeof(path), "%s/pdcbb.%" PRIu64 "%s", dest, job_id, suffix) >=
             (int)sizeof(path) - 64) {
-            dd_errf(err, errlen, "drain destination path %s too long", dest);
+            drain_errf(err, errlen, "drain destination path %s too long", dest);
             return PDCBB_ERR_TOO_BIG;
         }
         if (attempt == 0)
@@ -292,7 +281,7 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
                                        ? " (destination not writable)"
                                    : e == ENOSPC || e == EDQUOT ? " (destination full)"
                                                                 : "";
-                dd_errf(err, errlen, "cannot create %s: %s%s", path, strerror(e), hint);
+                drain_errf(err, errlen, "cannot create %s: %s%s", path, strerror(e), hint);
                 return e == EACCES || e == EPERM || e == EROFS ? PDCBB_ERR_PERM
                        : e == ENOENT                           ? PDCBB_ERR_NOT_FOUND
                        : e == ENOSPC || e == EDQUOT            ? PDCBB_ERR_NOSPC
@@ -302,7 +291,7 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
             if (dd_is_ours(path, job_id, instance, geteuid(), w, sizeof(w))) {
                 snprintf(out, outlen, "%s", path);
                 if (attempt > 0)
-                    dd_errf(note, notelen, "%s", why);
+                    drain_errf(note, notelen, "%s", why);
                 return PDCBB_OK;
             }
             if (attempt == 0)
@@ -317,20 +306,20 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
             if (dfd >= 0)
                 close(dfd);
             rmdir(path);
-            dd_errf(err, errlen, "cannot prepare %s: %s", path, strerror(e));
+            drain_errf(err, errlen, "cannot prepare %s: %s", path, strerror(e));
             return pdcbb_err_from_errno(e);
         }
         close(dfd);
         snprintf(out, outlen, "%s", path);
         if (attempt > 0) {
-            dd_errf(note, notelen, "%s: draining into %s instead", why, path);
+            drain_errf(note, notelen, "%s: draining into %s instead", why, path);
             PDCBB_WARN("%s: draining into %s instead", why, path);
         } else {
             PDCBB_INFO("created drain directory %s (mode %04o)", path, (unsigned)dmode);
         }
         return PDCBB_OK;
     }
-    dd_errf(err, errlen, "cannot create a drain directory for job %" PRIu64 " in %s: %s and "
+    drain_errf(err, errlen, "cannot create a drain directory for job %" PRIu64 " in %s: %s and "
                          "every fresh name are taken",
             job_id, dest, first);
     return PDCBB_ERR_EXISTS;
@@ -356,7 +345,7 @@ pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *
     DIR *d = opendir(dest);
     if (d == NULL) {
         int e = errno;
-        dd_errf(err, errlen, "cannot read drain destination %s: %s", dest, strerror(e));
+        drain_errf(err, errlen, "cannot read drain destination %s: %s", dest, strerror(e));
         return e == ENOENT ? PDCBB_ERR_NOT_FOUND : pdcbb_err_from_errno(e);
     }
     struct dirent *de;
@@ -377,10 +366,10 @@ pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *
     }
     closedir(d);
     if (first_why[0])
-        dd_errf(err, errlen, "no drain directory of job %" PRIu64 " in %s (%s)", job_id, dest,
+        drain_errf(err, errlen, "no drain directory of job %" PRIu64 " in %s (%s)", job_id, dest,
                 first_why);
     else
-        dd_errf(err, errlen, "no drain directory of job %" PRIu64 " in %s (its prolog creates "
+        drain_errf(err, errlen, "no drain directory of job %" PRIu64 " in %s (its prolog creates "
                              "%s/%s)",
                 job_id, dest, dest, prefix);
     return PDCBB_ERR_NOT_FOUND;
@@ -402,7 +391,7 @@ static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int de
     if (d == NULL) {
         int e = errno;
         close(dfd);
-        dd_errf(t->err, t->errlen, "cannot read %s: %s", path, strerror(e));
+        drain_errf(t->err, t->errlen, "cannot read %s: %s", path, strerror(e));
         return pdcbb_err_from_errno(e);
     }
     pdcbb_err_t rc = PDCBB_OK;
@@ -416,18 +405,18 @@ static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int de
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno == ENOENT)
                 continue; /* a temporary file that went away */
-            dd_errf(t->err, t->errlen, "cannot check %s: %s", sub, strerror(errno));
+            drain_errf(t->err, t->errlen, "cannot check %s: %s", sub, strerror(errno));
             rc = pdcbb_err_from_errno(errno);
             break;
         }
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-            dd_errf(t->err, t->errlen, "untrusted drain: %s is %s, not a regular file", sub,
+            drain_errf(t->err, t->errlen, "untrusted drain: %s is %s, not a regular file", sub,
                     S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
             rc = PDCBB_ERR_PERM;
             break;
         }
         if (st.st_uid != t->owner) {
-            dd_errf(t->err, t->errlen, "untrusted drain: %s belongs to %s, but the drain "
+            drain_errf(t->err, t->errlen, "untrusted drain: %s belongs to %s, but the drain "
                                        "directory belongs to %s: someone else may have changed "
                                        "the drained data",
                     sub, dd_who(st.st_uid, who, sizeof(who)), dd_who(t->owner, own, sizeof(own)));
@@ -435,7 +424,7 @@ static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int de
             break;
         }
         if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-            dd_errf(t->err, t->errlen, "untrusted drain: %s is writable by %s (mode %04o): "
+            drain_errf(t->err, t->errlen, "untrusted drain: %s is writable by %s (mode %04o): "
                                        "someone else may have changed the drained data (if you "
                                        "trust it: chmod -R go-w on the drain directory)",
                     sub, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
@@ -448,7 +437,7 @@ static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int de
                 continue;
             int sfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sfd < 0) {
-                dd_errf(t->err, t->errlen, "cannot read %s: %s", sub, strerror(errno));
+                drain_errf(t->err, t->errlen, "cannot read %s: %s", sub, strerror(errno));
                 rc = pdcbb_err_from_errno(errno);
                 break;
             }
@@ -470,7 +459,7 @@ pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, ch
     int dfd = open(drain_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0) {
         int e = errno;
-        dd_errf(err, errlen, "cannot open drain directory %s: %s", drain_dir,
+        drain_errf(err, errlen, "cannot open drain directory %s: %s", drain_dir,
                 e == ELOOP ? "it is a symbolic link" : strerror(e));
         return e == ELOOP ? PDCBB_ERR_PERM : pdcbb_err_from_errno(e);
     }
@@ -478,12 +467,12 @@ pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, ch
     if (fstat(dfd, &st) != 0) {
         int e = errno;
         close(dfd);
-        dd_errf(err, errlen, "cannot check %s: %s", drain_dir, strerror(e));
+        drain_errf(err, errlen, "cannot check %s: %s", drain_dir, strerror(e));
         return pdcbb_err_from_errno(e);
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         close(dfd);
-        dd_errf(err, errlen, "untrusted drain: %s is writable by %s (mode %04o): someone else "
+        drain_errf(err, errlen, "untrusted drain: %s is writable by %s (mode %04o): someone else "
                              "may have changed the drained data (if you trust it: chmod -R go-w "
                              "%s)",
                 drain_dir, (st.st_mode & S_IWOTH) ? "everyone" : "its group",
@@ -495,12 +484,12 @@ pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, ch
     if (rc != PDCBB_OK)
         return rc;
     if (manifest_uid >= 0 && (uid_t)manifest_uid != st.st_uid)
-        dd_errf(warn, warnlen, "%s belongs to %s, but its manifest says the job ran as %s (a "
+        drain_errf(warn, warnlen, "%s belongs to %s, but its manifest says the job ran as %s (a "
                                "copy, or not the drain the job wrote)",
                 drain_dir, dd_who(st.st_uid, own, sizeof(own)),
                 dd_who((uid_t)manifest_uid, who, sizeof(who)));
     else if (getuid() != 0 && getuid() != st.st_uid)
-        dd_errf(warn, warnlen, "%s was drained by %s, not by you", drain_dir,
+        drain_errf(warn, warnlen, "%s was drained by %s, not by you", drain_dir,
                 dd_who(st.st_uid, own, sizeof(own)));
     return PDCBB_OK;
 }

@@ -26,19 +26,10 @@ teardown() {
         kill -9 "$DRAIN_PID" 2>/dev/null || true
         wait_gone "$DRAIN_PID" 10 || true
     fi
-    local m
-    for m in "${MOUNTS[@]}"; do
-        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    done
+    unmount_tmpfs
     cleanup_workdir
 }
 
-# mount_tmpfs DIR OPTIONS: a tmpfs the teardown unmounts.
-mount_tmpfs() {
-    mkdir -p "$1"
-    mount -t tmpfs -o "$2" tmpfs "$1"
-    MOUNTS+=("$1")
-}
 
 # A kept local job: job_kept ID NODES SPN CMD...; its node directories are
 # $WORKDIR/w/nodeK/pdcbb.ID.

@@ -32,18 +32,10 @@ setup() {
 }
 
 teardown() {
-    local m
-    for m in "${MOUNTS[@]}"; do
-        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    done
+    unmount_tmpfs
     cleanup_workdir
 }
 
-mount_tmpfs() {
-    mkdir -p "$1"
-    mount -t tmpfs -o "$2" tmpfs "$1"
-    MOUNTS+=("$1")
-}
 
 # as USER CMD...: run a command as a test user, with a home of its own under $WORKDIR.
 as() {

@@ -6,12 +6,11 @@
 load helpers
 
 setup_file() {
-    export PREFIX="$(mktemp -d "${BATS_TMPDIR:-/tmp}/pdcbb-prefix.XXXXXX")"
-    cmake --install "$BUILD_DIR" --prefix "$PREFIX" > "$PREFIX.log" 2>&1
+    install_prefix
 }
 
 teardown_file() {
-    rm -rf "$PREFIX" "$PREFIX.log"
+    remove_prefix
 }
 
 setup() {

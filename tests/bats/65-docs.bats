@@ -8,12 +8,11 @@ load helpers
 GUIDE="$REPO_DIR/docs/USER-GUIDE.md"
 
 setup_file() {
-    export PREFIX="$(mktemp -d "${BATS_TMPDIR:-/tmp}/pdcbb-prefix.XXXXXX")"
-    cmake --install "$BUILD_DIR" --prefix "$PREFIX" > "$PREFIX.log" 2>&1
+    install_prefix
 }
 
 teardown_file() {
-    rm -rf "$PREFIX" "$PREFIX.log"
+    remove_prefix
 }
 
 setup() {

@@ -65,3 +65,29 @@ wait_gone() {
         sleep 0.05
     done
 }
+
+# `cmake --install` of the build into a fresh $PREFIX (for setup_file; remove_prefix undoes it).
+install_prefix() {
+    export PREFIX="$(mktemp -d "${BATS_TMPDIR:-/tmp}/pdcbb-prefix.XXXXXX")"
+    cmake --install "$BUILD_DIR" --prefix "$PREFIX" > "$PREFIX.log" 2>&1
+}
+
+remove_prefix() {
+    rm -rf "$PREFIX" "$PREFIX.log"
+}
+
+# mount_tmpfs DIR OPTIONS: a tmpfs that unmount_tmpfs (called from teardown) removes again.
+# The test's setup starts with MOUNTS=().
+mount_tmpfs() {
+    mkdir -p "$1"
+    mount -t tmpfs -o "$2" tmpfs "$1"
+    MOUNTS+=("$1")
+}
+
+unmount_tmpfs() {
+    local m
+    for m in "${MOUNTS[@]}"; do
+        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+    MOUNTS=()
+}
