@@ -157,10 +157,6 @@ static pdcbb_err_t table_parse(char *text, unsigned only_rank, const char *from,
         char *sep = strstr(rec, RECORD_SEP);
         if (sep)
             *sep = '\0';
-        else if (strcmp(rec, "--") == 0) /* the last separator of a file read as text */
-            break;
-        else if (strlen(rec) >= 3 && strcmp(rec + strlen(rec) - 3, "\n--") == 0)
-            rec[strlen(rec) - 2] = '\0';
         pdcbb_endpoint_t e;
         if (pdcbb_endpoint_parse(rec, 1, &e) != PDCBB_OK) {
             snprintf(err, errlen, "malformed endpoint record in %s", from);
@@ -189,10 +185,14 @@ static void read_table_file(void)
     const char *dir = getenv("PDCBB_JOB_DIR");
     if (dir == NULL || pdcbb_jobdir_path(dir, "job.table", path, sizeof(path)) != PDCBB_OK)
         return;
-    size_t cap = (size_t)client_g.nservers * 400 + 1;
+    size_t cap = (size_t)client_g.nservers * 400 + 2;
     char *text = malloc(cap);
-    if (text != NULL && pdcbb_read_text(path, text, cap) == PDCBB_OK &&
-        table_parse(text, UINT32_MAX, path, err, sizeof(err)) != PDCBB_OK)
+    if (text == NULL || pdcbb_read_text(path, text, cap - 1) != PDCBB_OK) {
+        free(text);
+        return;
+    }
+    strcat(text, "\n"); /* the text reader took the last separator's newline */
+    if (table_parse(text, UINT32_MAX, path, err, sizeof(err)) != PDCBB_OK)
         PDCBB_INFO("ignoring %s: %s", path, err);
     free(text);
 }
