@@ -28,6 +28,7 @@ typedef struct bbd_conn {
     uint64_t id;
     int dead;         /* peer error seen; ep closed */
     int refs;         /* queued requests that will reply on it */
+    uint64_t direct_reserved; /* capacity held by DATA_DIRECT writes not yet DONE */
 } bbd_conn_t;
 
 typedef struct bbd_msg {
@@ -97,6 +98,7 @@ typedef struct bbd_scratch {
 
 typedef struct bbd_req {
     bbd_t *d;
+    bbd_conn_t *conn;       /* the connection the request came on */
     bbd_txn_t *txn;
     bbd_scratch_t *scratch;
     const uint8_t *in_bulk; /* bulk part received with the request */
@@ -130,10 +132,10 @@ void bbd_server_run(bbd_t *d);
 void bbd_server_stop(bbd_t *d);
 
 /*
- * bbd_dispatch.c: handle one message (control part msg, bulk part bulk); returns the reply to
- * send (malloc'ed) or NULL, and the reply's bulk part (malloc'ed) or NULL.
+ * bbd_dispatch.c: handle one message (control part msg, bulk part bulk) that came on conn;
+ * returns the reply to send (malloc'ed) or NULL, and the reply's bulk part (malloc'ed) or NULL.
  */
-void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
+void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, const uint8_t *bulk,
                   size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
                   bbd_io_batch_t **io);
 /* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
@@ -160,6 +162,8 @@ void bbd_staging_put(void *buf);
 void bbd_data_close(bbd_t *d);
 /* A write batch is done: count the space its files now occupy. */
 void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b);
+/* Give back the capacity a connection's unfinished DATA_DIRECT writes reserved (it ended). */
+void bbd_data_direct_release(bbd_t *d, bbd_conn_t *c);
 /* The data file of an object here (it may not exist). */
 void bbd_data_path(bbd_t *d, uint64_t obj, char *out, size_t len);
 /* Record an object's layout here (element size, dims) unless it has one; a different existing

@@ -57,7 +57,7 @@ static fd_slot_t fd_cache[FD_CACHE];
 
 static void path_of(bbd_t *d, uint64_t obj, char *out, size_t len)
 {
-    snprintf(out, len, "%s/objects/%016" PRIx64 ".dat", d->data_dir, obj);
+    snprintf(out, len, "%s/objects/" PDCBB_DATA_FILE_FMT, d->data_dir, obj);
 }
 
 void bbd_data_path(bbd_t *d, uint64_t obj, char *out, size_t len)
@@ -293,6 +293,26 @@ static int run_holes(uint64_t array_off, uint64_t len, uint64_t packed_off, void
     return 0;
 }
 
+/* The capacity check of one region about to be written (bytes more may be in flight). */
+static pdcbb_err_t capacity_check(bbd_t *d, const data_desc_t *dd, int fd, uint64_t nospc[3])
+{
+    uint64_t used = d->data_used + d->data_inflight;
+    if (used + dd->bytes <= d->data_capacity)
+        return PDCBB_OK;
+    /* May not fit: count exactly what is new. */
+    run_ctx_t c = {.fd = fd};
+    pdcbb_box_runs(&dd->box, dd->ndim, dd->dims, (size_t)dd->unit, run_holes, &c);
+    if (used + c.need <= d->data_capacity)
+        return PDCBB_OK;
+    PDCBB_INFO("write of %" PRIu64 " bytes to object %#" PRIx64 " refused: %" PRIu64
+               " new bytes do not fit (%" PRIu64 " of %" PRIu64 " used)",
+               dd->bytes, dd->obj, c.need, used, d->data_capacity);
+    nospc[0] = d->data_capacity;
+    nospc[1] = used;
+    nospc[2] = c.need;
+    return PDCBB_ERR_NOSPC;
+}
+
 /*
  * A malformed descriptor fails the whole message (its bulk bytes could not be located); errors
  * of one region at run time (no space, I/O, a layout that does not match the object's) are
@@ -322,29 +342,17 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
         if (one == PDCBB_OK && (fd = obj_fd(d, dd.obj, 1, &one)) < 0)
             PDCBB_ERROR("cannot open the data file of object %#" PRIx64 ": %s", dd.obj,
                         pdcbb_strerror(one));
-        run_ctx_t c = {.fd = fd, .buf = (uint8_t *)r->in_bulk + data_off};
-        uint64_t used = d->data_used + d->data_inflight;
-        if (one == PDCBB_OK && used + dd.bytes > d->data_capacity) {
-            /* May not fit: count exactly what is new. */
-            pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_holes, &c);
-            if (used + c.need > d->data_capacity) {
-                PDCBB_INFO("write of %" PRIu64 " bytes to object %#" PRIx64 " refused: %" PRIu64
-                           " new bytes do not fit (%" PRIu64 " of %" PRIu64 " used)",
-                           dd.bytes, dd.obj, c.need, used, d->data_capacity);
-                one = PDCBB_ERR_NOSPC;
-                if (!refused) {
-                    nospc[0] = d->data_capacity;
-                    nospc[1] = used;
-                    nospc[2] = c.need;
-                    refused = 1;
-                }
-            }
+        const uint8_t *src = (const uint8_t *)r->in_bulk + data_off;
+        if (one == PDCBB_OK) {
+            one = capacity_check(d, &dd, fd, refused ? (uint64_t[3]){0} : nospc);
+            if (one == PDCBB_ERR_NOSPC)
+                refused = 1;
         }
         if (one == PDCBB_OK) {
             /* The file writes go to the I/O thread; the reply waits for them. */
             if (r->io == NULL && (r->io = calloc(1, sizeof(*r->io))) == NULL)
                 return PDCBB_ERR_NOMEM;
-            io_ctx_t ic = {.b = r->io, .fd = fd, .src = c.buf, .region = n, .obj = dd.obj};
+            io_ctx_t ic = {.b = r->io, .fd = fd, .src = src, .region = n, .obj = dd.obj};
             if (pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_queue, &ic) != 0) {
                 one = ic.rc ? ic.rc : PDCBB_ERR_IO;
             } else {
@@ -492,6 +500,110 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
     r->out_bulk_len = total;
     p->results = results;
     p->results_count = n;
+    return PDCBB_OK;
+}
+
+void bbd_data_direct_release(bbd_t *d, bbd_conn_t *c)
+{
+    uint64_t b = c->direct_reserved < d->data_inflight ? c->direct_reserved : d->data_inflight;
+    d->data_inflight -= b;
+    c->direct_reserved = 0;
+}
+
+/* Count the file of obj at its new size. */
+static void direct_account(bbd_t *d, uint64_t obj)
+{
+    fd_slot_t *s = slot_of(obj);
+    if (s) {
+        uint64_t now = file_alloc(s->fd);
+        d->data_used = d->data_used + now - s->alloc;
+        s->alloc = now;
+    }
+}
+
+/*
+ * DATA_DIRECT (docs/PROTOCOL.md): the client moves the bytes; this checks the regions exactly
+ * as DATA_WRITE / DATA_READ do, holds the capacity a write needs until the client says DONE (or
+ * its connection ends), and tells the client which file to use by its identity.
+ */
+pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
+                               pdcbb_data_direct_rep_t *p)
+{
+    bbd_t *d = r->d;
+    struct stat st;
+    if (q->mode == PDCBB_DIRECT_PROBE) {
+        char *dir = bbd_req_alloc(r, PATH_MAX + 16);
+        uint64_t *res = bbd_req_alloc(r, 16);
+        if (dir == NULL || res == NULL)
+            return PDCBB_ERR_NOMEM;
+        snprintf(dir, PATH_MAX + 16, "%s/objects", d->data_dir);
+        if (stat(dir, &st) != 0)
+            return pdcbb_err_from_errno(errno);
+        res[0] = (uint64_t)st.st_dev;
+        res[1] = (uint64_t)st.st_ino;
+        p->dir = dir;
+        p->results = res;
+        p->results_count = 2;
+        return PDCBB_OK;
+    }
+    if (q->mode != PDCBB_DIRECT_WRITE && q->mode != PDCBB_DIRECT_READ &&
+        q->mode != PDCBB_DIRECT_DONE)
+        return PDCBB_ERR_PROTO;
+    if (r->conn == NULL)
+        return PDCBB_ERR_UNSUPPORTED;
+    uint64_t *results = bbd_req_alloc(r, 8 * (3 * ((size_t)q->descs_count / 6 + 1) + 3));
+    if (results == NULL)
+        return PDCBB_ERR_NOMEM;
+    uint32_t pos = 0, n = 0;
+    uint64_t nospc[3] = {0, 0, 0};
+    int refused = 0;
+    while (pos < q->descs_count) {
+        data_desc_t dd;
+        pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
+        if (one != PDCBB_OK)
+            return one;
+        if (q->mode == PDCBB_DIRECT_DONE) {
+            uint64_t b = dd.bytes < r->conn->direct_reserved ? dd.bytes : r->conn->direct_reserved;
+            r->conn->direct_reserved -= b;
+            d->data_inflight -= b < d->data_inflight ? b : d->data_inflight;
+            direct_account(d, dd.obj);
+            results[n++] = PDCBB_OK;
+            continue;
+        }
+        int exists = 0, fd = -1;
+        one = layout_check(r, &dd, q->mode == PDCBB_DIRECT_WRITE, &exists);
+        if (q->mode == PDCBB_DIRECT_READ && (one == PDCBB_ERR_NOT_FOUND || (one == PDCBB_OK &&
+                                                                            !exists))) {
+            results[n++] = PDCBB_OK; /* nothing of this object here: zeros */
+            results[n++] = 0;
+            results[n++] = 0;
+            continue;
+        }
+        if (one == PDCBB_OK && (fd = obj_fd(d, dd.obj, 1, &one)) < 0)
+            PDCBB_ERROR("cannot open the data file of object %#" PRIx64 ": %s", dd.obj,
+                        pdcbb_strerror(one));
+        if (one == PDCBB_OK && fstat(fd, &st) != 0)
+            one = pdcbb_err_from_errno(errno);
+        if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_WRITE) {
+            one = capacity_check(d, &dd, fd, refused ? (uint64_t[3]){0} : nospc);
+            if (one == PDCBB_ERR_NOSPC)
+                refused = 1;
+        }
+        if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_WRITE) {
+            r->conn->direct_reserved += dd.bytes;
+            d->data_inflight += dd.bytes;
+        }
+        results[n++] = (uint64_t)(uint32_t)one;
+        results[n++] = one == PDCBB_OK ? (uint64_t)st.st_dev : 0;
+        results[n++] = one == PDCBB_OK ? (uint64_t)st.st_ino : 0;
+    }
+    if (refused) {
+        memcpy(results + n, nospc, sizeof(nospc));
+        n += 3;
+    }
+    p->results = results;
+    p->results_count = n;
+    p->dir = "";
     return PDCBB_OK;
 }
 

@@ -48,6 +48,7 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_OBJ_DEL:
     case PDCBB_OP_OBJ_SET_DIMS:
     case PDCBB_OP_DATA_WRITE:
+    case PDCBB_OP_DATA_DIRECT:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:
     case PDCBB_OP_MAP_PUT: return 1;
@@ -109,13 +110,13 @@ void bbd_bulk_release(bbd_bulk_t *b)
     memset(b, 0, sizeof(*b));
 }
 
-void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
-                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
-                  bbd_io_batch_t **io)
+void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
+                  const uint8_t *bulk, size_t bulk_len, void **reply, size_t *reply_len,
+                  bbd_bulk_t *reply_bulk, bbd_io_batch_t **io)
 {
     pdcbb_msg_hdr_t h;
     any_body_t q, p;
-    bbd_req_t r = {.d = d, .in_bulk = bulk, .in_bulk_len = bulk_len};
+    bbd_req_t r = {.d = d, .conn = conn, .in_bulk = bulk, .in_bulk_len = bulk_len};
     pdcbb_err_t rc;
 
     *reply = NULL;

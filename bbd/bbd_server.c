@@ -384,7 +384,7 @@ static int op_needs_drain(const bbd_msg_t *m)
         return 0;
     unsigned op = (unsigned)(m->data[6] | m->data[7] << 8);
     return op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH || op == PDCBB_OP_DATA_DROP ||
-           op == PDCBB_OP_DATA_RESIZE;
+           op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT;
 }
 
 static void process_queue(bbd_t *d)
@@ -412,8 +412,8 @@ static void process_queue(bbd_t *d)
                                  .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
             pdcbb_msg_build(&h, NULL, &reply, &reply_len);
         } else {
-            bbd_dispatch(d, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len, &bulk,
-                         &io);
+            bbd_dispatch(d, m->conn, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len,
+                         &bulk, &io);
         }
         if (io) {
             /* The writes run on the I/O thread; it keeps the data and the connection. */
@@ -438,6 +438,7 @@ static void reap_dead(bbd_t *d)
     while (c) {
         bbd_conn_t *next = c->next;
         if (c->dead && c->ep) {
+            bbd_data_direct_release(d, c);
             conn_close_ep(d, c, 1);
             conn_release(d, c); /* the list's reference */
         }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client_direct.h"
 #include "client_transfer.h"
 #include "pdcbb_log.h"
 
@@ -21,6 +22,10 @@
  * PIECE_ALONE_BYTES travels alone, straight from (or into) the caller's memory. */
 #define MSG_MAX_BULK ((uint64_t)8 << 20)
 #define PIECE_ALONE_BYTES ((uint64_t)64 << 10)
+/* The pieces bound for a daemon of this node move directly (client_direct.h) when a start call
+ * gives that daemon at least this much data in one direction: below it, one UCX round trip
+ * carrying the data beats two carrying none. */
+#define DIRECT_MIN_BYTES ((uint64_t)256 << 10)
 
 typedef struct xfer_msg {
     struct xfer_msg *next;
@@ -29,9 +34,36 @@ typedef struct xfer_msg {
     xfer_piece_t **pieces;
     unsigned n;
     uint8_t *staging; /* concatenated write data, or NULL */
+    /* DATA_DIRECT messages: */
+    int direct;
+    unsigned daemon;
+    int done_sent;          /* a write's DONE is the pending request now */
+    pdcbb_err_t *local;     /* per piece: the outcome of the client's own file I/O */
+    unsigned *granted;      /* a write's pieces the daemon granted (indexes), ngranted */
+    unsigned ngranted;
+    char why[512];          /* the first failure of the client's own file I/O */
 } xfer_msg_t;
 
-static xfer_msg_t *inflight;
+/* Messages in flight, in the order they were posted: replies are handled in that order, so a
+ * direct write's file I/O happens before that of a direct read posted after it. */
+static xfer_msg_t *inflight, **inflight_tail = &inflight;
+
+static void inflight_add(xfer_msg_t *m)
+{
+    m->next = NULL;
+    *inflight_tail = m;
+    inflight_tail = &m->next;
+}
+
+/* Unlink *pp from the list. */
+static xfer_msg_t *inflight_unlink(xfer_msg_t **pp)
+{
+    xfer_msg_t *m = *pp;
+    *pp = m->next;
+    if (inflight_tail == &m->next)
+        inflight_tail = pp;
+    return m;
+}
 
 unsigned client_local_daemon(void)
 {
@@ -328,6 +360,26 @@ static void piece_done(xfer_piece_t *pc, pdcbb_err_t rc, const char *why)
         finish_xfer(x);
 }
 
+static void msg_free(xfer_msg_t *m)
+{
+    free(m->staging);
+    free(m->pieces);
+    free(m->local);
+    free(m->granted);
+    free(m);
+}
+
+/* The reason of a region refused for space, from the capacity, used and needed bytes. */
+static void space_why(const uint64_t *v, char *why, size_t len)
+{
+    char cap[32], used[32], need[32];
+    snprintf(why, len,
+             "no space: this daemon's share of the job capacity is %s, %s used, the write "
+             "needs %s more (ask for a larger --pdc=capacity)",
+             xfer_size(v[0], cap, sizeof(cap)), xfer_size(v[1], used, sizeof(used)),
+             xfer_size(v[2], need, sizeof(need)));
+}
+
 static void complete_msg(xfer_msg_t *m)
 {
     client_pending_t *p = m->p;
@@ -360,15 +412,8 @@ static void complete_msg(xfer_msg_t *m)
     }
     char why[512];
     snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
-    if (space) {
-        char cap[32], used[32], need[32];
-        snprintf(why, sizeof(why),
-                 "no space: this daemon's share of the job capacity is %s, %s used, the write "
-                 "needs %s more (ask for a larger --pdc=capacity)",
-                 xfer_size(rep.results[m->n], cap, sizeof(cap)),
-                 xfer_size(rep.results[m->n + 1], used, sizeof(used)),
-                 xfer_size(rep.results[m->n + 2], need, sizeof(need)));
-    }
+    if (space)
+        space_why(rep.results + m->n, why, sizeof(why));
     for (unsigned i = 0; i < m->n; i++) {
         pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[i] : rc;
         piece_done(m->pieces[i], one,
@@ -376,9 +421,172 @@ static void complete_msg(xfer_msg_t *m)
     }
     if (rc == PDCBB_OK)
         client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);
-    free(m->staging);
-    free(m->pieces);
-    free(m);
+    msg_free(m);
+}
+
+/* The descriptors of pieces (as DATA messages carry them) into descs, which has room. */
+static size_t descs_fill(xfer_piece_t *const *ps, unsigned n, uint64_t *descs)
+{
+    size_t w = 0;
+    for (unsigned k = 0; k < n; k++) {
+        const client_xfer_t *x = ps[k]->x;
+        descs[w++] = x->obj_meta;
+        descs[w++] = x->unit;
+        descs[w++] = x->ndim;
+        memcpy(descs + w, x->dims, x->ndim * sizeof(uint64_t));
+        w += x->ndim;
+        box_to_u64(&ps[k]->box, descs + w);
+        w += 2 * (size_t)x->ndim;
+    }
+    return w;
+}
+
+static size_t descs_words(const xfer_piece_t *pc)
+{
+    return 3 + 3 * (size_t)pc->x->ndim;
+}
+
+/* Post a DATA_DIRECT request of mode for pieces ps[0..n) of m's daemon as m->p. */
+static pdcbb_err_t direct_post(xfer_msg_t *m, unsigned mode, xfer_piece_t *const *ps, unsigned n)
+{
+    size_t words = 0;
+    for (unsigned k = 0; k < n; k++)
+        words += descs_words(ps[k]);
+    uint64_t *descs = malloc((words ? words : 1) * sizeof(uint64_t));
+    if (descs == NULL)
+        return client_fail(PDCBB_ERR_NOMEM, "out of memory");
+    descs_fill(ps, n, descs);
+    pdcbb_data_direct_req_t q = {.mode = mode, .descs = descs, .descs_count = (uint32_t)words};
+    pdcbb_err_t rc = client_rpc_post(m->daemon, PDCBB_OP_DATA_DIRECT, &q, NULL, 0, NULL, 0, &m->p);
+    free(descs);
+    if (rc == PDCBB_OK)
+        m->p->owner = m;
+    return rc;
+}
+
+/*
+ * A DATA_DIRECT reply arrived for m: the daemon checked (and for a write reserved) its pieces;
+ * move their bytes through the data files, then (writes) tell the daemon with DONE. Returns 1
+ * when m is finished (every piece done; the caller frees m), 0 while DONE is outstanding.
+ */
+static int direct_step(xfer_msg_t *m)
+{
+    pdcbb_data_direct_rep_t rep;
+    void *keep;
+    pdcbb_err_t rc = client_rpc_finish(m->p, &rep, &keep);
+    m->p = NULL;
+    char why[512];
+    snprintf(why, sizeof(why), "%s", rc != PDCBB_OK ? PDCbb_last_error_message() : "");
+    if (m->done_sent) {
+        /* DONE answered: the granted pieces are stored (or failed in the client's I/O). */
+        if (rc == PDCBB_OK && rep.results_count != m->ngranted)
+            rc = client_fail(PDCBB_ERR_PROTO, "malformed direct reply: %u results for %u regions",
+                             rep.results_count, m->ngranted);
+        if (rc == PDCBB_OK)
+            client_rpc_release(PDCBB_OP_DATA_DIRECT, &rep, keep);
+        snprintf(why, sizeof(why), "%s", rc != PDCBB_OK ? PDCbb_last_error_message() : "");
+        for (unsigned k = 0; k < m->ngranted; k++) {
+            unsigned i = m->granted[k];
+            pdcbb_err_t one = m->local[i] != PDCBB_OK ? m->local[i] : rc;
+            piece_done(m->pieces[i], one,
+                       m->local[i] != PDCBB_OK ? m->why : rc != PDCBB_OK ? why : NULL);
+        }
+        return 1;
+    }
+    int space = m->write && rc == PDCBB_OK && rep.results_count == 3 * m->n + 3;
+    if (rc == PDCBB_OK && rep.results_count != 3 * m->n && !space) {
+        client_rpc_release(PDCBB_OP_DATA_DIRECT, &rep, keep);
+        rc = client_fail(PDCBB_ERR_PROTO, "malformed direct reply: %u results for %u regions",
+                         rep.results_count, m->n);
+        snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
+    }
+    char nospc[512] = "";
+    if (space)
+        space_why(rep.results + 3 * m->n, nospc, sizeof(nospc));
+    for (unsigned i = 0; i < m->n; i++) {
+        xfer_piece_t *pc = m->pieces[i];
+        pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[3 * i] : rc;
+        if (one != PDCBB_OK) {
+            piece_done(pc, one, rc != PDCBB_OK ? why : one == PDCBB_ERR_NOSPC ? nospc : NULL);
+            continue;
+        }
+        uint64_t dev = rep.results[3 * i + 1], ino = rep.results[3 * i + 2];
+        if (!m->write && dev == 0 && ino == 0) {
+            memset(pc->data, 0, pc->bytes); /* nothing of the object on this daemon */
+            piece_done(pc, PDCBB_OK, NULL);
+            continue;
+        }
+        const client_xfer_t *x = pc->x;
+        pdcbb_err_t io = client_direct_io(m->daemon, x->obj_meta, dev, ino, m->write, &pc->box,
+                                          x->ndim, x->dims, x->unit, pc->data);
+        if (io != PDCBB_OK && m->why[0] == '\0')
+            snprintf(m->why, sizeof(m->why), "%s", PDCbb_last_error_message());
+        if (!m->write) {
+            piece_done(pc, io, io != PDCBB_OK ? m->why : NULL);
+            continue;
+        }
+        m->local[i] = io;
+        m->granted[m->ngranted++] = i;
+    }
+    if (rc == PDCBB_OK)
+        client_rpc_release(PDCBB_OP_DATA_DIRECT, &rep, keep);
+    if (m->ngranted == 0)
+        return 1;
+    /* The reservation is given back by DONE even when the client's own write failed. */
+    xfer_piece_t **granted = malloc(m->ngranted * sizeof(*granted));
+    pdcbb_err_t prc = granted ? PDCBB_OK : client_fail(PDCBB_ERR_NOMEM, "out of memory");
+    for (unsigned k = 0; granted && k < m->ngranted; k++)
+        granted[k] = m->pieces[m->granted[k]];
+    if (prc == PDCBB_OK)
+        prc = direct_post(m, PDCBB_DIRECT_DONE, granted, m->ngranted);
+    free(granted);
+    if (prc != PDCBB_OK) {
+        snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
+        for (unsigned k = 0; k < m->ngranted; k++)
+            piece_done(m->pieces[m->granted[k]], prc, why);
+        return 1;
+    }
+    m->done_sent = 1;
+    return 0;
+}
+
+/* Post the pieces in ps (one daemon of this node, one direction) as DATA_DIRECT requests. */
+static void post_direct(xfer_piece_t **ps, unsigned n, unsigned daemon, int write)
+{
+    size_t budget = (client_g.max_am_header - PDCBB_HDR_LEN - 64) / 8;
+    unsigned i = 0;
+    while (i < n) {
+        unsigned j = i;
+        size_t words = 0;
+        while (j < n && (j == i || words + descs_words(ps[j]) <= budget))
+            words += descs_words(ps[j++]);
+        xfer_msg_t *m = calloc(1, sizeof(*m));
+        unsigned cnt = j - i;
+        pdcbb_err_t rc = PDCBB_ERR_NOMEM;
+        if (m && (m->pieces = malloc(cnt * sizeof(*m->pieces))) &&
+            (m->local = calloc(cnt, sizeof(*m->local))) &&
+            (m->granted = malloc(cnt * sizeof(*m->granted)))) {
+            m->direct = 1;
+            m->daemon = daemon;
+            m->write = write;
+            m->n = cnt;
+            memcpy(m->pieces, ps + i, cnt * sizeof(*m->pieces));
+            rc = direct_post(m, write ? PDCBB_DIRECT_WRITE : PDCBB_DIRECT_READ, ps + i, cnt);
+        } else {
+            client_fail(rc, "out of memory");
+        }
+        if (rc != PDCBB_OK) {
+            char why[512];
+            snprintf(why, sizeof(why), "%s", PDCbb_last_error_message());
+            for (unsigned k = i; k < j; k++)
+                piece_done(ps[k], rc, why);
+            if (m)
+                msg_free(m);
+        } else {
+            inflight_add(m);
+        }
+        i = j;
+    }
 }
 
 /* Returns the number of progress steps that did something. */
@@ -390,11 +598,19 @@ static int poll_once(void)
     xfer_msg_t **pp = &inflight;
     while (*pp) {
         xfer_msg_t *m = *pp;
-        if (m->p->done && !m->p->receiving) {
-            *pp = m->next;
-            complete_msg(m);
-        } else {
+        if (!m->p->done || m->p->receiving) {
             pp = &m->next;
+        } else if (m->direct) {
+            busy++;
+            if (direct_step(m)) {
+                inflight_unlink(pp);
+                msg_free(m);
+            } else {
+                pp = &m->next;
+            }
+        } else {
+            inflight_unlink(pp);
+            complete_msg(m);
         }
     }
     return busy;
@@ -439,18 +655,8 @@ static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write
         }
         m->write = write;
         m->n = j - i;
-        size_t w = 0;
-        for (unsigned k = i; k < j; k++) {
-            client_xfer_t *x = ps[k]->x;
-            m->pieces[k - i] = ps[k];
-            descs[w++] = x->obj_meta;
-            descs[w++] = x->unit;
-            descs[w++] = x->ndim;
-            memcpy(descs + w, x->dims, x->ndim * sizeof(uint64_t));
-            w += x->ndim;
-            box_to_u64(&ps[k]->box, descs + w);
-            w += 2 * (size_t)x->ndim;
-        }
+        memcpy(m->pieces, ps + i, m->n * sizeof(*m->pieces));
+        descs_fill(ps + i, m->n, descs);
         const void *bulk_ptr = NULL;
         if (write) {
             if (m->n == 1) {
@@ -489,8 +695,7 @@ static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write
             free(m);
         } else {
             m->p->owner = m;
-            m->next = inflight;
-            inflight = m;
+            inflight_add(m);
         }
         i = j;
     }
@@ -566,7 +771,14 @@ pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed)
         while (h < k && all[h]->daemon == all[g]->daemon &&
                (all[h]->x->access == PDC_WRITE) == (all[g]->x->access == PDC_WRITE))
             h++;
-        post_group(all + g, (unsigned)(h - g), all[g]->daemon, all[g]->x->access == PDC_WRITE);
+        uint64_t bytes = 0;
+        for (size_t i = g; i < h; i++)
+            bytes += all[i]->bytes;
+        int write = all[g]->x->access == PDC_WRITE;
+        if (bytes >= DIRECT_MIN_BYTES && client_direct_usable(all[g]->daemon))
+            post_direct(all + g, (unsigned)(h - g), all[g]->daemon, write);
+        else
+            post_group(all + g, (unsigned)(h - g), all[g]->daemon, write);
         g = h;
     }
     free(all);
@@ -593,12 +805,21 @@ pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout)
                 for (unsigned i = 0; i < m->n; i++)
                     mine |= m->pieces[i]->x == x;
                 if (mine && !m->p->receiving) {
-                    *pp = m->next;
+                    inflight_unlink(pp);
                     if (!m->p->done) {
                         m->p->done = 1;
                         m->p->status = PDCBB_ERR_TIMEOUT;
                     }
-                    complete_msg(m);
+                    if (m->direct) {
+                        while (!direct_step(m)) /* a failed DONE post ends it too */
+                            if (!m->p->done) {
+                                m->p->done = 1;
+                                m->p->status = PDCBB_ERR_TIMEOUT;
+                            }
+                        msg_free(m);
+                    } else {
+                        complete_msg(m);
+                    }
                 } else {
                     pp = &m->next;
                 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "client_direct.h"
 #include "client_transfer.h"
 #include "pdcbb_log.h"
 
@@ -158,6 +159,7 @@ perr_t PDCclose(pdcid_t pdcid)
     client_handle_reset();
     client_iter_cleanup();
     client_info_cache_cleanup();
+    client_direct_close();
     client_rpc_close();
     client_discovery_finalize();
     client_g.initialised = 0;

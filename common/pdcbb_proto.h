@@ -19,6 +19,7 @@
 #ifndef PDCBB_PROTO_H
 #define PDCBB_PROTO_H
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -126,7 +127,8 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                               \
     X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                               \
     X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                             \
-    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)
+    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                       \
+    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -185,6 +187,27 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
 #define PDCBB_JOB_TABLE_REQ(F, T) F(T, U32, refresh)
 #define PDCBB_JOB_TABLE_REP(F, T) F(T, U32, complete) F(T, BLOB, records) F(T, STR, problem)
 #define PDCBB_JOB_TABLE_SEP "--\n"
+/*
+ * DATA_DIRECT: a client on the daemon's node reads and writes the object data files itself
+ * (one copy, like a plain write(2)); the daemon checks, reserves and accounts. descs as for
+ * DATA_WRITE. mode:
+ *   PROBE   no descs; dir is the daemon's object directory, results its st_dev and st_ino (the
+ *           client uses the path only if it opens the very same directory).
+ *   WRITE   check each region and reserve its bytes against the capacity (held by the
+ *           connection until DONE or until the connection ends);
+ *   READ    check each region;
+ *           both answer per region: status, st_dev, st_ino of the object's data file (0, 0
+ *           for a read of an object with no data here: zeros). A WRITE refused for space adds
+ *           capacity, used and needed bytes, as DATA_WRITE.
+ *   DONE    the client wrote the WRITE regions listed: release their reservation and count the
+ *           files' new size; results: one status per region.
+ * The data file of an object is PDCBB_DATA_FILE_FMT in dir.
+ */
+enum { PDCBB_DIRECT_PROBE = 0, PDCBB_DIRECT_WRITE = 1, PDCBB_DIRECT_READ = 2,
+       PDCBB_DIRECT_DONE = 3 };
+#define PDCBB_DATA_FILE_FMT "%016" PRIx64 ".dat"
+#define PDCBB_DATA_DIRECT_REQ(F, T) F(T, U32, mode) F(T, U64S, descs)
+#define PDCBB_DATA_DIRECT_REP(F, T) F(T, U64S, results) F(T, STR, dir)
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

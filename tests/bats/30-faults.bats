@@ -40,6 +40,26 @@ teardown() {
     grep -q "wrong or missing job token" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
 }
 
+@test "DATA_DIRECT: bad modes are refused; a client gone without DONE gives its reserved capacity back" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc capacity=4M -- bash -c '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        echo -n "probe: "; "'"$RAWMSG"'" "$ep" "$tok" directprobe
+        echo -n "badmode: "; "'"$RAWMSG"'" "$ep" "$tok" directbadmode
+        echo -n "hold: "; "'"$RAWMSG"'" "$ep" "$tok" directhold
+        sleep 0.5
+        "'"$BUILD_DIR/tests/pdc_region_cases"'" capacity 4194304 1048576
+    '
+    assert_success
+    assert_output --regexp "probe: status PDCBB_OK"
+    assert_output --regexp "dir '/.*/objects' results [0-9]+ [0-9]+"
+    assert_output --partial "badmode: status PDCBB_ERR_PROTO"
+    # the 3 MiB reservation is granted, then released when the client disappears
+    assert_output --regexp "hold: status PDCBB_OK"
+    assert_output --regexp "dir '' results 0 [0-9]+ [0-9]+"
+    n="$(sed -n 's/.*NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
+    [ "$n" -ge 3145728 ]
+}
+
 @test "a client of another job (other token) cannot use this job's daemons" {
     run "$PDCBB" run --nodes 1 --workdir "$WORKDIR/a" --job-id 1001 --quiet -- bash -c '
         other="$(mktemp -d)"; chmod 700 "$other"

@@ -92,6 +92,32 @@ assert_all_placements_used() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "direct path: a client moves its own node's region bytes itself, other nodes' over UCX; both agree" {
+    # Large transfers to the daemon of the client's node go through its data files
+    # (DATA_DIRECT); the daemon of the other node is reached over UCX. The model checks every
+    # byte, written one way and read back the other (PDCBB_DIRECT=0 turns the path off).
+    in_job 2 '
+        m() { "$MODEL" --ops 40 --min-obj-bytes 2000000 --max-obj-bytes 30000000 "$@"; }
+        PDCBB_LOG=debug m --seed 302 --phase write 2>direct.log; echo "direct write rc=$?"
+        PDCBB_DIRECT=0 PDCBB_LOG=debug m --seed 302 --owner 0 --phase verify 2>ucx.log
+        echo "ucx verify rc=$?"
+        PDCBB_DIRECT=0 m --seed 303 --phase write; echo "ucx write rc=$?"
+        m --seed 303 --owner 0 --phase verify; echo "direct verify rc=$?"
+        grep -c "region bytes move directly" direct.log ucx.log
+        grep -h "daemon [0-9]*: region bytes move directly" direct.log | sort -u' \
+        --pdc capacity=2G
+    assert_success
+    for w in "direct write" "ucx verify" "ucx write" "direct verify"; do
+        assert_output --partial "$w rc=0"
+    done
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 4 ]
+    assert_output --partial "direct.log:1"
+    assert_output --partial "ucx.log:0"
+    assert_output --regexp "daemon 0: region bytes move directly through /.*/objects"
+    refute_output --partial "daemon 1: region bytes move directly"
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "model: 3 writer processes at once on 3 nodes, each verified by another process" {
     # Each writer claims its own node (REGION_LOCAL data lands on its daemon), owns objects and
     # writes its stripe of two shared objects; verifiers recompute everything from the seed.
@@ -293,6 +319,20 @@ assert_all_placements_used() {
     # the program checks that no more than the capacity was accepted; at least half fits
     n="$(sed -n 's/.*NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
     [ "$n" -ge 2097152 ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "capacity with 1 MiB writes (the direct path): NOSPC names the sizes; the daemon keeps serving" {
+    in_job 1 'PDCBB_LOG=debug "$CASES" capacity 4194304 1048576 2>err.log; echo "rc=$?"
+              grep -c "region bytes move directly" err.log' --pdc capacity=4M
+    assert_success
+    assert_output --partial "rc=0"
+    assert_output --regexp "ok capacity placement=obj_static: NOSPC after [0-9]+ bytes .*PDCBB_ERR_NOSPC: .*no space"
+    assert_output --regexp "no space: this daemon's share of the job capacity is 4\.0 MiB, [0-9.]+ (MiB|KiB) used, the write needs [0-9.]+ (MiB|KiB) more"
+    assert_output --partial "after deleting the object"
+    refute_output --regexp "^0$"
+    n="$(sed -n 's/.*NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
+    [ "$n" -ge 3145728 ]
     assert_no_daemons "$WORKDIR"
 }
 

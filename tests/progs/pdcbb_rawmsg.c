@@ -5,8 +5,11 @@
  *   pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE
  * CASE: good (a valid STATS request), notoken (zero token), wrongtoken, badmagic, badversion,
  *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
- *       short (fewer bytes than a header), oversized (declares a huge payload).
- * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters.
+ *       short (fewer bytes than a header), oversized (declares a huge payload),
+ *       directprobe (DATA_DIRECT PROBE), directhold (a DATA_DIRECT WRITE reserving 3 MiB of an
+ *       object, then gone without DONE), directbadmode (an unknown DATA_DIRECT mode).
+ * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
+ * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
  */
 #include <stdio.h>
@@ -68,6 +71,21 @@ int main(int argc, char **argv)
     const void *body = NULL;
     if (strcmp(c, "badop") == 0)
         h.op = 999;
+    /* one region of 3 MiB at the start of a 4 MiB one-dimensional object of bytes */
+    uint64_t descs[6] = {pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 987654), 1, 1, 4u << 20, 0,
+                         3u << 20};
+    pdcbb_data_direct_req_t dq = {.mode = PDCBB_DIRECT_PROBE};
+    if (strncmp(c, "direct", 6) == 0) {
+        h.op = PDCBB_OP_DATA_DIRECT;
+        body = &dq;
+    }
+    if (strcmp(c, "directhold") == 0) {
+        dq.mode = PDCBB_DIRECT_WRITE;
+        dq.descs = descs;
+        dq.descs_count = 6;
+    }
+    if (strcmp(c, "directbadmode") == 0)
+        dq.mode = 9;
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {
         h.op = PDCBB_OP_CONT_OPEN;
@@ -147,6 +165,16 @@ int main(int argc, char **argv)
             printf("bad reply: %s\n", pdcbb_errname(e));
         } else {
             printf("status %s\n", pdcbb_errname(rh.status));
+            pdcbb_data_direct_rep_t dr;
+            if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_DATA_DIRECT &&
+                pdcbb_body_decode(PDCBB_OP_DATA_DIRECT, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
+                                  rh.payload_len, &dr) == PDCBB_OK) {
+                printf("dir '%s' results", dr.dir ? dr.dir : "");
+                for (uint32_t i = 0; i < dr.results_count; i++)
+                    printf(" %llu", (unsigned long long)dr.results[i]);
+                printf("\n");
+                pdcbb_body_free(PDCBB_OP_DATA_DIRECT, 1, &dr);
+            }
             if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_STATS) {
                 pdcbb_stats_rep_t s;
                 if (pdcbb_body_decode(PDCBB_OP_STATS, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
