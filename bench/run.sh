@@ -29,9 +29,9 @@ Options:
   --nodes "LIST"       node counts to run (default: "1 2")
   --capacity SIZE      burst-buffer capacity per node for the jobs (default: 8G)
   --mpi NP             also run pdc_vpic_bench under mpirun -np NP (MPI builds)
-  --jobs J             run pdc_vpic_bench in J fresh jobs per node count (default 1) and
-                       summarise its cold (the job's first transfer) and warm ratios to raw
-                       over the jobs: median and worst
+  --jobs J             run pdc_vpic_bench (and its --mpi run) in J fresh jobs per node
+                       count (default 1) and summarise its cold (the job's first transfer)
+                       and warm ratios to raw over the jobs: median and worst
   --sweep-args "ARGS"  extra arguments for pdc_region_sweep (e.g. "--repeat 5")
   --vpic-args "ARGS"   extra arguments for pdc_vpic_bench (e.g. "--particles 1M")
   --quick              small volumes, one repetition (a smoke run, not a measurement)
@@ -180,7 +180,9 @@ for n in $nodes_list; do
         done
     fi
     if [ $do_vpic = 1 ] && [ -n "$mpi_np" ]; then
-        run "vpic-mpi$mpi_np" "$n" "${mpirun_cmd[@]}" "$vpic" $vpic_args
+        for (( j = 1; j <= jobs; j++ )); do
+            run "vpic-mpi$mpi_np" "$n" "${mpirun_cmd[@]}" "$vpic" $vpic_args
+        done
     fi
 done
 
@@ -221,13 +223,17 @@ grep '^# nodes=.*TARGET' "$results" | sed 's/^# //' || true
 if [ $do_vpic = 1 ]; then
     echo
     echo "== pdc_vpic_bench over $jobs fresh job(s) per node count: ratio to raw, median (worst)"
+    runs=vpic
+    [ -n "$mpi_np" ] && runs="vpic vpic-mpi$mpi_np"
     for n in $nodes_list; do
-        for m in vpic_write_cold bdcats_read_cold vpic_write bdcats_read; do
-            grep "^RESULT name=$m .* nodes=$n run=vpic\$" "$results" |
-                sed -n 's/.* ratio=\([0-9.]*\).*/\1/p' | sort -n |
-                awk -v n="$n" -v m="$m" '{v[NR] = $1}
-                    END {if (NR) printf "nodes=%s %-17s median %.2f (worst %.2f, %d jobs)\n",
-                                        n, m, v[int((NR + 1) / 2)], v[1], NR}'
+        for r in $runs; do
+            for m in vpic_write_cold bdcats_read_cold vpic_write bdcats_read; do
+                grep "^RESULT name=$m .* nodes=$n run=$r\$" "$results" |
+                    sed -n 's/.* ratio=\([0-9.]*\).*/\1/p' | sort -n |
+                    awk -v n="$n" -v m="$m" -v r="$r" '{v[NR] = $1}
+                        END {if (NR) printf "nodes=%s %-10s %-17s median %.2f (worst %.2f, %d jobs)\n",
+                                            n, r, m, v[int((NR + 1) / 2)], v[1], NR}'
+            done
         done
     done
 fi
