@@ -23,7 +23,12 @@
  *         $PDCBB_JOB_DIR, where the daemons keep their data): each process writes each
  *         variable's N*4 bytes with one buffered write() into a new file of its own, then
  *         closes it (no fsync: the daemon does not fsync either); raw read reads the files back
- *         (page cache, as the daemon's data also is), checks them, deletes them.
+ *         (page cache, as the daemon's data also is) and checks them, then deletes them.
+ *         The cold repetition (the job's first transfer) deletes the raw files and the PDC
+ *         objects only when both sides ran: on this VM memory touched again right after it
+ *         was freed is up to 10x faster to write than memory the guest has not used lately, so
+ *         the side running second would otherwise be favoured (each warm repetition deletes
+ *         right away, so both sides reuse the memory the other just freed: the steady state).
  *
  * With MPI (libpdc built with MPI and the program started by mpirun), every rank takes part:
  * rank 0 creates the container and the objects, the others open them, and each measurement is
@@ -64,6 +69,7 @@ static const char *prog = "pdc_vpic_bench";
 static const char *var_names[NVARS] = {"x", "y", "z", "px", "py", "pz", "id1", "id2"};
 static int rank = 0, nprocs = 1, verbose;
 static int aligned;   /* --aligned: 4096-aligned, pre-touched buffers (else plain malloc) */
+static double cold_settle = 5; /* --cold-settle: seconds of quiet before each cold side */
 static int reopen;    /* --reopen: read through objects reopened by name (else the same ids) */
 static int placement; /* pdc_region_partition_t, default PDC_OBJ_STATIC */
 static char raw_paths[NVARS][4096];
@@ -327,6 +333,17 @@ struct phases {
     double cpu_self, cpu_daemons; /* CPU seconds meanwhile (rank 0; daemons: -1 if unknown) */
 };
 
+/* Delete (rank 0) and close the objects of a repetition. */
+static void delete_pdc(const pdcid_t *obj)
+{
+    barrier();
+    if (rank == 0)
+        for (int v = 0; v < NVARS; v++)
+            PDC_OK(PDCobj_del(obj[v]), "PDCobj_del");
+    for (int v = 0; v < NVARS; v++)
+        PDC_OK(PDCobj_close(obj[v]), "PDCobj_close");
+}
+
 /* One request per variable: buf[v] (n elements) <-> elements [first, first+n) of obj[v]. */
 static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint64_t n,
                            uint64_t first, pdc_access_t access, struct phases *ph)
@@ -453,6 +470,10 @@ static void usage(FILE *f)
             "                  buffers are fresh, untouched memory for PDC and raw alike)\n"
             "  --reopen        read through objects closed and reopened by name (BD-CATS\n"
             "                  style; default: through the same ids, right after the write)\n"
+            "  --cold-settle S seconds to wait before each side of the cold repetition\n"
+            "                  (default 5): lets the machine reclaim freed memory, so the\n"
+            "                  job's first PDC write and the first raw write both find\n"
+            "                  memory in the same state (see docs/PERFORMANCE.md)\n"
             "  -v, --verbose   print every repetition's MB/s\n"
             "The first repetition is the job's first transfer (cold: fresh endpoints,\n"
             "registrations and staging memory) and is reported on its own line; the\n"
@@ -474,6 +495,7 @@ int main(int argc, char **argv)
                                          {"placement", required_argument, 0, 'P'},
                                          {"aligned", no_argument, 0, 'A'},
                                          {"reopen", no_argument, 0, 'O'},
+                                         {"cold-settle", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -505,6 +527,15 @@ int main(int argc, char **argv)
         case 'O':
             reopen = 1;
             break;
+        case 'S': {
+            char *end;
+            cold_settle = strtod(optarg, &end);
+            if (*end || cold_settle < 0 || cold_settle > 600) {
+                fprintf(stderr, "%s: bad --cold-settle '%s' (seconds, 0..600)\n", prog, optarg);
+                return 2;
+            }
+            break;
+        }
         case 'P':
             if ((placement = parse_placement(optarg)) < 0) {
                 fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, "
@@ -617,6 +648,12 @@ int main(int argc, char **argv)
         /* Alternate which of PDC and raw goes first. */
         for (int pass = 0; pass < 2; pass++) {
             int do_raw = (pass == 0) == (r >= 0 && r % 2 == 1);
+            if (r < 0 && cold_settle > 0) {
+                barrier();
+                struct timespec ts = {(time_t)cold_settle,
+                                      (long)((cold_settle - (double)(time_t)cold_settle) * 1e9)};
+                nanosleep(&ts, NULL);
+            }
             if (!do_raw) {
                 barrier();
                 double t0 = now();
@@ -654,13 +691,8 @@ int main(int argc, char **argv)
                 double tr = pdc_transfer(obj, rbuf, n, first, PDC_READ, r < 0 ? &cold : &rph[r]);
                 for (int v = 0; v < NVARS; v++)
                     verify(rbuf[v], n, first, v, rr, "PDC read");
-                barrier();
-                if (rank == 0)
-                    for (int v = 0; v < NVARS; v++)
-                        PDC_OK(PDCobj_del(obj[v]), "PDCobj_del");
-                for (int v = 0; v < NVARS; v++)
-                    PDC_OK(PDCobj_close(obj[v]), "PDCobj_close");
                 if (r >= 0) {
+                    delete_pdc(obj);
                     wt[r] = tw;
                     rt[r] = tr;
                     t_meta_create += tc;
@@ -677,8 +709,8 @@ int main(int argc, char **argv)
                 double tr = raw_read(rawbuf, nbytes);
                 for (int v = 0; v < NVARS; v++)
                     verify(rawbuf[v], n, first, v, rr, "raw read");
-                remove_raw();
                 if (r >= 0) {
+                    remove_raw();
                     rwt[r] = tw;
                     rrt[r] = tr;
                 } else {
@@ -686,6 +718,10 @@ int main(int argc, char **argv)
                     cold_rr = tr;
                 }
             }
+        }
+        if (r < 0) {
+            delete_pdc(obj);
+            remove_raw();
         }
     }
 
