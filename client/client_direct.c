@@ -15,6 +15,7 @@
 #include "client_direct.h"
 #include "pdcbb_log.h"
 
+/* Data files opened for the pieces of one message (closed after its I/O). */
 #define FILE_CACHE 64
 
 typedef struct direct_daemon {
@@ -181,7 +182,7 @@ pdcbb_err_t client_direct_io(unsigned daemon, uint64_t obj, uint64_t dev, uint64
     return PDCBB_OK;
 }
 
-void client_direct_close(void)
+void client_direct_files_close(void)
 {
     if (files_ready)
         for (int i = 0; i < FILE_CACHE; i++)
@@ -189,6 +190,11 @@ void client_direct_close(void)
                 close(files[i].fd);
                 files[i].fd = -1;
             }
+}
+
+void client_direct_close(void)
+{
+    client_direct_files_close();
     for (unsigned i = 0; i < ndaemons; i++)
         if (daemons[i].state == 1 && daemons[i].dirfd >= 0)
             close(daemons[i].dirfd);

@@ -33,6 +33,12 @@ int client_direct_usable(unsigned daemon);
 pdcbb_err_t client_direct_io(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino,
                              int write, const pdcbb_box_t *box, uint32_t ndim,
                              const uint64_t *dims, size_t unit, uint8_t *data);
+/*
+ * Close the data files opened since the last call. Called after each message's I/O: an open
+ * descriptor would keep a deleted object's file, its disk blocks and its page cache alive
+ * after the daemon removed it.
+ */
+void client_direct_files_close(void);
 /* Close every descriptor and forget what the daemons answered (PDCclose). */
 void client_direct_close(void);
 

@@ -528,6 +528,7 @@ static int direct_step(xfer_msg_t *m)
         m->local[i] = io;
         m->granted[m->ngranted++] = i;
     }
+    client_direct_files_close();
     if (rc == PDCBB_OK)
         client_rpc_release(PDCBB_OP_DATA_DIRECT, &rep, keep);
     if (m->ngranted == 0)
