@@ -34,7 +34,8 @@ Options:
                        and warm ratios to raw over the jobs: median and worst
   --sweep-args "ARGS"  extra arguments for pdc_region_sweep (e.g. "--repeat 5")
   --vpic-args "ARGS"   extra arguments for pdc_vpic_bench (e.g. "--particles 1M")
-  --quick              small volumes, one repetition (a smoke run, not a measurement)
+  --quick              small volumes, one repetition, at most 2 jobs (a smoke run, not a
+                       measurement; also PDCBB_BENCH_QUICK=1 in the environment)
   --no-sweep, --no-vpic, --no-cp
                        skip that part
   -h, --help           this text
@@ -113,9 +114,12 @@ done
 results=${results:-$PWD/bench-results-$(date +%Y%m%d-%H%M%S).txt}
 : >"$results"
 
+# PDCBB_BENCH_QUICK=1 in the environment is --quick (the docs test runs the printed commands so).
+[ "${PDCBB_BENCH_QUICK:-0}" = 1 ] && quick=1
 if [ $quick = 1 ]; then
     sweep_args="--total 32M --min-regions 4 --repeat 1 $sweep_args"
-    vpic_args="--particles 1M --repeat 1 $vpic_args"
+    vpic_args="--particles 1M --repeat 1 --cold-settle 0 $vpic_args"
+    [ "$jobs" -gt 2 ] && jobs=2
 fi
 
 export UCX_WARN_UNUSED_ENV_VARS=n
