@@ -446,6 +446,12 @@ static size_t descs_words(const xfer_piece_t *pc)
     return 3 + 3 * (size_t)pc->x->ndim;
 }
 
+/* Descriptor words that fit in one message's control part. */
+static size_t descs_budget(void)
+{
+    return (client_g.max_am_header - PDCBB_HDR_LEN - 64) / 8;
+}
+
 /* Post a DATA_DIRECT request of mode for pieces ps[0..n) of m's daemon as m->p. */
 static pdcbb_err_t direct_post(xfer_msg_t *m, unsigned mode, xfer_piece_t *const *ps, unsigned n)
 {
@@ -554,7 +560,7 @@ static int direct_step(xfer_msg_t *m)
 /* Post the pieces in ps (one daemon of this node, one direction) as DATA_DIRECT requests. */
 static void post_direct(xfer_piece_t **ps, unsigned n, unsigned daemon, int write)
 {
-    size_t budget = (client_g.max_am_header - PDCBB_HDR_LEN - 64) / 8;
+    size_t budget = descs_budget();
     unsigned i = 0;
     while (i < n) {
         unsigned j = i;
@@ -626,14 +632,14 @@ void client_xfer_poll(void)
  * cannot be posted is completed with its error at once. */
 static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write)
 {
-    size_t budget = (client_g.max_am_header - PDCBB_HDR_LEN - 64) / 8;
+    size_t budget = descs_budget();
     unsigned i = 0;
     while (i < n) {
         unsigned j = i;
         size_t words = 0;
         uint64_t bulk = 0;
         while (j < n) {
-            size_t w = 3 + 3 * (size_t)ps[j]->x->ndim;
+            size_t w = descs_words(ps[j]);
             if (j > i && (words + w > budget || bulk + ps[j]->bytes > MSG_MAX_BULK ||
                           ps[j]->bytes >= PIECE_ALONE_BYTES || ps[i]->bytes >= PIECE_ALONE_BYTES))
                 break;
