@@ -140,6 +140,7 @@ vpic_args=()
 [ "$aligned" = 1 ] && vpic_args+=(--aligned)
 # shellcheck disable=SC2206 # --bench-args is split at spaces, as documented
 [ -n "$bench_args" ] && vpic_args+=($bench_args)
+shown="pdc_vpic_bench${vpic_args[*]:+ ${vpic_args[*]}}"   # for the messages
 
 # ---- the cluster: started here, stopped by pid in every case ---------------------------
 cluster=$repo/scripts/slurm-cluster.sh
@@ -210,12 +211,12 @@ load_start=$(load)
 header="$(date -u '+%Y-%m-%d %H:%M:%S UTC'), tree $tree, $(nproc) cores, load average $load_start"
 say "pdc_vpic_bench under Slurm, $header"
 say "$jobs fresh job(s)${ucx_tls:+, ucx_tls $ucx_tls}: sbatch -N $nodes --ntasks-per-node=$ppn --pdc=capacity=$capacity;" \
-    "srun --mpi=pmix -N $nodes -n $np pdc_vpic_bench ${vpic_args[*]}"
+    "srun --mpi=pmix -N $nodes -n $np $shown"
 say "results file: $results"
 {
     echo "# pdc_vpic_bench under Slurm (bench/slurm.sh), $header"
     echo "# sbatch -N $nodes --ntasks-per-node=$ppn --pdc=capacity=$capacity;" \
-        "srun --mpi=pmix -N $nodes -n $np pdc_vpic_bench ${vpic_args[*]}; $jobs job(s);" \
+        "srun --mpi=pmix -N $nodes -n $np $shown; $jobs job(s);" \
         "ucx_tls ${ucx_tls:-default}"
 } >>"$results"
 
@@ -242,7 +243,7 @@ job_script=$site/out/vpic.sh
     echo 'echo "# job $SLURM_JOB_ID on $SLURM_JOB_NODELIST as $(id -un), PDCBB_JOB_DIR=$PDCBB_JOB_DIR"'
     printf 'timeout -k 10 %d srun --mpi=pmix -N %d -n %d %q' "$timeout_s" "$nodes" "$np" \
         "$site/bin/pdc_vpic_bench"
-    printf ' %q' "${vpic_args[@]}"
+    [ "${#vpic_args[@]}" = 0 ] || printf ' %q' "${vpic_args[@]}"
     echo
     echo 'rc=$?'
     echo 'echo "# srun exit status $rc"'
@@ -319,7 +320,7 @@ done_jobs=$(grep -c '^RESULT name=vpic_write ' "$results" || true)
 summary() {
     local m label rss
     echo "== summary: $done_jobs job(s) of $nodes node(s) x $ppn process(es)," \
-        "pdc_vpic_bench ${vpic_args[*]}${ucx_tls:+, ucx_tls $ucx_tls}"
+        "$shown${ucx_tls:+, ucx_tls $ucx_tls}"
     echo "   median (worst) over the jobs; MB/s = 10^6 bytes/s; raw: the same bytes with" \
         "write()/read() in the job directory, in the same job"
     printf '%-12s %18s %18s %16s\n' metric "pdcbb MB/s" "raw MB/s" "ratio to raw"
