@@ -33,7 +33,7 @@ Needs root (the cluster's daemons run as root; the jobs run as the user).
 
 Options:
   --nodes N          nodes of the cluster and of every job (default 2)
-  --ppn P            processes per node (default 1)
+  --ppn P            processes per node, 1 or 2 (default 1; the test nodes have 2 CPUs)
   --jobs J           fresh jobs, run one after another (default 5)
   --particles N      pdc_vpic_bench --particles: per process, K/M/G suffixes
                      (default: the program's, 8M = 256 MiB per process)
@@ -106,7 +106,8 @@ while [ $# -gt 0 ]; do
 done
 is_count() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 if ! is_count "$nodes" || [ "$nodes" -gt 32 ]; then die_usage "--nodes must be 1 to 32, not '$nodes'"; fi
-if ! is_count "$ppn" || [ "$ppn" -gt 64 ]; then die_usage "--ppn must be 1 to 64, not '$ppn'"; fi
+# The test cluster's nodes have CPUs=2; Slurm 22.05 refused --overcommit with more tasks per node.
+if ! is_count "$ppn" || [ "$ppn" -gt 2 ]; then die_usage "--ppn must be 1 or 2 (the test nodes have 2 CPUs), not '$ppn'"; fi
 is_count "$jobs" || die_usage "--jobs must be a positive number, not '$jobs'"
 is_count "$timeout_s" || die_usage "--timeout must be a positive number of seconds"
 [ -z "$particles" ] || [[ "$particles" =~ ^[1-9][0-9]*[KMGkmg]?$ ]] \
@@ -252,8 +253,6 @@ job_script=$site/out/vpic.sh
 chmod 0755 "$job_script"
 sbatch_opts=(-N "$nodes" --ntasks-per-node="$ppn" --pdc="capacity=$capacity"
     -t $(( (timeout_s + 59) / 60 + 1 )) -D "$site/out" -o "$site/out/%j.out")
-# The test cluster's nodes say CPUs=2: more processes per node need --overcommit.
-[ "$ppn" -le 2 ] || sbatch_opts+=(--overcommit)
 
 # field NAME KEY FILE: value of KEY= on the RESULT line name=NAME of FILE (empty if none).
 field() {

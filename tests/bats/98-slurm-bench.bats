@@ -35,6 +35,9 @@ run_bench() {
     done
     run "$REPO_DIR/bench/slurm.sh" --jobs 0
     assert_failure 2
+    run "$REPO_DIR/bench/slurm.sh" --ppn 3
+    assert_failure 2
+    assert_output --partial "--ppn must be 1 or 2"
     run "$REPO_DIR/bench/slurm.sh" --no-such-option
     assert_failure 2
 }
