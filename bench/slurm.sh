@@ -53,6 +53,8 @@ Options:
                      cluster's logs) instead of removing it at the end
   -h, --help         this text
 
+Environment: PDCBB_BENCH_QUICK=1 makes it a smoke run (1 job, 256K particles, 1 warm
+repetition, no cold settle).
 Exit status: 0 if every job completed with all its RESULT lines (missed performance targets
 do not count), 1 if a job failed or the cluster could not start, 2 on usage errors, 130 if
 interrupted. The cluster is stopped in every case.
@@ -104,6 +106,11 @@ while [ $# -gt 0 ]; do
         ;;
     esac
 done
+# PDCBB_BENCH_QUICK=1: a smoke run (the docs test runs the printed commands so).
+if [ "${PDCBB_BENCH_QUICK:-0}" = 1 ]; then
+    jobs=1 particles=256K repeat=1
+    bench_args="--cold-settle 0${bench_args:+ $bench_args}"
+fi
 is_count() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 if ! is_count "$nodes" || [ "$nodes" -gt 32 ]; then die_usage "--nodes must be 1 to 32, not '$nodes'"; fi
 # The test cluster's nodes have CPUs=2; Slurm 22.05 refused --overcommit with more tasks per node.
