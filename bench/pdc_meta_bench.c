@@ -207,6 +207,16 @@ typedef struct result {
     double seconds;
 } result_t;
 
+/* Record a measurement and show it at once (a long run shows its progress). */
+static void record(result_t *results, int *nres, int phase, long count, long ops, double sec)
+{
+    results[(*nres)++] = (result_t){phase, count, ops, sec};
+    if (rank == 0) {
+        printf("# %-12s count %ld: %.0f ops/s\n", phase_names[phase], count, ops / sec);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     long counts[MAX_COUNTS];
@@ -366,7 +376,7 @@ int main(int argc, char **argv)
                     die("PDCcont_close('%s'): %s", name, last_error());
             }
             sec = max_all(now() - t0);
-            results[nres++] = (result_t){PH_CONT, containers, containers * nprocs, sec};
+            record(results, &nres, PH_CONT, containers, containers * nprocs, sec);
         }
         if (!want[PH_CREATE])
             continue;
@@ -383,7 +393,7 @@ int main(int argc, char **argv)
                 die("PDCobj_create('%s'): %s", name, last_error());
         }
         sec = max_all(now() - t0);
-        results[nres++] = (result_t){PH_CREATE, n, n * nprocs, sec};
+        record(results, &nres, PH_CREATE, n, n * nprocs, sec);
         if (verbose)
             fprintf(stderr, "%s[%d]: %ld created\n", prog, rank, n);
 
@@ -397,7 +407,7 @@ int main(int argc, char **argv)
             }
             sec = max_all(now() - t0);
             if (want[PH_TAG_PUT])
-                results[nres++] = (result_t){PH_TAG_PUT, n, n * nprocs, sec};
+                record(results, &nres, PH_TAG_PUT, n, n * nprocs, sec);
         }
         if (want[PH_TAG_GET]) {
             void **vals = calloc((size_t)n, sizeof(*vals));
@@ -415,7 +425,7 @@ int main(int argc, char **argv)
                         (unsigned long long)size, (int)type);
             }
             sec = max_all(now() - t0);
-            results[nres++] = (result_t){PH_TAG_GET, n, n * nprocs, sec};
+            record(results, &nres, PH_TAG_GET, n, n * nprocs, sec);
             for (long i = 0; i < n; i++) {
                 if (*(int *)vals[i] != (int)(i ^ 0x5a5a))
                     die("PDCobj_get_tag(object %ld): wrong value %d", i, *(int *)vals[i]);
@@ -435,7 +445,7 @@ int main(int argc, char **argv)
                     die("PDCobj_open('%s'): %s", name, last_error());
             }
             sec = max_all(now() - t0);
-            results[nres++] = (result_t){PH_OPEN, n, n * nprocs, sec};
+            record(results, &nres, PH_OPEN, n, n * nprocs, sec);
             for (long i = 0; i < n; i++)
                 if (PDCobj_close(ids[i]) != SUCCEED)
                     die("PDCobj_close(object %ld): %s", i, last_error());
