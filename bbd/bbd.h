@@ -47,6 +47,9 @@ typedef struct bbd_stats {
     uint64_t auth_failures;
     uint64_t proto_errors;
     uint64_t connections;
+    uint64_t shm_requests;      /* requests that came over a shared-memory channel */
+    uint64_t shm_channels;      /* shared-memory channels accepted */
+    uint64_t shm_channels_open; /* ... and still open */
 } bbd_stats_t;
 
 typedef struct bbd {
@@ -88,6 +91,7 @@ typedef struct bbd {
     uint64_t data_capacity; /* this daemon's share of the job's capacity */
     uint64_t data_inflight; /* bytes of writes handed to the I/O thread, not yet done */
     unsigned recv_active;   /* rendezvous receives in progress */
+    struct bbd_shm *shm;    /* shared-memory channels with this node's clients (bbd_shm.c) */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -128,6 +132,29 @@ void bbd_signals_block(sigset_t *mask);
 pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen);
 void bbd_server_run(bbd_t *d);
 void bbd_server_stop(bbd_t *d);
+/*
+ * Handle one request that arrived without a bulk part on another transport (a shared-memory
+ * channel): as process_queue would, after every region write before it is done. *reply gets
+ * the malloc'ed reply (NULL if none could be built). DATA_WRITE and DATA_READ, which need a
+ * bulk part, are refused with PDCBB_ERR_UNSUPPORTED.
+ */
+void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **reply,
+                              size_t *reply_len);
+
+/*
+ * bbd_shm.c: shared-memory channels (common/pdcbb_shm.h). bbd_shm_start opens the listening
+ * socket and registers it with the event loop's epoll fd (a failure only logs: clients then
+ * use UCX); bbd_shm_event handles a ready fd of ours (returns 0 if fd is not ours);
+ * bbd_shm_serve answers every waiting request and returns how many; bbd_shm_sleep_prepare
+ * tells the clients the loop is about to sleep and returns 1 if a request arrived meanwhile
+ * (then do not sleep); bbd_shm_awake takes that back. bbd_shm_stop closes everything.
+ */
+pdcbb_err_t bbd_shm_start(bbd_t *d, int epfd);
+int bbd_shm_event(bbd_t *d, int fd);
+int bbd_shm_serve(bbd_t *d);
+int bbd_shm_sleep_prepare(bbd_t *d);
+void bbd_shm_awake(bbd_t *d);
+void bbd_shm_stop(bbd_t *d);
 
 /*
  * bbd_dispatch.c: handle one message (control part msg, bulk part bulk); returns the reply to
