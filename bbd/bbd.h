@@ -50,6 +50,8 @@ typedef struct bbd_stats {
     uint64_t shm_requests;      /* requests that came over a shared-memory channel */
     uint64_t shm_channels;      /* shared-memory channels accepted */
     uint64_t shm_channels_open; /* ... and still open */
+    uint64_t batches;           /* group commits of several requests */
+    uint64_t batched_requests;  /* requests in them */
 } bbd_stats_t;
 
 typedef struct bbd {
@@ -163,6 +165,23 @@ void bbd_shm_stop(bbd_t *d);
 void bbd_dispatch(bbd_t *d, const uint8_t *msg, size_t len, const uint8_t *bulk,
                   size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
                   bbd_io_batch_t **io);
+/*
+ * Group commit: handle n requests without bulk parts (each msg/len, a private copy) as if one
+ * after the other, in one store transaction with one commit when they are all metadata ops of
+ * bbd_op_is_batchable. Each item's reply (malloc'ed, NULL if none) is built before the commit
+ * and must be sent only after this returns, i.e. after the commit. A write request that fails
+ * rolls the batch back and every request then runs alone, so each gets exactly the answer and
+ * effect it would have had on its own.
+ */
+typedef struct bbd_batch_item {
+    const uint8_t *msg;
+    size_t len;
+    void *reply;
+    size_t reply_len;
+} bbd_batch_item_t;
+void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n);
+/* 1 if op's handler only touches the store (it may be batched). */
+int bbd_op_is_batchable(unsigned op);
 /* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
 void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, void **reply,
                      size_t *reply_len);

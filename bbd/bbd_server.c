@@ -588,7 +588,10 @@ void bbd_server_run(bbd_t *d)
             idle_spins = 0;
         }
         start_receives(d);
-        io_reap(d);
+        /* Only with writes in flight: taking finished ones costs a system call (a read of the
+         * I/O thread's eventfd), which the polling passes for shared memory cannot afford. */
+        if (bbd_io_in_flight() > 0)
+            io_reap(d);
         reap_dead(d);
         /* Work queued, or a rendezvous receive in flight (its completion does not always wake
          * the event fd): keep progressing instead of sleeping. */
@@ -598,8 +601,9 @@ void bbd_server_run(bbd_t *d)
          * its last reply: poll a little before paying for a sleep and a wake-up. Yield while
          * polling so that, on a machine with more runnable processes than cores, the clients
          * we wait for get the CPU. */
-        if (last_shm > 0 && monotonic_seconds() - last_shm < BBD_SHM_SPIN_SECONDS) {
-            if (++idle_spins > 64)
+        if (last_shm > 0 && ((++idle_spins & 15) != 0 ||
+                             monotonic_seconds() - last_shm < BBD_SHM_SPIN_SECONDS)) {
+            if (idle_spins > 64)
                 sched_yield();
             continue;
         }
@@ -652,9 +656,12 @@ void bbd_server_run(bbd_t *d)
         }
     if (pending_sends > 0)
         PDCBB_WARN("%d replies not delivered at shutdown", pending_sends);
-    PDCBB_INFO("%llu requests served, %llu of them over %llu shared-memory channels",
+    PDCBB_INFO("%llu requests served, %llu of them over %llu shared-memory channels; %llu in "
+               "%llu group commits",
                (unsigned long long)d->stats.requests, (unsigned long long)d->stats.shm_requests,
-               (unsigned long long)d->stats.shm_channels);
+               (unsigned long long)d->stats.shm_channels,
+               (unsigned long long)d->stats.batched_requests,
+               (unsigned long long)d->stats.batches);
     bbd_shm_stop(d);
     if (sfd >= 0)
         close(sfd);

@@ -32,6 +32,9 @@
 #include "pdcbb_log.h"
 #include "pdcbb_shm.h"
 
+/* At most this many requests in one group commit (more wait for the next pass). */
+#define BBD_SHM_BATCH_MAX 64
+
 typedef struct bbd_chan {
     struct bbd_chan *next;
     uint64_t id;
@@ -43,6 +46,8 @@ typedef struct bbd_chan {
     pdcbb_shm_ctl_t *ctl;
     uint64_t done_seq;    /* the last request answered */
     int bye;              /* the client said goodbye (PDCclose): its EOF is a normal close */
+    uint8_t *copy;        /* a private copy of the request being handled */
+    size_t copy_cap;
 } bbd_chan_t;
 
 struct bbd_shm {
@@ -50,7 +55,11 @@ struct bbd_shm {
     int epfd;
     bbd_chan_t *chans;
     uint64_t next_id;
-    uint8_t *buf;         /* a private copy of the request being handled */
+    /* Requests handled together in one pass (group commit). */
+    bbd_batch_item_t batch[BBD_SHM_BATCH_MAX];
+    bbd_chan_t *batch_chan[BBD_SHM_BATCH_MAX];
+    uint64_t batch_seq[BBD_SHM_BATCH_MAX];
+    size_t batch_cap;
 };
 
 static int pidfd_open_(pid_t pid)
@@ -78,6 +87,7 @@ pdcbb_err_t bbd_shm_start(bbd_t *d, int epfd)
         return PDCBB_ERR_NOMEM;
     s->epfd = epfd;
     s->listen_fd = -1;
+    s->batch_cap = BBD_SHM_BATCH_MAX;
     d->shm = s;
     const char *env = getenv("PDCBB_SHM");
     if (env && strcmp(env, "0") == 0) {
@@ -126,6 +136,7 @@ static void chan_close(bbd_t *d, bbd_chan_t *c, const char *why)
     }
     if (c->map)
         munmap(c->map, PDCBB_SHM_SIZE);
+    free(c->copy);
     if (c->ready && d->stats.shm_channels_open > 0)
         d->stats.shm_channels_open--;
     free(c);
@@ -140,7 +151,6 @@ void bbd_shm_stop(bbd_t *d)
         chan_close(d, s->chans, NULL);
     if (s->listen_fd >= 0)
         close(s->listen_fd);
-    free(s->buf);
     free(s);
     d->shm = NULL;
 }
@@ -301,41 +311,19 @@ int bbd_shm_event(bbd_t *d, int fd)
     return 0;
 }
 
-/* Handle the request waiting in c's slot. */
-static void serve_one(bbd_t *d, bbd_chan_t *c, uint64_t seq)
+/* Give c's client the reply (malloc'ed, freed here; NULL: an INTERNAL error) to request seq. */
+static void publish_reply(bbd_chan_t *c, uint64_t seq, const uint8_t *req, uint64_t len,
+                          void *reply, size_t reply_len)
 {
-    struct bbd_shm *s = d->shm;
     pdcbb_shm_ctl_t *ctl = c->ctl;
-    uint64_t len = *(volatile uint64_t *)&ctl->req_len;
-    void *reply = NULL;
-    size_t reply_len = 0;
-    if (s->buf == NULL && (s->buf = malloc(PDCBB_SHM_SLOT)) == NULL) {
-        PDCBB_ERROR("out of memory for a shared-memory request");
-        return; /* retried on the next pass */
-    }
-    d->stats.shm_requests++;
-    if (len < PDCBB_HDR_LEN || len > PDCBB_SHM_SLOT) {
-        /* Nothing to decode: answer with what the slot's header says, if anything. */
-        d->stats.requests++;
-        d->stats.proto_errors++;
-        PDCBB_WARN("refused a shared-memory request of pid %ld: length %llu outside 64..%u",
-                   (long)c->pid, (unsigned long long)len, PDCBB_SHM_SLOT);
-        pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
-                             .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_PROTO};
-        pdcbb_msg_build(&h, NULL, &reply, &reply_len);
-    } else {
-        /* A private copy: the client may change the slot while we decode. */
-        memcpy(s->buf, pdcbb_shm_req_slot(c->map), (size_t)len);
-        bbd_server_local_request(d, s->buf, (size_t)len, &reply, &reply_len);
-    }
     uint32_t flags = 0;
     if (reply == NULL) {
         /* Unanswerable (e.g. out of memory): a header-only error, so the client is not stuck. */
         pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
                              .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_INTERNAL};
-        if (len >= PDCBB_HDR_LEN) {
-            memcpy(&h.req_id, s->buf + 8, 8);
-            memcpy(&h.op, s->buf + 6, 2);
+        if (req && len >= PDCBB_HDR_LEN) {
+            memcpy(&h.req_id, req + 8, 8);
+            memcpy(&h.op, req + 6, 2);
         }
         uint8_t hb[PDCBB_HDR_LEN];
         pdcbb_hdr_encode(&h, hb);
@@ -358,20 +346,91 @@ static void serve_one(bbd_t *d, bbd_chan_t *c, uint64_t seq)
     }
 }
 
+/* Copy the request of c out of the shared slot (the client may change the slot while we decode);
+ * 0 if its length is impossible. */
+static int copy_request(bbd_chan_t *c, uint64_t *lenp)
+{
+    uint64_t len = *(volatile uint64_t *)&c->ctl->req_len;
+    *lenp = len;
+    if (len < PDCBB_HDR_LEN || len > PDCBB_SHM_SLOT)
+        return 0;
+    if (len > c->copy_cap) {
+        size_t cap = len < 4096 ? 4096 : (size_t)len;
+        uint8_t *b = realloc(c->copy, cap);
+        if (b == NULL)
+            return -1;
+        c->copy = b;
+        c->copy_cap = cap;
+    }
+    memcpy(c->copy, pdcbb_shm_req_slot(c->map), (size_t)len);
+    return 1;
+}
+
+/* Handle the request waiting in c's slot on its own. */
+static void serve_one(bbd_t *d, bbd_chan_t *c, uint64_t seq)
+{
+    void *reply = NULL;
+    size_t reply_len = 0;
+    uint64_t len;
+    int ok = copy_request(c, &len);
+    if (ok < 0) {
+        PDCBB_ERROR("out of memory for a shared-memory request");
+        return; /* retried on the next pass */
+    }
+    d->stats.shm_requests++;
+    if (!ok) {
+        /* Nothing to decode. */
+        d->stats.requests++;
+        d->stats.proto_errors++;
+        PDCBB_WARN("refused a shared-memory request of pid %ld: length %llu outside 64..%u",
+                   (long)c->pid, (unsigned long long)len, PDCBB_SHM_SLOT);
+        pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
+                             .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_PROTO};
+        pdcbb_msg_build(&h, NULL, &reply, &reply_len);
+        publish_reply(c, seq, NULL, 0, reply, reply_len);
+        return;
+    }
+    bbd_server_local_request(d, c->copy, (size_t)len, &reply, &reply_len);
+    publish_reply(c, seq, c->copy, len, reply, reply_len);
+}
+
 int bbd_shm_serve(bbd_t *d)
 {
     struct bbd_shm *s = d->shm;
     int served = 0;
+    size_t n = 0;
     if (s == NULL)
         return 0;
+    /*
+     * Metadata requests waiting on several channels are handled together, in one store
+     * transaction with one commit (group commit, bbd_dispatch_batch); their replies go out
+     * after that commit. Anything else is handled on its own first.
+     */
     for (bbd_chan_t *c = s->chans; c; c = c->next) {
         if (!c->ready)
             continue;
         uint64_t seq = atomic_load_explicit(&c->ctl->req_seq, memory_order_acquire);
-        if (seq != c->done_seq) {
+        if (seq == c->done_seq)
+            continue;
+        served++;
+        uint64_t len;
+        uint8_t *slot = pdcbb_shm_req_slot(c->map);
+        unsigned op = (unsigned)(slot[6] | slot[7] << 8);
+        if (!bbd_op_is_batchable(op) || n == s->batch_cap || copy_request(c, &len) != 1) {
             serve_one(d, c, seq);
-            served++;
+            continue;
         }
+        d->stats.shm_requests++;
+        s->batch[n] = (bbd_batch_item_t){.msg = c->copy, .len = (size_t)len};
+        s->batch_chan[n] = c;
+        s->batch_seq[n] = seq;
+        n++;
+    }
+    if (n > 0) {
+        bbd_dispatch_batch(d, s->batch, n);
+        for (size_t i = 0; i < n; i++)
+            publish_reply(s->batch_chan[i], s->batch_seq[i], s->batch[i].msg, s->batch[i].len,
+                          s->batch[i].reply, s->batch[i].reply_len);
     }
     return served;
 }

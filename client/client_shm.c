@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -40,6 +41,29 @@ struct client_shm {
 #define SHM_SPIN_SECONDS 10e-6
 #define SHM_YIELD_SECONDS 100e-6
 
+/* This process's pid, without a system call per request (getpid is one); reset in a child. */
+static pid_t my_pid;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void child_after_fork(void)
+{
+    my_pid = 0;
+}
+
+static void atfork_register(void)
+{
+    pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+static pid_t self_pid(void)
+{
+    if (my_pid == 0) {
+        pthread_once(&atfork_once, atfork_register);
+        my_pid = getpid();
+    }
+    return my_pid;
+}
+
 static int shm_wanted(void)
 {
     static int wanted = -1;
@@ -64,7 +88,7 @@ static void shm_free(struct client_shm *c)
 void client_shm_close(unsigned server)
 {
     client_server_t *s = &client_g.servers[server];
-    if (s->shm && s->shm->owner == getpid()) {
+    if (s->shm && s->shm->owner == self_pid()) {
         char bye = PDCBB_SHM_BYE;
         ssize_t n = send(s->shm->sock, &bye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)n;
@@ -83,7 +107,7 @@ static struct client_shm *shm_open_channel(unsigned server)
     if (c == NULL)
         return NULL;
     c->sock = -1;
-    c->owner = getpid();
+    c->owner = self_pid();
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
@@ -169,7 +193,7 @@ static int shm_usable(unsigned server)
     client_server_t *s = &client_g.servers[server];
     if (!shm_wanted() || s->record_path[0] == '\0' || s->info.pid <= 0)
         return 0;
-    if (s->shm && s->shm->owner != getpid()) {
+    if (s->shm && s->shm->owner != self_pid()) {
         /* A forked child: the channel is the parent's. Forget it without touching it. */
         s->shm = NULL;
         s->shm_pid_tried = s->info.pid;

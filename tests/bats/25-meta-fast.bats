@@ -158,3 +158,28 @@ SCRIPT=(
     [ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -lt "${BASH_REMATCH[1]}" ]
     grep -q " 0 of them over 0 shared-memory channels" "$WORKDIR"/b/node0/pdcbb.*/bbd-0.log
 }
+
+@test "concurrent clients: group commits answer each request as if it ran alone" {
+    # 4 clients create the same 200 names at once: requests of several clients are committed
+    # together, and a batch with a failing create (the name exists) is rolled back and replayed
+    # one by one, so every name has exactly one winner and every loser gets EXISTS.
+    in_job 1 '
+        "'"$TOOL"'" "cont-create c" >/dev/null || exit 1
+        args=(); for i in $(seq 200); do args+=("obj-create c dup$i float 1 4" "tag-put obj dup$i k int $i"); done
+        for p in 1 2 3 4; do "'"$TOOL"'" "${args[@]}" >"$PDCBB_JOB_DIR/out.$p" & done
+        wait
+        cat "$PDCBB_JOB_DIR"/out.*
+        "'"$TOOL"'" "tag-get obj dup1 k" "tag-get obj dup200 k"
+        "'"$RAWMSG"'" "$PDCBB_JOB_DIR/bbd-0.endpoint" "$PDCBB_JOB_DIR/token" good
+    '
+    assert_success
+    [ "$(grep -c '^ok obj-create' <<<"$output")" -eq 200 ]
+    [ "$(grep -c '^error PDCBB_ERR_EXISTS' <<<"$output")" -eq 600 ]
+    [ "$(grep -c '^ok tag-put' <<<"$output")" -eq 800 ]
+    assert_output --partial "value=1"
+    assert_output --partial "value=200"
+    assert_output --regexp "objects 200 "
+    line="$(grep 'group commits' "$WORKDIR"/node0/pdcbb.*/bbd-0.log)"
+    [[ "$line" =~ \ ([0-9]+)\ in\ ([0-9]+)\ group\ commits ]]
+    [ "${BASH_REMATCH[1]}" -gt 0 ]
+}
