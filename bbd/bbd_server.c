@@ -38,7 +38,7 @@ typedef struct send_ctx {
 static bbd_t *the_daemon;
 
 /* How long the loop keeps polling the shared-memory channels after the last request on one. */
-#define BBD_SHM_SPIN_SECONDS 50e-6
+#define BBD_SHM_SPIN_SECONDS 20e-6
 
 static double monotonic_seconds(void)
 {
@@ -603,7 +603,7 @@ void bbd_server_run(bbd_t *d)
          * we wait for get the CPU. */
         if (last_shm > 0 && ((++idle_spins & 15) != 0 ||
                              monotonic_seconds() - last_shm < BBD_SHM_SPIN_SECONDS)) {
-            if (idle_spins > 64)
+            if (idle_spins > 16)
                 sched_yield();
             continue;
         }

@@ -259,6 +259,7 @@ static void handshake(bbd_t *d, bbd_chan_t *c)
     /* Requests before this point are not ours to answer: start from what is there. */
     c->done_seq = atomic_load(&c->ctl->req_seq);
     atomic_store(&c->ctl->rep_seq, c->done_seq);
+    atomic_store(&c->ctl->rep_word, (uint32_t)c->done_seq);
     epoll_add(d->shm->epfd, c->pidfd);
     c->ready = 1;
     d->stats.shm_channels++;
@@ -340,10 +341,9 @@ static void publish_reply(bbd_chan_t *c, uint64_t seq, const uint8_t *req, uint6
     ctl->rep_flags = flags;
     c->done_seq = seq;
     atomic_store(&ctl->rep_seq, seq);
-    if (atomic_load(&ctl->client_sleeping)) {
-        ssize_t n = send(c->sock, "w", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)n; /* a full socket already holds wake-ups */
-    }
+    atomic_store(&ctl->rep_word, (uint32_t)seq);
+    if (atomic_load(&ctl->client_sleeping))
+        pdcbb_shm_futex_wake(&ctl->rep_word);
 }
 
 /* Copy the request of c out of the shared slot (the client may change the slot while we decode);

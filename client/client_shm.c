@@ -37,9 +37,10 @@ struct client_shm {
     uint64_t seq;
 };
 
-/* Polling before sleeping: a metadata request takes a few microseconds in the daemon. */
-#define SHM_SPIN_SECONDS 10e-6
-#define SHM_YIELD_SECONDS 100e-6
+/* Polling before sleeping: a metadata request takes a few microseconds in the daemon; longer
+ * means it is busy with others or waiting for a CPU: poll with yields, then sleep. */
+#define SHM_SPIN_SECONDS 3e-6
+#define SHM_YIELD_SECONDS 50e-6
 
 /* This process's pid, without a system call per request (getpid is one); reset in a child. */
 static pid_t my_pid;
@@ -213,29 +214,47 @@ static int shm_usable(unsigned server)
     return 1;
 }
 
+/* 1 if the daemon's end of the socket is gone (it died or closed the channel). */
+static int daemon_gone(struct client_shm *c)
+{
+    struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
+    if (poll(&pfd, 1, 0) != 1)
+        return 0;
+    char junk[64];
+    ssize_t n;
+    while ((n = recv(c->sock, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+        ;
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
 /* Wait for the reply to seq; PDCBB_OK, UNREACHABLE (the daemon is gone) or TIMEOUT. */
 static pdcbb_err_t shm_wait(struct client_shm *c, uint64_t seq, double timeout)
 {
     pdcbb_shm_ctl_t *ctl = c->ctl;
     double t0 = client_now();
     unsigned spins = 0;
+    /*
+     * Spin first: a metadata request takes the daemon a few microseconds. After SHM_SPIN_SECONDS
+     * keep polling but yield the CPU between polls: the daemon may be waiting for this very
+     * CPU (more runnable processes than cores), and a futex sleep would add two wake-ups.
+     */
     for (;;) {
         if (atomic_load_explicit(&ctl->rep_seq, memory_order_acquire) == seq)
             return PDCBB_OK;
-        if ((++spins & 63) != 0)
-            continue;
-        double waited = client_now() - t0;
-        if (waited < SHM_SPIN_SECONDS)
-            continue;
-        if (waited < SHM_YIELD_SECONDS) {
-            sched_yield();
+        if ((++spins & 31) != 0) {
+            __builtin_ia32_pause();
             continue;
         }
-        break;
+        double waited = client_now() - t0;
+        if (waited >= SHM_YIELD_SECONDS)
+            break;
+        if (waited >= SHM_SPIN_SECONDS)
+            sched_yield();
     }
     double deadline = t0 + timeout;
     for (;;) {
         atomic_store(&ctl->client_sleeping, 1);
+        uint32_t w = atomic_load(&ctl->rep_word);
         /* Pairs with the daemon's store of rep_seq before its load of client_sleeping. */
         if (atomic_load(&ctl->rep_seq) == seq)
             break;
@@ -244,18 +263,13 @@ static pdcbb_err_t shm_wait(struct client_shm *c, uint64_t seq, double timeout)
             atomic_store(&ctl->client_sleeping, 0);
             return PDCBB_ERR_TIMEOUT;
         }
-        struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
-        poll(&pfd, 1, left > 0.05 ? 50 : (int)(left * 1000) + 1);
-        if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
-            char junk[64];
-            ssize_t n;
-            while ((n = recv(c->sock, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
-                ;
-            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-                atomic_store(&ctl->client_sleeping, 0);
-                /* The daemon may have answered just before it went. */
-                return atomic_load(&ctl->rep_seq) == seq ? PDCBB_OK : PDCBB_ERR_UNREACHABLE;
-            }
+        pdcbb_shm_futex_wait(&ctl->rep_word, w, left > 0.02 ? 20 : (int)(left * 1000) + 1);
+        if (atomic_load(&ctl->rep_seq) == seq)
+            break;
+        if (atomic_load(&ctl->rep_word) == w && daemon_gone(c)) {
+            atomic_store(&ctl->client_sleeping, 0);
+            /* The daemon may have answered just before it went. */
+            return atomic_load(&ctl->rep_seq) == seq ? PDCBB_OK : PDCBB_ERR_UNREACHABLE;
         }
     }
     atomic_store(&ctl->client_sleeping, 0);

@@ -22,15 +22,23 @@
  *
  * Wake-ups pair a store with a load on each side (sequentially consistent): the client stores
  * req_seq and then reads daemon_sleeping; the daemon stores daemon_sleeping = 1 and then
- * reads req_seq before it sleeps. Either the client sees the flag and writes a byte, or the
- * daemon sees the request. The same holds for replies with client_sleeping and rep_seq.
+ * reads req_seq before it sleeps (in epoll, with the socket). Either the client sees the flag
+ * and writes a byte to the socket, or the daemon sees the request. Replies likewise: the daemon
+ * stores rep_seq and rep_word and then reads client_sleeping; the client stores
+ * client_sleeping = 1, reads rep_word, checks rep_seq and sleeps in a futex wait on rep_word
+ * (which returns at once if the word changed meanwhile); the daemon wakes it with a futex wake.
+ * A sleeping client looks at its socket between bounded waits to learn of a daemon's death.
  */
 #ifndef PDCBB_SHM_H
 #define PDCBB_SHM_H
 
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pdcbb_proto.h"
 
@@ -60,7 +68,21 @@ typedef struct pdcbb_shm_ctl {
     uint64_t rep_len;
     uint32_t rep_flags;
     _Atomic uint32_t daemon_sleeping;
+    _Atomic uint32_t rep_word; /* the low 32 bits of rep_seq, stored after it: a futex word */
 } pdcbb_shm_ctl_t;
+
+/* Sleep while *word == val, at most timeout_ms (a futex on the shared mapping); returns at once
+ * when the word already differs. wake: wake the one waiter. */
+static inline void pdcbb_shm_futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
+{
+    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static inline void pdcbb_shm_futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
 
 /* Sent by the client with the memfd (SCM_RIGHTS) right after connecting. */
 typedef struct pdcbb_shm_hello {

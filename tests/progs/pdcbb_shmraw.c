@@ -115,13 +115,10 @@ static int chan_call(chan_t *c, uint64_t req_len, int scribble, pdcbb_msg_hdr_t 
             return -1;
         /* Be woken like a real client would be. */
         atomic_store(&c->ctl->client_sleeping, 1);
+        uint32_t w = atomic_load(&c->ctl->rep_word);
         if (atomic_load(&c->ctl->rep_seq) == seq)
             break;
-        struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
-        poll(&pfd, 1, 50);
-        char junk[16];
-        while (recv(c->sock, junk, sizeof(junk), MSG_DONTWAIT) > 0)
-            ;
+        pdcbb_shm_futex_wait(&c->ctl->rep_word, w, 50);
     }
     atomic_store(&c->ctl->client_sleeping, 0);
     uint8_t *rep = pdcbb_shm_rep_slot(c->map);
