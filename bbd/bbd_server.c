@@ -37,8 +37,11 @@ typedef struct send_ctx {
 
 static bbd_t *the_daemon;
 
-/* How long the loop keeps polling the shared-memory channels after the last request on one. */
-#define BBD_SHM_SPIN_SECONDS 20e-6
+/* How long the loop keeps polling the shared-memory channels after the last request on one;
+ * after BBD_SHM_PURE_SECONDS it yields the CPU between polls (a sched_yield is a system call,
+ * a microsecond or two here: not while the client's next request is due any moment). */
+#define BBD_SHM_SPIN_SECONDS 30e-6
+#define BBD_SHM_PURE_SECONDS 8e-6
 
 static double monotonic_seconds(void)
 {
@@ -579,6 +582,7 @@ void bbd_server_run(bbd_t *d)
 
     double last_shm = 0;
     unsigned idle_spins = 0;
+    int yielding = 0;
     while (!d->stopping) {
         while (ucp_worker_progress(d->ucx.worker))
             ;
@@ -586,6 +590,7 @@ void bbd_server_run(bbd_t *d)
         if (bbd_shm_serve(d) > 0) {
             last_shm = monotonic_seconds();
             idle_spins = 0;
+            yielding = 0;
         }
         start_receives(d);
         /* Only with writes in flight: taking finished ones costs a system call (a read of the
@@ -601,13 +606,21 @@ void bbd_server_run(bbd_t *d)
          * its last reply: poll a little before paying for a sleep and a wake-up. Yield while
          * polling so that, on a machine with more runnable processes than cores, the clients
          * we wait for get the CPU. */
-        if (last_shm > 0 && ((++idle_spins & 15) != 0 ||
-                             monotonic_seconds() - last_shm < BBD_SHM_SPIN_SECONDS)) {
-            if (idle_spins > 16)
-                sched_yield();
-            continue;
+        if (last_shm > 0) {
+            int spin = 1;
+            if ((++idle_spins & 15) == 0) {
+                double idle = monotonic_seconds() - last_shm;
+                spin = idle < BBD_SHM_SPIN_SECONDS;
+                yielding = idle >= BBD_SHM_PURE_SECONDS;
+            }
+            if (spin) {
+                if (yielding)
+                    sched_yield();
+                continue;
+            }
         }
         last_shm = 0;
+        yielding = 0;
         if (bbd_shm_sleep_prepare(d)) {
             bbd_shm_awake(d);
             continue;

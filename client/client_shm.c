@@ -39,7 +39,7 @@ struct client_shm {
 
 /* Polling before sleeping: a metadata request takes a few microseconds in the daemon; longer
  * means it is busy with others or waiting for a CPU: poll with yields, then sleep. */
-#define SHM_SPIN_SECONDS 3e-6
+#define SHM_SPIN_SECONDS 8e-6
 #define SHM_YIELD_SECONDS 50e-6
 
 /* This process's pid, without a system call per request (getpid is one); reset in a child. */
