@@ -220,6 +220,7 @@ static void handshake(bbd_t *d, bbd_chan_t *c)
     const char *why = NULL;
     pdcbb_err_t st = PDCBB_ERR_PROTO;
     struct stat sb;
+    int seals;
     if (n == 0) {
         why = "closed before its hello";
     } else if (n != (ssize_t)sizeof(h) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
@@ -236,6 +237,9 @@ static void handshake(bbd_t *d, bbd_chan_t *c)
                (uint64_t)sb.st_size < PDCBB_SHM_SIZE || h.size != PDCBB_SHM_SIZE ||
                h.slot_size != PDCBB_SHM_SLOT) {
         why = "no memory file of the expected size";
+    } else if ((seals = fcntl(mfd, F_GET_SEALS)) < 0 || (seals & F_SEAL_SHRINK) == 0) {
+        /* A file that can shrink under our mapping would be a SIGBUS here. */
+        why = "the memory file is not sealed against shrinking";
     } else if ((c->map = mmap(NULL, PDCBB_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd,
                               0)) == MAP_FAILED) {
         c->map = NULL;

@@ -14,6 +14,7 @@
  * library lock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -127,8 +128,10 @@ static struct client_shm *shm_open_channel(unsigned server)
         cr.pid != s->info.pid || cr.uid != geteuid())
         goto fail;
     why = "cannot create the shared memory";
-    if ((mfd = memfd_create("pdcbb-shm", MFD_CLOEXEC)) < 0 ||
-        ftruncate(mfd, (off_t)PDCBB_SHM_SIZE) != 0)
+    /* Sealed against shrinking: the daemon must never touch a page that vanished (SIGBUS). */
+    if ((mfd = memfd_create("pdcbb-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0 ||
+        ftruncate(mfd, (off_t)PDCBB_SHM_SIZE) != 0 ||
+        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         goto fail;
     c->map = mmap(NULL, PDCBB_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     if (c->map == MAP_FAILED) {

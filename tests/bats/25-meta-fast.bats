@@ -113,7 +113,7 @@ SCRIPT=(
 @test "garbled requests on the shared-memory channel get clear errors; the daemon keeps serving" {
     in_job 1 '
         ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
-        "'"$SHMRAW"'" "$ep" "$tok" garbage toolong short wrongtoken dataop scribble good badhello nofd
+        "'"$SHMRAW"'" "$ep" "$tok" garbage toolong short wrongtoken dataop scribble good badhello nofd unsealed
         echo "shmraw exit $?"
         "'"$TOOL"'" "cont-create after-abuse" "obj-create after-abuse still-serving"
         "'"$SHMRAW"'" "$ep" "$tok" good
@@ -129,11 +129,15 @@ SCRIPT=(
     assert_output --partial "good: status PDCBB_OK"
     assert_output --partial "badhello: refused PDCBB_ERR_AUTH"
     assert_output --partial "nofd: refused PDCBB_ERR_PROTO"
+    assert_output --partial "unsealed: refused PDCBB_ERR_PROTO"
     assert_output --partial "shmraw exit 0"
     assert_output --partial "ok obj-create name=still-serving"
-    # Counted: 2 refused tokens; garbage, toolong, short, dataop, nofd (and maybe scribble).
-    [[ "$(tail -1 <<<"$output")" =~ auth_failures\ 2\ proto_errors\ [56]\  ]]
+    # Counted: 2 refused tokens; garbage, toolong, short, dataop, nofd, unsealed (and maybe
+    # scribble).
+    [[ "$(tail -1 <<<"$output")" =~ auth_failures\ 2\ proto_errors\ [67]\  ]]
     grep -q "refused a shared-memory channel from pid [0-9]*: wrong job token" \
+        "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+    grep -q "refused a shared-memory channel from pid [0-9]*: the memory file is not sealed" \
         "$WORKDIR"/node0/pdcbb.*/bbd-0.log
     assert_no_daemons "$WORKDIR"
 }

@@ -15,10 +15,12 @@
  *                posted (the daemon may see either; it must answer and survive)
  *   badhello     (own channel) a hello with a wrong token: prints the daemon's refusal
  *   nofd         (own channel) a hello without the memory file
+ *   unsealed     (own channel) a memory file that may still shrink (no F_SEAL_SHRINK)
  * Prints "CASE: status NAME" per case (or "CASE: no reply" / "CASE: refused NAME").
  * Exit status: 0 if every case got an answer, 1 if not, 2 on usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,7 +48,7 @@ typedef struct chan {
 
 /* Open a channel; hello_token and send_fd select the broken hellos. Returns the ack status or
  * -1 if there was none. */
-static int chan_open(chan_t *c, const uint8_t *hello_token, int send_fd)
+static int chan_open(chan_t *c, const uint8_t *hello_token, int send_fd, int seal)
 {
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof(sa));
@@ -59,8 +61,10 @@ static int chan_open(chan_t *c, const uint8_t *hello_token, int send_fd)
         perror("connect");
         return -1;
     }
-    int mfd = memfd_create("shmraw", MFD_CLOEXEC);
+    int mfd = memfd_create("shmraw", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (mfd < 0 || ftruncate(mfd, (off_t)PDCBB_SHM_SIZE) != 0)
+        return -1;
+    if (seal && fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         return -1;
     c->map = mmap(NULL, PDCBB_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     if (c->map == MAP_FAILED)
@@ -151,13 +155,13 @@ int main(int argc, char **argv)
     int failures = 0;
     for (int i = 3; i < argc; i++) {
         const char *k = argv[i];
-        if (strcmp(k, "badhello") == 0 || strcmp(k, "nofd") == 0) {
+        if (strcmp(k, "badhello") == 0 || strcmp(k, "nofd") == 0 || strcmp(k, "unsealed") == 0) {
             chan_t b = {.sock = -1};
             uint8_t bad[PDCBB_TOKEN_LEN];
             memcpy(bad, token, sizeof(bad));
             if (strcmp(k, "badhello") == 0)
                 bad[3] ^= 0x11;
-            int st = chan_open(&b, bad, strcmp(k, "nofd") != 0);
+            int st = chan_open(&b, bad, strcmp(k, "nofd") != 0, strcmp(k, "unsealed") != 0);
             if (st < 0) {
                 printf("%s: no reply\n", k);
                 failures++;
@@ -168,7 +172,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (c.sock < 0) {
-            int st = chan_open(&c, token, 1);
+            int st = chan_open(&c, token, 1, 1);
             if (st != PDCBB_OK) {
                 printf("open: %s\n", st < 0 ? "no reply" : pdcbb_errname((pdcbb_err_t)st));
                 return 1;
