@@ -322,8 +322,14 @@ int client_shm_call(unsigned server, unsigned op, const void *req, client_pendin
         /* The channel's state is unknown now: later calls use UCX (or a new channel to a
          * restarted daemon). */
         client_shm_close(server);
-        if (rc == PDCBB_ERR_UNREACHABLE)
+        if (rc == PDCBB_ERR_UNREACHABLE) {
+            /* The daemon died: the next call reconnects over UCX after re-reading its
+             * endpoint record (as after a UCX peer error), and a restarted daemon (a new
+             * pid) gets a new channel. */
             s->shm_pid_tried = s->info.pid;
+            s->failed = 1;
+            s->fail_status = UCS_ERR_CONNECTION_RESET;
+        }
         p->status = rc;
         *out = p;
         return 1;

@@ -187,3 +187,27 @@ SCRIPT=(
     [[ "$line" =~ \ ([0-9]+)\ in\ ([0-9]+)\ group\ commits ]]
     [ "${BASH_REMATCH[1]}" -gt 0 ]
 }
+
+@test "kill -9 of the daemon under a client on its channel: a clear error, then the restarted daemon serves it" {
+    in_job 1 '
+        d0="$PDCBB_JOB_DIR"
+        "'"$TOOL"'" "cont-create c" "obj-create c k float 1 4" "tag-put obj k v int 11" || exit 1
+        # One client process across the kill and the restart.
+        "'"$TOOL"'" "obj-open k" "sleep 1.5" "tag-get obj k v" "sleep 2.5" "tag-get obj k v" "tag-get obj k v" >"$d0/client.out" 2>&1 &
+        client=$!
+        sleep 0.7
+        kill -9 "$(cat "$d0/bbd-0.pid")"
+        sleep 1.5
+        "'"$BBD"'" --job-dir "$d0" --rank 0 --nservers 1 --job-id "$PDCBB_JOB_ID" --node node0 3>"$d0/ready" --ready-fd 3 &
+        for i in $(seq 100); do grep -q ready "$d0/ready" 2>/dev/null && break; sleep 0.05; done
+        wait $client
+        cat "$d0/client.out"
+        "'"$SHMRAW"'" "$d0/bbd-0.endpoint" "$d0/token" good
+    '
+    assert_output --partial "lost the connection to daemon 0"
+    assert_output --partial "PDCBB_ERR_UNREACHABLE"
+    [ "$(grep -c 'type=PDC_INT size=4 value=11' <<<"$output")" -eq 2 ]
+    # The restarted daemon: the client's first call reconnected over UCX (HELLO, TAG_GET, after
+    # re-reading the endpoint record), its next one came over a new channel, as did the STATS.
+    assert_output --regexp "requests 4 .* shm_requests 2 shm_channels 2 shm_open 1"
+}
