@@ -137,8 +137,9 @@ void bbd_server_stop(bbd_t *d);
 /*
  * Handle one request that arrived without a bulk part on another transport (a shared-memory
  * channel): as process_queue would, after every region write before it is done. *reply gets
- * the malloc'ed reply (NULL if none could be built). DATA_WRITE and DATA_READ, which need a
- * bulk part, are refused with PDCBB_ERR_UNSUPPORTED.
+ * the malloc'ed reply (NULL if none could be built). Ops a channel does not carry
+ * (pdcbb_shm_op_allowed: DATA_WRITE and DATA_READ, which need a bulk part, and later ops) are
+ * refused with PDCBB_ERR_UNSUPPORTED.
  */
 void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **reply,
                               size_t *reply_len);

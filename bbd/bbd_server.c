@@ -28,6 +28,7 @@
 
 #include "bbd.h"
 #include "pdcbb_log.h"
+#include "pdcbb_shm.h"
 
 typedef struct send_ctx {
     void *buf;
@@ -457,9 +458,9 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
     *reply = NULL;
     *reply_len = 0;
     unsigned op = len >= PDCBB_HDR_LEN ? (unsigned)(msg[6] | msg[7] << 8) : 0;
-    if (op == PDCBB_OP_DATA_WRITE || op == PDCBB_OP_DATA_READ) {
-        /* Region data needs a bulk part: UCX only. Validate first, so a bad message still
-         * gets its precise error. */
+    if (len >= PDCBB_HDR_LEN && !pdcbb_shm_op_allowed(op) && pdcbb_op_valid(op)) {
+        /* Region data needs a bulk part, and newer ops may tie state to a UCX connection:
+         * UCX only. Validate first, so a bad message still gets its precise error. */
         pdcbb_msg_hdr_t h;
         pdcbb_err_t rc = pdcbb_hdr_decode(msg, len, &h);
         d->stats.requests++;

@@ -281,7 +281,7 @@ static pdcbb_err_t shm_wait(struct client_shm *c, uint64_t seq, double timeout)
 
 int client_shm_call(unsigned server, unsigned op, const void *req, client_pending_t **out)
 {
-    if (client_g.drained || !shm_usable(server))
+    if (client_g.drained || !pdcbb_shm_op_allowed(op) || !shm_usable(server))
         return 0;
     client_server_t *s = &client_g.servers[server];
     struct client_shm *c = s->shm;

@@ -102,6 +102,17 @@ typedef struct pdcbb_shm_ack {
     uint32_t reserved;
 } pdcbb_shm_ack_t;
 
+/*
+ * Ops a shared-memory channel carries: the ops up to JOB_TABLE (29) except the two with a bulk
+ * part. An op added later goes over UCX until it is added here on purpose: a handler may tie
+ * state to the UCX connection (e.g. a reservation released when the connection ends), which a
+ * channel does not have. The daemon answers any other op on a channel with UNSUPPORTED.
+ */
+static inline int pdcbb_shm_op_allowed(unsigned op)
+{
+    return op >= 1 && op <= 29 && op != PDCBB_OP_DATA_WRITE && op != PDCBB_OP_DATA_READ;
+}
+
 /* The abstract socket name (without the leading NUL) of daemon rank of job job_id, pid pid. */
 static inline int pdcbb_shm_sock_name(char *out, size_t len, uint64_t job_id, unsigned rank,
                                       long pid)
