@@ -48,6 +48,11 @@ typedef struct bbd_stats {
     uint64_t auth_failures;
     uint64_t proto_errors;
     uint64_t connections;
+    uint64_t shm_requests;      /* requests that came over a shared-memory channel */
+    uint64_t shm_channels;      /* shared-memory channels accepted */
+    uint64_t shm_channels_open; /* ... and still open */
+    uint64_t batches;           /* group commits of several requests */
+    uint64_t batched_requests;  /* requests in them */
 } bbd_stats_t;
 
 typedef struct bbd {
@@ -89,6 +94,7 @@ typedef struct bbd {
     uint64_t data_capacity; /* this daemon's share of the job's capacity */
     uint64_t data_inflight; /* bytes of writes handed to the I/O thread, not yet done */
     unsigned recv_active;   /* rendezvous receives in progress */
+    struct bbd_shm *shm;    /* shared-memory channels with this node's clients (bbd_shm.c) */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -130,6 +136,30 @@ void bbd_signals_block(sigset_t *mask);
 pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen);
 void bbd_server_run(bbd_t *d);
 void bbd_server_stop(bbd_t *d);
+/*
+ * Handle one request that arrived without a bulk part on another transport (a shared-memory
+ * channel): as process_queue would, after every region write before it is done. *reply gets
+ * the malloc'ed reply (NULL if none could be built). Ops a channel does not carry
+ * (pdcbb_shm_op_allowed: DATA_WRITE and DATA_READ, which need a bulk part, and later ops) are
+ * refused with PDCBB_ERR_UNSUPPORTED.
+ */
+void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **reply,
+                              size_t *reply_len);
+
+/*
+ * bbd_shm.c: shared-memory channels (common/pdcbb_shm.h). bbd_shm_start opens the listening
+ * socket and registers it with the event loop's epoll fd (a failure only logs: clients then
+ * use UCX); bbd_shm_event handles a ready fd of ours (returns 0 if fd is not ours);
+ * bbd_shm_serve answers every waiting request and returns how many; bbd_shm_sleep_prepare
+ * tells the clients the loop is about to sleep and returns 1 if a request arrived meanwhile
+ * (then do not sleep); bbd_shm_awake takes that back. bbd_shm_stop closes everything.
+ */
+pdcbb_err_t bbd_shm_start(bbd_t *d, int epfd);
+int bbd_shm_event(bbd_t *d, int fd);
+int bbd_shm_serve(bbd_t *d);
+int bbd_shm_sleep_prepare(bbd_t *d);
+void bbd_shm_awake(bbd_t *d);
+void bbd_shm_stop(bbd_t *d);
 
 /*
  * bbd_dispatch.c: handle one message (control part msg, bulk part bulk) that came on conn;
@@ -138,6 +168,23 @@ void bbd_server_stop(bbd_t *d);
 void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, const uint8_t *bulk,
                   size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
                   bbd_io_batch_t **io);
+/*
+ * Group commit: handle n requests without bulk parts (each msg/len, a private copy) as if one
+ * after the other, in one store transaction with one commit when they are all metadata ops of
+ * bbd_op_is_batchable. Each item's reply (malloc'ed, NULL if none) is built before the commit
+ * and must be sent only after this returns, i.e. after the commit. A write request that fails
+ * rolls the batch back and every request then runs alone, so each gets exactly the answer and
+ * effect it would have had on its own.
+ */
+typedef struct bbd_batch_item {
+    const uint8_t *msg;
+    size_t len;
+    void *reply;
+    size_t reply_len;
+} bbd_batch_item_t;
+void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n);
+/* 1 if op's handler only touches the store (it may be batched). */
+int bbd_op_is_batchable(unsigned op);
 /* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
 void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, void **reply,
                      size_t *reply_len);

@@ -1,6 +1,8 @@
 /*
  * bbd_dispatch.c - from a received message to a reply: header, token, op and body checks,
- * then the op's handler inside one store transaction.
+ * then the op's handler inside one store transaction (bbd_dispatch), or, for metadata requests
+ * that arrived together, the handlers of all of them inside one transaction with one commit
+ * (bbd_dispatch_batch: group commit).
  *
  * Nothing a client sends is trusted: a message that fails any check gets an error reply that
  * names the cause (PDCBB_ERR_PROTO, _VERSION, _BAD_OP, _TRUNCATED, _TOO_BIG, _AUTH) and is
@@ -110,6 +112,76 @@ void bbd_bulk_release(bbd_bulk_t *b)
     memset(b, 0, sizeof(*b));
 }
 
+/*
+ * Every check before the handler: header, reply flag, token, op, shutdown, body. Returns 1 with
+ * h and q filled when the request is to be run, else 0 with *reply the error reply (or NULL
+ * for a message too short to answer).
+ */
+static int request_prepare(bbd_t *d, const uint8_t *msg, size_t len, pdcbb_msg_hdr_t *hp,
+                           any_body_t *q, void **reply, size_t *reply_len)
+{
+    pdcbb_msg_hdr_t h;
+    pdcbb_err_t rc;
+    *reply = NULL;
+    d->stats.requests++;
+    rc = pdcbb_hdr_decode(msg, len, &h);
+    if (rc != PDCBB_OK) {
+        d->stats.proto_errors++;
+        if (len < PDCBB_HDR_LEN) {
+            PDCBB_WARN("dropped a %zu-byte message: too short for a header", len);
+            return 0;
+        }
+        /* Answer with what we could read so the client learns why. */
+        memset(&h, 0, sizeof(h));
+        memcpy(&h.req_id, msg + 8, 8); /* little-endian on every supported host */
+        memcpy(&h.op, msg + 6, 2);
+        PDCBB_WARN("refused a message: %s", pdcbb_strerror(rc));
+        bbd_reply_build(&h, rc, NULL, reply, reply_len);
+        return 0;
+    }
+    if (h.flags & PDCBB_MSG_FLAG_REPLY) {
+        d->stats.proto_errors++;
+        PDCBB_WARN("refused a reply sent as a request (op %u)", h.op);
+        bbd_reply_build(&h, PDCBB_ERR_PROTO, NULL, reply, reply_len);
+        return 0;
+    }
+    if (!pdcbb_token_equal(h.token, d->token)) {
+        d->stats.auth_failures++;
+        PDCBB_WARN("refused %s request %llu: wrong or missing job token (%llu refused so far)",
+                   pdcbb_op_name(h.op), (unsigned long long)h.req_id,
+                   (unsigned long long)d->stats.auth_failures);
+        bbd_reply_build(&h, PDCBB_ERR_AUTH, NULL, reply, reply_len);
+        return 0;
+    }
+    if (!pdcbb_op_valid(h.op)) {
+        d->stats.proto_errors++;
+        PDCBB_WARN("refused request %llu: unknown op %u", (unsigned long long)h.req_id, h.op);
+        bbd_reply_build(&h, PDCBB_ERR_BAD_OP, NULL, reply, reply_len);
+        return 0;
+    }
+    if (d->stopping && bbd_op_is_write(h.op)) {
+        bbd_reply_build(&h, PDCBB_ERR_SHUTDOWN, NULL, reply, reply_len);
+        return 0;
+    }
+    rc = pdcbb_body_decode(h.op, 0, msg + PDCBB_HDR_LEN, h.payload_len, q);
+    if (rc != PDCBB_OK) {
+        d->stats.proto_errors++;
+        PDCBB_WARN("refused %s request %llu: %s", pdcbb_op_name(h.op),
+                   (unsigned long long)h.req_id, pdcbb_strerror(rc));
+        bbd_reply_build(&h, rc, NULL, reply, reply_len);
+        return 0;
+    }
+    *hp = h;
+    return 1;
+}
+
+static void log_failure(const pdcbb_msg_hdr_t *h, pdcbb_err_t rc)
+{
+    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_EXISTS)
+        PDCBB_INFO("%s request %llu failed: %s", pdcbb_op_name(h->op),
+                   (unsigned long long)h->req_id, pdcbb_errname(rc));
+}
+
 void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
                   const uint8_t *bulk, size_t bulk_len, void **reply, size_t *reply_len,
                   bbd_bulk_t *reply_bulk, bbd_io_batch_t **io)
@@ -122,54 +194,8 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     *reply = NULL;
     *io = NULL;
     memset(reply_bulk, 0, sizeof(*reply_bulk));
-    d->stats.requests++;
-    rc = pdcbb_hdr_decode(msg, len, &h);
-    if (rc != PDCBB_OK) {
-        d->stats.proto_errors++;
-        if (len < PDCBB_HDR_LEN) {
-            PDCBB_WARN("dropped a %zu-byte message: too short for a header", len);
-            return;
-        }
-        /* Answer with what we could read so the client learns why. */
-        memset(&h, 0, sizeof(h));
-        memcpy(&h.req_id, msg + 8, 8); /* little-endian on every supported host */
-        memcpy(&h.op, msg + 6, 2);
-        PDCBB_WARN("refused a message: %s", pdcbb_strerror(rc));
-        bbd_reply_build(&h, rc, NULL, reply, reply_len);
+    if (!request_prepare(d, msg, len, &h, &q, reply, reply_len))
         return;
-    }
-    if (h.flags & PDCBB_MSG_FLAG_REPLY) {
-        d->stats.proto_errors++;
-        PDCBB_WARN("refused a reply sent as a request (op %u)", h.op);
-        bbd_reply_build(&h, PDCBB_ERR_PROTO, NULL, reply, reply_len);
-        return;
-    }
-    if (!pdcbb_token_equal(h.token, d->token)) {
-        d->stats.auth_failures++;
-        PDCBB_WARN("refused %s request %llu: wrong or missing job token (%llu refused so far)",
-                   pdcbb_op_name(h.op), (unsigned long long)h.req_id,
-                   (unsigned long long)d->stats.auth_failures);
-        bbd_reply_build(&h, PDCBB_ERR_AUTH, NULL, reply, reply_len);
-        return;
-    }
-    if (!pdcbb_op_valid(h.op)) {
-        d->stats.proto_errors++;
-        PDCBB_WARN("refused request %llu: unknown op %u", (unsigned long long)h.req_id, h.op);
-        bbd_reply_build(&h, PDCBB_ERR_BAD_OP, NULL, reply, reply_len);
-        return;
-    }
-    if (d->stopping && bbd_op_is_write(h.op)) {
-        bbd_reply_build(&h, PDCBB_ERR_SHUTDOWN, NULL, reply, reply_len);
-        return;
-    }
-    rc = pdcbb_body_decode(h.op, 0, msg + PDCBB_HDR_LEN, h.payload_len, &q);
-    if (rc != PDCBB_OK) {
-        d->stats.proto_errors++;
-        PDCBB_WARN("refused %s request %llu: %s", pdcbb_op_name(h.op),
-                   (unsigned long long)h.req_id, pdcbb_strerror(rc));
-        bbd_reply_build(&h, rc, NULL, reply, reply_len);
-        return;
-    }
 
     int write = bbd_op_is_write(h.op);
     memset(&p, 0, sizeof(p));
@@ -189,9 +215,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     } else {
         bbd_reply_build(&h, rc, NULL, reply, reply_len);
     }
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_EXISTS)
-        PDCBB_INFO("%s request %llu failed: %s", pdcbb_op_name(h.op),
-                   (unsigned long long)h.req_id, pdcbb_errname(rc));
+    log_failure(&h, rc);
     if (r.io) {
         if (rc == PDCBB_OK && r.io->nruns > 0) {
             /* The reply is built again when the writes are done, with their results. */
@@ -211,4 +235,149 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
         bbd_bulk_release(&out);
     pdcbb_body_free(h.op, 0, &q);
     bbd_req_scratch_free(&r);
+}
+
+int bbd_op_is_batchable(unsigned op)
+{
+    /* Handlers that only touch the store (no data files, no bulk parts, no I/O thread). */
+    switch (op) {
+    case PDCBB_OP_CONT_CREATE:
+    case PDCBB_OP_CONT_OPEN:
+    case PDCBB_OP_CONT_INFO:
+    case PDCBB_OP_CONT_OBJIDS_PUT:
+    case PDCBB_OP_CONT_OBJIDS_GET:
+    case PDCBB_OP_CONT_OBJIDS_DEL:
+    case PDCBB_OP_TAG_PUT:
+    case PDCBB_OP_TAG_GET:
+    case PDCBB_OP_TAG_DEL:
+    case PDCBB_OP_OBJ_CREATE:
+    case PDCBB_OP_OBJ_OPEN:
+    case PDCBB_OP_OBJ_INFO: return 1;
+    default: return 0;
+    }
+}
+
+/* Run one prepared request in its own transaction (the fallback of a failed batch). */
+static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, any_body_t *q)
+{
+    any_body_t p;
+    bbd_req_t r = {.d = d};
+    int write = bbd_op_is_write(h->op);
+    memset(&p, 0, sizeof(p));
+    pdcbb_err_t rc = d->store_ops->txn_begin(d->store, write, &r.txn);
+    if (rc == PDCBB_OK) {
+        rc = handlers[h->op](&r, q, &p);
+        bbd_reply_build(h, rc, &p, &it->reply, &it->reply_len);
+        if (rc == PDCBB_OK && write) {
+            rc = d->store_ops->txn_commit(r.txn);
+            if (rc != PDCBB_OK) {
+                free(it->reply);
+                bbd_reply_build(h, rc, NULL, &it->reply, &it->reply_len);
+            }
+        } else {
+            d->store_ops->txn_abort(r.txn);
+        }
+    } else {
+        bbd_reply_build(h, rc, NULL, &it->reply, &it->reply_len);
+    }
+    log_failure(h, rc);
+    bbd_req_scratch_free(&r);
+}
+
+void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
+{
+    pdcbb_msg_hdr_t *hs = malloc(n * sizeof(*hs));
+    any_body_t *qs = malloc(n * sizeof(*qs));
+    uint8_t *ready = calloc(n, 1);
+    size_t nready = 0;
+    int any_write = 0;
+    if (hs == NULL || qs == NULL || ready == NULL) {
+        /* Out of memory: one at a time, as if there were no batch. */
+        free(hs), free(qs), free(ready);
+        for (size_t i = 0; i < n; i++) {
+            bbd_bulk_t bulk;
+            bbd_io_batch_t *io;
+            bbd_dispatch(d, NULL, items[i].msg, items[i].len, NULL, 0, &items[i].reply,
+                         &items[i].reply_len, &bulk, &io);
+            bbd_bulk_release(&bulk);
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        items[i].reply = NULL;
+        items[i].reply_len = 0;
+        if (!request_prepare(d, items[i].msg, items[i].len, &hs[i], &qs[i], &items[i].reply,
+                             &items[i].reply_len))
+            continue;
+        if (!bbd_op_is_batchable(hs[i].op)) {
+            /* Callers pass only such ops: the message changed under them (a client writing
+             * into its shared slot while the daemon copied it). */
+            d->stats.proto_errors++;
+            PDCBB_WARN("refused %s request %llu: not a metadata request (message changed while "
+                       "being read?)", pdcbb_op_name(hs[i].op), (unsigned long long)hs[i].req_id);
+            bbd_reply_build(&hs[i], PDCBB_ERR_PROTO, NULL, &items[i].reply, &items[i].reply_len);
+            pdcbb_body_free(hs[i].op, 0, &qs[i]);
+            continue;
+        }
+        ready[i] = 1;
+        nready++;
+        any_write |= bbd_op_is_write(hs[i].op);
+    }
+    /*
+     * One transaction for them all, in order; one commit. A write request whose handler fails
+     * may have changed the store half-way: then everything is rolled back and each request
+     * runs alone, as it would have without the batch. Replies are built right after each
+     * handler (values point into the store's pages) and go out after the commit.
+     */
+    int done = 0;
+    bbd_txn_t *txn = NULL;
+    if (nready > 1 && d->store_ops->txn_begin(d->store, any_write, &txn) == PDCBB_OK) {
+        int failed = 0;
+        for (size_t i = 0; i < n && !failed; i++) {
+            if (!ready[i])
+                continue;
+            any_body_t p;
+            bbd_req_t r = {.d = d, .txn = txn};
+            memset(&p, 0, sizeof(p));
+            pdcbb_err_t rc = handlers[hs[i].op](&r, &qs[i], &p);
+            if (rc != PDCBB_OK && bbd_op_is_write(hs[i].op))
+                failed = 1;
+            else
+                bbd_reply_build(&hs[i], rc, &p, &items[i].reply, &items[i].reply_len);
+            bbd_req_scratch_free(&r);
+        }
+        pdcbb_err_t crc = PDCBB_OK;
+        if (failed)
+            d->store_ops->txn_abort(txn);
+        else if (any_write)
+            crc = d->store_ops->txn_commit(txn);
+        else
+            d->store_ops->txn_abort(txn);
+        if (failed || crc != PDCBB_OK) {
+            for (size_t i = 0; i < n; i++)
+                if (ready[i]) {
+                    free(items[i].reply);
+                    items[i].reply = NULL;
+                }
+            if (crc != PDCBB_OK)
+                PDCBB_WARN("a batch of %zu requests failed to commit: %s; running them one by one",
+                           nready, pdcbb_errname(crc));
+        } else {
+            d->stats.batches++;
+            d->stats.batched_requests += nready;
+            done = 1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!ready[i])
+            continue;
+        if (!done)
+            run_alone(d, &items[i], &hs[i], &qs[i]);
+        else
+            log_failure(&hs[i], PDCBB_OK);
+        pdcbb_body_free(hs[i].op, 0, &qs[i]);
+    }
+    free(hs);
+    free(qs);
+    free(ready);
 }

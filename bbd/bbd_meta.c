@@ -260,6 +260,9 @@ pdcbb_err_t bbd_op_stats(bbd_req_t *r, const pdcbb_stats_req_t *q, pdcbb_stats_r
     p->auth_failures = r->d->stats.auth_failures;
     p->proto_errors = r->d->stats.proto_errors;
     p->connections = r->d->stats.connections;
+    p->shm_requests = r->d->stats.shm_requests;
+    p->shm_channels = r->d->stats.shm_channels;
+    p->shm_channels_open = r->d->stats.shm_channels_open;
     return bbd_meta_counts(r, &p->containers, &p->objects);
 }
 

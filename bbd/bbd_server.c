@@ -8,6 +8,10 @@
  * dead; requests it still had queued are processed (they may change the store) but not
  * answered. The loop sleeps in epoll on the worker's event fd and a signalfd, so SIGTERM and
  * SIGINT are handled synchronously: stop accepting, finish what is queued, flush replies.
+ * The same loop serves the shared-memory channels of this node's clients (bbd_shm.c): it polls
+ * their request slots on every pass, keeps polling for BBD_SHM_SPIN_SECONDS after the last
+ * such request, and sleeps only after telling the channels so (their clients then wake it
+ * through their sockets, which are in the same epoll set).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -23,6 +28,7 @@
 
 #include "bbd.h"
 #include "pdcbb_log.h"
+#include "pdcbb_shm.h"
 
 typedef struct send_ctx {
     void *buf;
@@ -31,6 +37,19 @@ typedef struct send_ctx {
 } send_ctx_t;
 
 static bbd_t *the_daemon;
+
+/* How long the loop keeps polling the shared-memory channels after the last request on one;
+ * after BBD_SHM_PURE_SECONDS it yields the CPU between polls (a sched_yield is a system call,
+ * a microsecond or two here: not while the client's next request is due any moment). */
+#define BBD_SHM_SPIN_SECONDS 30e-6
+#define BBD_SHM_PURE_SECONDS 8e-6
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 void bbd_signals_block(sigset_t *mask)
 {
@@ -431,6 +450,41 @@ static void process_queue(bbd_t *d)
     }
 }
 
+void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **reply,
+                              size_t *reply_len)
+{
+    bbd_bulk_t bulk = {0};
+    bbd_io_batch_t *io = NULL;
+    *reply = NULL;
+    *reply_len = 0;
+    unsigned op = len >= PDCBB_HDR_LEN ? (unsigned)(msg[6] | msg[7] << 8) : 0;
+    if (len >= PDCBB_HDR_LEN && !pdcbb_shm_op_allowed(op) && pdcbb_op_valid(op)) {
+        /* Region data needs a bulk part, and newer ops may tie state to a UCX connection:
+         * UCX only. Validate first, so a bad message still gets its precise error. */
+        pdcbb_msg_hdr_t h;
+        pdcbb_err_t rc = pdcbb_hdr_decode(msg, len, &h);
+        d->stats.requests++;
+        d->stats.proto_errors++;
+        memset(&h, 0, sizeof(h));
+        memcpy(&h.req_id, msg + 8, 8);
+        h.op = (uint16_t)op;
+        bbd_reply_build(&h, rc != PDCBB_OK ? rc : PDCBB_ERR_UNSUPPORTED, NULL, reply, reply_len);
+        return;
+    }
+    bbd_msg_t m = {.data = (uint8_t *)msg, .len = len};
+    if (op_needs_drain(&m))
+        io_drain(d);
+    bbd_dispatch(d, NULL, msg, len, NULL, 0, reply, reply_len, &bulk, &io);
+    bbd_bulk_release(&bulk);
+    if (io) {
+        /* Cannot happen without a bulk part; never leave the batch behind. */
+        d->data_inflight -= io->bytes;
+        bbd_io_batch_free(io);
+        free(*reply);
+        *reply = NULL;
+    }
+}
+
 /* Close the endpoints of connections whose peer failed. */
 static void reap_dead(bbd_t *d)
 {
@@ -525,24 +579,62 @@ void bbd_server_run(bbd_t *d)
         epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
         ev.data.fd = bbd_io_event_fd();
         epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+        bbd_shm_start(d, ep);
     }
 
+    double last_shm = 0;
+    unsigned idle_spins = 0;
+    int yielding = 0;
     while (!d->stopping) {
         while (ucp_worker_progress(d->ucx.worker))
             ;
         process_queue(d);
+        if (bbd_shm_serve(d) > 0) {
+            last_shm = monotonic_seconds();
+            idle_spins = 0;
+            yielding = 0;
+        }
         start_receives(d);
-        io_reap(d);
+        /* Only with writes in flight: taking finished ones costs a system call (a read of the
+         * I/O thread's eventfd), which the polling passes for shared memory cannot afford. */
+        if (bbd_io_in_flight() > 0)
+            io_reap(d);
         reap_dead(d);
         /* Work queued, or a rendezvous receive in flight (its completion does not always wake
          * the event fd): keep progressing instead of sleeping. */
         if (d->queue_head)
             continue;
-        if (ucp_worker_arm(d->ucx.worker) == UCS_ERR_BUSY)
+        /* A client on a shared-memory channel sends its next request within microseconds of
+         * its last reply: poll a little before paying for a sleep and a wake-up. Yield while
+         * polling so that, on a machine with more runnable processes than cores, the clients
+         * we wait for get the CPU. */
+        if (last_shm > 0) {
+            int spin = 1;
+            if ((++idle_spins & 15) == 0) {
+                double idle = monotonic_seconds() - last_shm;
+                spin = idle < BBD_SHM_SPIN_SECONDS;
+                yielding = idle >= BBD_SHM_PURE_SECONDS;
+            }
+            if (spin) {
+                if (yielding)
+                    sched_yield();
+                continue;
+            }
+        }
+        last_shm = 0;
+        yielding = 0;
+        if (bbd_shm_sleep_prepare(d)) {
+            bbd_shm_awake(d);
             continue;
-        struct epoll_event evs[4];
+        }
+        if (ucp_worker_arm(d->ucx.worker) == UCS_ERR_BUSY) {
+            bbd_shm_awake(d);
+            continue;
+        }
+        struct epoll_event evs[16];
         int wait_ms = bbd_table_poll(d);
-        int n = epoll_wait(ep, evs, 4, wait_ms < 0 || wait_ms > 1000 ? 1000 : wait_ms);
+        int n = epoll_wait(ep, evs, 16, wait_ms < 0 || wait_ms > 1000 ? 1000 : wait_ms);
+        bbd_shm_awake(d);
         for (int i = 0; i < n; i++) {
             if (evs[i].data.fd == sfd) {
                 struct signalfd_siginfo si;
@@ -550,6 +642,8 @@ void bbd_server_run(bbd_t *d)
                     PDCBB_INFO("signal %u received: shutting down", si.ssi_signo);
                     d->stopping = 1;
                 }
+            } else {
+                bbd_shm_event(d, evs[i].data.fd);
             }
         }
     }
@@ -558,6 +652,7 @@ void bbd_server_run(bbd_t *d)
     for (int i = 0; i < 100; i++)
         ucp_worker_progress(d->ucx.worker);
     process_queue(d);
+    bbd_shm_serve(d);
     for (int spins = 0; d->queue_head && spins < 20000; spins++) {
         if (!ucp_worker_progress(d->ucx.worker)) {
             struct timespec ts = {0, 100000};
@@ -576,6 +671,13 @@ void bbd_server_run(bbd_t *d)
         }
     if (pending_sends > 0)
         PDCBB_WARN("%d replies not delivered at shutdown", pending_sends);
+    PDCBB_INFO("%llu requests served, %llu of them over %llu shared-memory channels; %llu in "
+               "%llu group commits",
+               (unsigned long long)d->stats.requests, (unsigned long long)d->stats.shm_requests,
+               (unsigned long long)d->stats.shm_channels,
+               (unsigned long long)d->stats.batched_requests,
+               (unsigned long long)d->stats.batches);
+    bbd_shm_stop(d);
     if (sfd >= 0)
         close(sfd);
     if (ep >= 0)

@@ -2,16 +2,40 @@
  * bbd_store_lmdb.c - the LMDB backend of the daemon's store (bbd_store.h).
  *
  * One environment per daemon in its node-local directory, one named database per table.
- * MDB_NOSYNC: commits reach the page cache, which survives the daemon's death; sync() and
- * close() flush to the device. MDB_NOTLS because the daemon owns transactions explicitly.
+ * MDB_NOTLS because the daemon owns transactions explicitly.
+ *
+ * Durability (unchanged by the choices below, and the same for every transport): a request
+ * that changes the store is answered only after its transaction committed, and a committed
+ * transaction survives the death of the daemon process (kill -9): with MDB_NOSYNC a commit
+ * ends in the kernel's page cache, which outlives the process, and LMDB's copy-on-write pages
+ * plus the meta page written last make the environment reopen consistent. It does not survive
+ * the loss of the node (power, kernel crash) until sync() or close(), which flush to the device
+ * (shutdown, drain); DESIGN section 6 puts node loss out of scope.
+ *
+ * MDB_WRITEMAP: transactions write their pages straight into the shared file mapping (the page
+ * cache) instead of malloc'ed copies written out with pwrite/writev/lseek at commit. A commit
+ * then costs no system call (with MDB_NOSYNC), which is most of a metadata request's cost on
+ * this kind of machine (docs/PERFORMANCE.md, "Metadata"). The catch: LMDB makes the file as big
+ * as the map (sparse), and a store into a page the filesystem cannot allocate kills the process
+ * with SIGBUS instead of failing with ENOSPC. So the file is kept *allocated* (fallocate) at
+ * least STORE_RESERVE_MIN bytes beyond LMDB's last used page, more than any single request can
+ * add (requests are at most 16 MiB), and a write transaction that cannot get that reserve is
+ * refused with PDCBB_ERR_NOSPC before it touches anything. On a filesystem without fallocate
+ * the environment is opened without MDB_WRITEMAP (pwrite at commit, as before).
  */
 #include "bbd_store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Allocated bytes kept beyond the last used page (WRITEMAP), and the step to extend by. */
+#define STORE_RESERVE_MIN ((uint64_t)40 << 20)
+#define STORE_RESERVE_STEP ((uint64_t)64 << 20)
 
 static const char *const table_names[BBD_T_COUNT_] = {
     "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids", "data", "map",
@@ -20,6 +44,11 @@ static const char *const table_names[BBD_T_COUNT_] = {
 struct bbd_store {
     MDB_env *env;
     MDB_dbi dbi[BBD_T_COUNT_];
+    int writemap;        /* opened with MDB_WRITEMAP: keep the file allocated ahead */
+    int fd;              /* the data file (WRITEMAP) */
+    uint64_t map_size;
+    uint64_t allocated;  /* bytes of the file known to be allocated */
+    struct bbd_txn *free_txn; /* one reusable transaction wrapper */
 };
 
 struct bbd_txn {
@@ -54,7 +83,42 @@ static void lmdb_close(bbd_store_t *st)
         mdb_env_sync(st->env, 1);
         mdb_env_close(st->env);
     }
+    free(st->free_txn);
     free(st);
+}
+
+/* Can the filesystem of dir allocate file space (fallocate)? Tried on the data file itself. */
+static int can_fallocate(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/data.mdb", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 0;
+    int ok = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096) == 0;
+    close(fd);
+    return ok;
+}
+
+/* WRITEMAP: make sure STORE_RESERVE_MIN bytes past the last used page are allocated. */
+static pdcbb_err_t reserve_space(bbd_store_t *st)
+{
+    MDB_envinfo info;
+    MDB_stat ms;
+    if (mdb_env_info(st->env, &info) != 0 || mdb_env_stat(st->env, &ms) != 0)
+        return PDCBB_ERR_STORE;
+    uint64_t used = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
+    if (st->allocated >= used + STORE_RESERVE_MIN || st->allocated >= st->map_size)
+        return PDCBB_OK;
+    uint64_t want = used + STORE_RESERVE_MIN + STORE_RESERVE_STEP;
+    if (want > st->map_size)
+        want = st->map_size;
+    if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)want) != 0) {
+        /* Refuse the write instead of risking SIGBUS on an unallocated page. */
+        return errno == ENOSPC ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(errno);
+    }
+    st->allocated = want;
+    return PDCBB_OK;
 }
 
 static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, bbd_store_t **out, char *err,
@@ -66,6 +130,9 @@ static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, bbd_store_t **o
     const char *what = "mdb_env_create";
     if (st == NULL)
         return PDCBB_ERR_NOMEM;
+    st->fd = -1;
+    st->map_size = map_size;
+    st->writemap = can_fallocate(dir);
     if ((rc = mdb_env_create(&st->env)) != 0)
         goto fail;
     what = "mdb_env_set_mapsize";
@@ -75,8 +142,19 @@ static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, bbd_store_t **o
     if ((rc = mdb_env_set_maxdbs(st->env, BBD_T_COUNT_ + 4)) != 0)
         goto fail;
     what = "mdb_env_open";
-    if ((rc = mdb_env_open(st->env, dir, MDB_NOSYNC | MDB_NOTLS, 0600)) != 0)
+    if ((rc = mdb_env_open(st->env, dir,
+                           MDB_NOSYNC | MDB_NOTLS | (st->writemap ? MDB_WRITEMAP : 0), 0600)) != 0)
         goto fail;
+    if (st->writemap) {
+        what = "fallocate (the reserve of the data file)";
+        if ((rc = mdb_env_get_fd(st->env, &st->fd)) != 0)
+            goto fail;
+        pdcbb_err_t e = reserve_space(st);
+        if (e != PDCBB_OK) {
+            rc = e == PDCBB_ERR_NOSPC ? ENOSPC : EIO;
+            goto fail;
+        }
+    }
     what = "mdb_txn_begin";
     if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
         goto fail;
@@ -105,17 +183,34 @@ static pdcbb_err_t lmdb_sync(bbd_store_t *st)
     return err_from_mdb(mdb_env_sync(st->env, 1));
 }
 
+/* Transaction wrappers are recycled: one malloc less per request. */
+static void txn_release(bbd_txn_t *t)
+{
+    bbd_store_t *st = t->st;
+    if (st->free_txn == NULL)
+        st->free_txn = t;
+    else
+        free(t);
+}
+
 static pdcbb_err_t lmdb_txn_begin(bbd_store_t *st, int write, bbd_txn_t **out)
 {
-    bbd_txn_t *t = malloc(sizeof(*t));
-    if (t == NULL)
+    if (write && st->writemap) {
+        pdcbb_err_t e = reserve_space(st);
+        if (e != PDCBB_OK)
+            return e;
+    }
+    bbd_txn_t *t = st->free_txn;
+    if (t)
+        st->free_txn = NULL;
+    else if ((t = malloc(sizeof(*t))) == NULL)
         return PDCBB_ERR_NOMEM;
+    t->st = st;
     int rc = mdb_txn_begin(st->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
     if (rc != 0) {
-        free(t);
+        txn_release(t);
         return err_from_mdb(rc);
     }
-    t->st = st;
     *out = t;
     return PDCBB_OK;
 }
@@ -123,7 +218,7 @@ static pdcbb_err_t lmdb_txn_begin(bbd_store_t *st, int write, bbd_txn_t **out)
 static pdcbb_err_t lmdb_txn_commit(bbd_txn_t *t)
 {
     int rc = mdb_txn_commit(t->txn);
-    free(t);
+    txn_release(t);
     return err_from_mdb(rc);
 }
 
@@ -132,7 +227,7 @@ static void lmdb_txn_abort(bbd_txn_t *t)
     if (t == NULL)
         return;
     mdb_txn_abort(t->txn);
-    free(t);
+    txn_release(t);
 }
 
 static pdcbb_err_t lmdb_get(bbd_txn_t *t, bbd_table_t tb, bbd_val_t key, bbd_val_t *val)

@@ -8,6 +8,7 @@
  *
  * Layout: client_handle.c (checked pdcid_t handles), client_rpc.c (UCX connections and one
  * request/reply round trip, stubs named client_op_<op> like the daemon's bbd_op_<op>),
+ * client_shm.c (the shared-memory channel to this node's daemons for synchronous calls),
  * client_discovery.c (finding the job's daemons: the job directory and JOB_TABLE), client_drained.c (a
  * drained job directory served read-only in place of daemons), pdc_*.c (the PDC API).
  */
@@ -73,6 +74,9 @@ typedef struct client_server {
     int connected;
     int failed;              /* the connection failed; reconnect on next use */
     ucs_status_t fail_status;
+    struct client_shm *shm;  /* shared-memory channel to a daemon of this node, or NULL */
+    pid_t shm_pid_tried;     /* daemon pid a channel was last tried with (no retry per call) */
+    uint64_t shm_calls;      /* requests answered over the channel */
 } client_server_t;
 
 typedef struct client_pending {
@@ -205,6 +209,16 @@ int client_rpc_progress(void);
 /* Sleep until the worker has an event or max_seconds pass (after progress found nothing). */
 void client_rpc_idle(double max_seconds);
 double client_now(void);
+
+/*
+ * client_shm.c: one synchronous request over the shared-memory channel to server (a daemon of
+ * this node), when there is one and nothing of ours is outstanding on UCX to it. Returns 0 if
+ * the request was not sent that way (use UCX), else 1 with *out a finished request for
+ * client_rpc_finish (its status says whether the daemon answered). client_shm_close drops
+ * server's channel (PDCclose; accepts a server without one).
+ */
+int client_shm_call(unsigned server, unsigned op, const void *req, client_pending_t **out);
+void client_shm_close(unsigned server);
 
 /* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */
 #define CLIENT_X_STUB(OP, val, lname, RQ, RP)                                                     \

@@ -20,6 +20,9 @@ typedef struct slot {
 static slot_t *slots;
 static uint32_t nslots, cap_slots, free_head; /* free_head: index + 1, 0 = none */
 static size_t live;
+/* Live handles per kind: client_handle_foreach of a kind with none returns at once (PDCobj_close
+ * looks for transfers of the object: a scan of every slot made closing n objects O(n^2)). */
+static size_t live_kind[CLIENT_H_KIND_MAX_];
 
 #define ID_KIND(id) ((unsigned)((id) >> 56))
 #define ID_GEN(id) ((uint32_t)(((id) >> 32) & 0xffffffu))
@@ -64,6 +67,7 @@ pdcid_t client_handle_new(client_hkind_t kind, void *ptr)
     s->kind = (uint8_t)kind;
     s->ptr = ptr;
     live++;
+    live_kind[kind]++;
     return ((pdcid_t)kind << 56) | ((pdcid_t)s->gen << 32) | (pdcid_t)(idx + 1);
 }
 
@@ -106,6 +110,7 @@ void *client_handle_remove(pdcid_t id, client_hkind_t kind)
     if (s == NULL || s->kind != kind)
         return NULL;
     void *ptr = s->ptr;
+    live_kind[s->kind]--;
     s->kind = CLIENT_H_NONE;
     s->ptr = NULL;
     s->next_free = free_head;
@@ -117,6 +122,8 @@ void *client_handle_remove(pdcid_t id, client_hkind_t kind)
 void client_handle_foreach(client_hkind_t kind, void (*fn)(pdcid_t id, void *ptr, void *arg),
                            void *arg)
 {
+    if (kind != CLIENT_H_NONE && ((unsigned)kind >= CLIENT_H_KIND_MAX_ || live_kind[kind] == 0))
+        return;
     for (uint32_t i = 0; i < nslots; i++) {
         slot_t *s = &slots[i];
         if (s->kind == CLIENT_H_NONE || (kind != CLIENT_H_NONE && s->kind != kind))
@@ -142,4 +149,6 @@ void client_handle_reset(void)
         free_head = i;
     }
     live = 0;
+    for (int k = 0; k < CLIENT_H_KIND_MAX_; k++)
+        live_kind[k] = 0;
 }

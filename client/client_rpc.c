@@ -12,7 +12,8 @@
  * Requests are posted asynchronously (client_rpc_post) and completed by progressing the one
  * worker: control replies arrive as PDCBB_AM_ID_MSG messages, replies with a bulk part (region
  * reads) as PDCBB_AM_ID_DATA, whose data is received straight into the caller's destination.
- * client_rpc() is the synchronous round trip built on the same calls.
+ * client_rpc() is the synchronous round trip built on the same calls; to a daemon of this node
+ * it goes over the shared-memory channel instead when it can (client_shm.c).
  *
  * Serving a drained job (client_g.drained, PDCBB_DRAINED_DIR) there is no worker: a posted
  * request is answered at once by client_drained_serve, whose reply (a whole message, as a
@@ -265,8 +266,10 @@ void client_rpc_close(void)
             client_pending_free(client_g.pending);
         return;
     }
-    for (unsigned i = 0; i < client_g.nservers; i++)
+    for (unsigned i = 0; i < client_g.nservers; i++) {
+        client_shm_close(i);
         ep_close(&client_g.servers[i]);
+    }
     /* Let UCX finish what the closes queued before the worker goes. */
     for (int i = 0; i < 100; i++)
         ucp_worker_progress(client_g.ucx.worker);
@@ -576,12 +579,17 @@ pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep,
 {
     double t0 = now_seconds();
     client_pending_t *p;
+    pdcbb_err_t rc;
     *keep = NULL;
-    pdcbb_err_t rc = client_rpc_post(server, op, req, NULL, 0, NULL, 0, &p);
-    if (rc != PDCBB_OK)
-        return rc;
-    client_rpc_wait(p, client_g.cfg.request_timeout);
-    rc = client_rpc_finish(p, rep, keep);
+    if (server < client_g.nservers && client_shm_call(server, op, req, &p)) {
+        rc = client_rpc_finish(p, rep, keep);
+    } else {
+        rc = client_rpc_post(server, op, req, NULL, 0, NULL, 0, &p);
+        if (rc != PDCBB_OK)
+            return rc;
+        client_rpc_wait(p, client_g.cfg.request_timeout);
+        rc = client_rpc_finish(p, rep, keep);
+    }
     if (rc == PDCBB_OK && op < PDCBB_OP_MAX_) {
         client_g.op_count[op]++;
         client_g.op_seconds[op] += now_seconds() - t0;

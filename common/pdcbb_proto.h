@@ -155,7 +155,8 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     F(T, U64, id) F(T, U64, cont_id) F(T, STR, name) PDCBB_OBJ_PROPS(F, T)
 #define PDCBB_STATS_REP(F, T)                                                                     \
     F(T, U32, rank) F(T, U64, requests) F(T, U64, auth_failures) F(T, U64, proto_errors)          \
-    F(T, U64, containers) F(T, U64, objects) F(T, U64, connections)
+    F(T, U64, containers) F(T, U64, objects) F(T, U64, connections) F(T, U64, shm_requests)     \
+    F(T, U64, shm_channels) F(T, U64, shm_channels_open)
 
 /*
  * Region data. A DATA_WRITE or DATA_READ carries a batch of region descriptors, flattened into

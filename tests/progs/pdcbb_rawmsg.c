@@ -179,9 +179,13 @@ int main(int argc, char **argv)
                 pdcbb_stats_rep_t s;
                 if (pdcbb_body_decode(PDCBB_OP_STATS, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
                                       rh.payload_len, &s) == PDCBB_OK)
-                    printf("requests %llu auth_failures %llu proto_errors %llu objects %llu\n",
+                    printf("requests %llu auth_failures %llu proto_errors %llu objects %llu "
+                           "shm_requests %llu shm_channels %llu shm_open %llu\n",
                            (unsigned long long)s.requests, (unsigned long long)s.auth_failures,
-                           (unsigned long long)s.proto_errors, (unsigned long long)s.objects);
+                           (unsigned long long)s.proto_errors, (unsigned long long)s.objects,
+                           (unsigned long long)s.shm_requests,
+                           (unsigned long long)s.shm_channels,
+                           (unsigned long long)s.shm_channels_open);
             }
             rc = 0;
         }
