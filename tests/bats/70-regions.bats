@@ -325,20 +325,21 @@ assert_all_placements_used() {
 }
 
 @test "capacity with 1 MiB writes (the direct path): NOSPC names the sizes; deleted data frees the disk at once" {
-    # Node-local storage of 16 MiB for a capacity of 12 MiB: after the object is deleted, its
-    # blocks must really be free (no descriptor of the writer keeps the file alive), or the
-    # second half of the case finds the file system full.
-    mount_tmpfs "$WORKDIR" size=16m
-    in_job 1 'PDCBB_LOG=debug "$CASES" capacity 12582912 1048576 2>err.log; echo "rc=$?"
-              grep -c "region bytes move directly" err.log' --pdc capacity=12M
+    # Node-local storage of 164 MiB (the daemon's LMDB keeps about 104 MiB allocated) for a
+    # capacity of 48 MiB: after the object is deleted, its blocks must really be free (no
+    # descriptor of the writer keeps the file alive), or the case's second write of 24 MiB
+    # finds the file system full.
+    mount_tmpfs "$WORKDIR" size=164m
+    in_job 1 'PDCBB_LOG=debug "$CASES" capacity 50331648 1048576 2>err.log; echo "rc=$?"
+              grep -c "region bytes move directly" err.log' --pdc capacity=48M
     assert_success
     assert_output --partial "rc=0"
     assert_output --regexp "ok capacity placement=obj_static: NOSPC after [0-9]+ bytes .*PDCBB_ERR_NOSPC: .*no space"
-    assert_output --regexp "no space: this daemon's share of the job capacity is 12\.0 MiB, [0-9.]+ (MiB|KiB) used, the write needs [0-9.]+ (MiB|KiB) more"
+    assert_output --regexp "no space: this daemon's share of the job capacity is 48\.0 MiB, [0-9.]+ (MiB|KiB) used, the write needs [0-9.]+ (MiB|KiB) more"
     assert_output --partial "after deleting the object"
     assert_line "1"
     n="$(sed -n 's/.*NOSPC after \([0-9]*\) bytes.*/\1/p' <<<"$output")"
-    [ "$n" -ge 11534336 ]
+    [ "$n" -ge 49283072 ]
     assert_no_daemons "$WORKDIR"
 }
 
