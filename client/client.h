@@ -220,6 +220,9 @@ double client_now(void);
 int client_shm_call(unsigned server, unsigned op, const void *req, client_pending_t **out);
 void client_shm_close(unsigned server);
 
+/* A request header for op to server: magic, version, a new request id, the server's token. */
+void client_request_hdr(unsigned server, unsigned op, pdcbb_msg_hdr_t *h);
+
 /* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */
 #define CLIENT_X_STUB(OP, val, lname, RQ, RP)                                                     \
     static inline pdcbb_err_t client_op_##lname(unsigned server, const pdcbb_##lname##_req_t *q,  \

@@ -333,17 +333,22 @@ void client_rpc_wait(client_pending_t *p, double timeout)
         pending_done(p, PDCBB_ERR_TIMEOUT);
 }
 
+void client_request_hdr(unsigned server, unsigned op, pdcbb_msg_hdr_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->magic = PDCBB_PROTO_MAGIC;
+    h->version = PDCBB_PROTO_VERSION;
+    h->op = (uint16_t)op;
+    h->req_id = ++client_g.next_req_id;
+    memcpy(h->token, client_g.servers[server].info.token, PDCBB_TOKEN_LEN);
+}
+
 static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const void *bulk,
                         size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out)
 {
     client_server_t *s = &client_g.servers[server];
     pdcbb_msg_hdr_t h;
-    memset(&h, 0, sizeof(h));
-    h.magic = PDCBB_PROTO_MAGIC;
-    h.version = PDCBB_PROTO_VERSION;
-    h.op = (uint16_t)op;
-    h.req_id = ++client_g.next_req_id;
-    memcpy(h.token, s->info.token, PDCBB_TOKEN_LEN);
+    client_request_hdr(server, op, &h);
     client_pending_t *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return client_fail(PDCBB_ERR_NOMEM, "out of memory");

@@ -292,13 +292,8 @@ int client_shm_call(unsigned server, unsigned op, const void *req, client_pendin
     if (p == NULL)
         return 0;
     pdcbb_msg_hdr_t h;
-    memset(&h, 0, sizeof(h));
-    h.magic = PDCBB_PROTO_MAGIC;
-    h.version = PDCBB_PROTO_VERSION;
-    h.op = (uint16_t)op;
-    h.req_id = ++client_g.next_req_id;
+    client_request_hdr(server, op, &h);
     h.payload_len = (uint32_t)size;
-    memcpy(h.token, s->info.token, PDCBB_TOKEN_LEN);
     uint8_t *slot = pdcbb_shm_req_slot(c->map);
     pdcbb_hdr_encode(&h, slot);
     if (pdcbb_body_encode(op, 0, req, slot + PDCBB_HDR_LEN, size) != PDCBB_OK) {
