@@ -203,9 +203,14 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
 /*
  * Staging buffers for bulk parts: reused, so a message does not page-fault fresh memory in
  * (first touch runs at a tenth of memcpy speed: docs/PERFORMANCE.md). bbd_staging_put accepts NULL.
+ * Inbound buffers (received writes, held until their file writes are done) count against
+ * BBD_STAGING_INBOUND_MAX: a receive starts only when bbd_staging_room says it fits, or when
+ * no inbound buffer is busy (a single larger message still goes through).
  */
-void *bbd_staging_get(size_t len);
+#define BBD_STAGING_INBOUND_MAX ((size_t)256 << 20)
+void *bbd_staging_get(size_t len, int inbound);
 void bbd_staging_put(void *buf);
+int bbd_staging_room(size_t len);
 void bbd_data_close(bbd_t *d);
 /* A write batch is done: count the space its files now occupy. */
 void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b);

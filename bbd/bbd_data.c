@@ -470,7 +470,7 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
         p->results_count = 1;
         return PDCBB_OK;
     }
-    uint8_t *out = bbd_staging_get(total ? total : 1);
+    uint8_t *out = bbd_staging_get(total ? total : 1, 0);
     if (out == NULL)
         return PDCBB_ERR_NOMEM;
     pos = 0;
@@ -1012,28 +1012,29 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
 
 #define STAGING_SLOTS 64
 #define STAGING_HUGE ((size_t)2 << 20) /* huge page size on x86-64 */
-#define STAGING_KEEP ((size_t)1 << 30) /* at most this much kept for reuse */
+#define STAGING_KEEP ((size_t)512 << 20) /* at most this much kept for reuse */
 
 typedef struct staging {
     void *buf;
     size_t cap;
     int busy;
+    int inbound; /* counted against BBD_STAGING_INBOUND_MAX while busy */
 } staging_t;
 
 static staging_t staging[STAGING_SLOTS];
 static size_t staging_kept;
+/* Buffers handed out but not kept for reuse (freed by bbd_staging_put): few at any time. */
+static staging_t *loose;
+static size_t loose_count, loose_cap;
+static size_t inbound_busy;
 
-void *bbd_staging_get(size_t len)
+int bbd_staging_room(size_t len)
 {
-    staging_t *best = NULL;
-    for (int i = 0; i < STAGING_SLOTS; i++)
-        if (staging[i].buf && !staging[i].busy && staging[i].cap >= len &&
-            (best == NULL || staging[i].cap < best->cap))
-            best = &staging[i];
-    if (best) {
-        best->busy = 1;
-        return best->buf;
-    }
+    return inbound_busy == 0 || inbound_busy + len <= BBD_STAGING_INBOUND_MAX;
+}
+
+static void *staging_new(size_t len, size_t *capp)
+{
     /* A new buffer, touched once now so later messages do not fault it in. Large ones are
      * backed by transparent huge pages where the kernel allows it (THP "madvise" mode, the
      * Debian default): a 2 MiB page is one fault instead of 512, which is most of the cost
@@ -1050,16 +1051,50 @@ void *bbd_staging_get(size_t len)
     } else {
         buf = malloc(cap);
     }
-    if (buf == NULL)
-        return NULL;
-    memset(buf, 0, cap);
-    for (int i = 0; i < STAGING_SLOTS; i++)
-        if (staging[i].buf == NULL && staging_kept + cap <= STAGING_KEEP) {
-            staging[i] = (staging_t){buf, cap, 1};
-            staging_kept += cap;
-            break;
-        }
+    if (buf)
+        memset(buf, 0, cap);
+    *capp = cap;
     return buf;
+}
+
+void *bbd_staging_get(size_t len, int inbound)
+{
+    staging_t *best = NULL;
+    for (int i = 0; i < STAGING_SLOTS; i++)
+        if (staging[i].buf && !staging[i].busy && staging[i].cap >= len &&
+            (best == NULL || staging[i].cap < best->cap))
+            best = &staging[i];
+    if (best == NULL) {
+        size_t cap;
+        void *buf = staging_new(len, &cap);
+        if (buf == NULL)
+            return NULL;
+        for (int i = 0; i < STAGING_SLOTS && best == NULL; i++)
+            if (staging[i].buf == NULL && staging_kept + cap <= STAGING_KEEP) {
+                staging[i] = (staging_t){buf, cap, 0, 0};
+                staging_kept += cap;
+                best = &staging[i];
+            }
+        if (best == NULL) {
+            if (loose_count == loose_cap) {
+                size_t n = loose_cap ? 2 * loose_cap : 8;
+                staging_t *g = realloc(loose, n * sizeof(*g));
+                if (g == NULL) {
+                    free(buf);
+                    return NULL;
+                }
+                loose = g;
+                loose_cap = n;
+            }
+            best = &loose[loose_count++];
+            *best = (staging_t){buf, cap, 0, 0};
+        }
+    }
+    best->busy = 1;
+    best->inbound = inbound;
+    if (inbound)
+        inbound_busy += best->cap;
+    return best->buf;
 }
 
 void bbd_staging_put(void *buf)
@@ -1068,8 +1103,18 @@ void bbd_staging_put(void *buf)
         return;
     for (int i = 0; i < STAGING_SLOTS; i++)
         if (staging[i].buf == buf) {
-            staging[i].busy = 0;
+            if (staging[i].inbound)
+                inbound_busy -= staging[i].cap;
+            staging[i].busy = staging[i].inbound = 0;
             return;
         }
-    free(buf); /* not kept */
+    for (size_t i = 0; i < loose_count; i++)
+        if (loose[i].buf == buf) {
+            if (loose[i].inbound)
+                inbound_busy -= loose[i].cap;
+            free(buf);
+            loose[i] = loose[--loose_count];
+            return;
+        }
+    PDCBB_ERROR("bbd_staging_put: %p is not a staging buffer", buf);
 }

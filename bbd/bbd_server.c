@@ -209,7 +209,9 @@ static void recv_rndv(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t leng
 /*
  * Bulk parts are pulled a few at a time, in arrival order: a client may post hundreds of large
  * writes at once, and receiving them all together would need that much staging memory (fresh
- * memory costs a page fault per 4 KiB) for no gain in speed.
+ * memory costs a page fault per 4 KiB) for no gain in speed. A received part stays in staging
+ * until the I/O thread has written it, so receives also wait while the bytes received and not
+ * yet written exceed BBD_STAGING_INBOUND_MAX (many writers at once: bounded daemon memory).
  */
 #define RECV_ACTIVE_MAX 4
 
@@ -218,9 +220,11 @@ static void start_receives(bbd_t *d)
     for (bbd_msg_t *m = d->queue_head; m && d->recv_active < RECV_ACTIVE_MAX; m = m->next) {
         if (m->rndv_desc == NULL)
             continue;
+        if (!m->conn->dead && !bbd_staging_room(m->bulk_len))
+            break; /* in arrival order: wait until written data frees staging */
         void *desc = m->rndv_desc;
         m->rndv_desc = NULL;
-        if (m->conn->dead || (m->bulk = bbd_staging_get(m->bulk_len)) == NULL) {
+        if (m->conn->dead || (m->bulk = bbd_staging_get(m->bulk_len, 1)) == NULL) {
             ucp_am_data_release(d->ucx.worker, desc);
             m->pending = 0;
             m->failed = 1;
@@ -243,7 +247,7 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     if (m)
         m->data = malloc(header_length ? header_length : 1);
     if (m && m->data && !rndv)
-        m->bulk = bbd_staging_get(length ? length : 1);
+        m->bulk = bbd_staging_get(length ? length : 1, 1);
     if (m == NULL || m->data == NULL || (!rndv && m->bulk == NULL) ||
         length > ((size_t)1 << 36)) {
         d->stats.proto_errors++;

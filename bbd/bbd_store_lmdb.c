@@ -24,6 +24,7 @@
  * the environment is opened without MDB_WRITEMAP (pwrite at commit, as before).
  */
 #include "bbd_store.h"
+#include "pdcbb_jobdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,8 +35,8 @@
 #include <unistd.h>
 
 /* Allocated bytes kept beyond the last used page (WRITEMAP), and the step to extend by. */
-#define STORE_RESERVE_MIN ((uint64_t)40 << 20)
-#define STORE_RESERVE_STEP ((uint64_t)64 << 20)
+#define STORE_RESERVE_MIN PDCBB_STORE_RESERVE_MIN
+#define STORE_RESERVE_STEP PDCBB_STORE_RESERVE_STEP
 
 static const char *const table_names[BBD_T_COUNT_] = {
     "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids", "data", "map",

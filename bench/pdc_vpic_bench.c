@@ -318,6 +318,23 @@ static uint64_t daemons_peak_rss(void)
     return peak;
 }
 
+/* Reset the daemons' VmHWM (Linux >= 4.0, "5" to clear_refs) so that the next daemons_peak_rss
+ * tells one phase's peak; 0 if any reset failed (then peaks are the job's so far). */
+static int daemons_rss_reset(void)
+{
+    int ok = ndaemon_pids > 0;
+    for (int i = 0; i < ndaemon_pids; i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%ld/clear_refs", (long)daemon_pids[i]);
+        FILE *f = fopen(path, "w");
+        if (!f || fputs("5", f) < 0)
+            ok = 0;
+        if (f && fclose(f) != 0)
+            ok = 0;
+    }
+    return ok;
+}
+
 static double self_cpu(void)
 {
     struct rusage ru;
@@ -331,6 +348,8 @@ static double self_cpu(void)
 struct phases {
     double create, start, wait, close;
     double cpu_self, cpu_daemons; /* CPU seconds meanwhile (rank 0; daemons: -1 if unknown) */
+    uint64_t rss;                 /* the largest daemon's peak resident set meanwhile (rank 0;
+                                     0 if unknown) */
 };
 
 /* Delete (rank 0) and close the objects of a repetition. */
@@ -350,6 +369,7 @@ static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint6
 {
     pdcid_t req[NVARS];
     uint64_t zero = 0;
+    int rss_ok = rank == 0 && daemons_rss_reset();
     barrier();
     double c0 = self_cpu(), d0 = daemons_cpu();
     double t0 = now();
@@ -372,6 +392,7 @@ static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint6
     barrier();
     ph->cpu_self = self_cpu() - c0;
     ph->cpu_daemons = d0 < 0 ? -1 : daemons_cpu() - d0;
+    ph->rss = rss_ok ? daemons_peak_rss() : 0;
     ph->create = t1 - t0;
     ph->start = t2 - t1;
     ph->wait = t3 - t2;
@@ -633,7 +654,7 @@ int main(int argc, char **argv)
     /* Create (rank 0) or open (others) the 8 objects of repeat r (r < 0: the job's first, cold transfer). */
     pdcid_t obj[NVARS];
     double t_meta_create = 0, t_meta_open = 0;
-    struct phases wph[MAX_REPEAT], rph[MAX_REPEAT], cold;
+    struct phases wph[MAX_REPEAT], rph[MAX_REPEAT], cold, cold_read;
     double wt[MAX_REPEAT], rt[MAX_REPEAT], rwt[MAX_REPEAT], rrt[MAX_REPEAT];
     double cold_w = 0, cold_r = 0, cold_rw = 0, cold_rr = 0; /* the job's first transfer */
 
@@ -688,7 +709,7 @@ int main(int argc, char **argv)
                     for (int v = 0; v < NVARS; v++)
                         memset(rbuf[v], 0xA5, nbytes);
                 barrier();
-                double tr = pdc_transfer(obj, rbuf, n, first, PDC_READ, r < 0 ? &cold : &rph[r]);
+                double tr = pdc_transfer(obj, rbuf, n, first, PDC_READ, r < 0 ? &cold_read : &rph[r]);
                 for (int v = 0; v < NVARS; v++)
                     verify(rbuf[v], n, first, v, rr, "PDC read");
                 if (r >= 0) {
@@ -779,8 +800,20 @@ int main(int argc, char **argv)
         printf("    metadata (untimed above, mean per repeat): create/open 8 objects %.2f ms, "
                "reopen 8 objects by name %.2f ms\n",
                t_meta_create / repeat * 1e3, t_meta_open / repeat * 1e3);
+        /* Per phase: the largest peak over the cold transfer and every repeat. Reads count the
+         * file pages a daemon maps to answer them. */
+        uint64_t rss_w = cold.rss, rss_r = cold_read.rss;
+        for (int i = 0; i < repeat; i++) {
+            rss_w = wph[i].rss > rss_w ? wph[i].rss : rss_w;
+            rss_r = rph[i].rss > rss_r ? rph[i].rss : rss_r;
+        }
         uint64_t rss = daemons_peak_rss();
-        if (rss)
+        if (rss_w && rss_r)
+            printf("    daemon memory: peak resident set of the largest of %d daemon(s) on this "
+                   "machine during writes %.1f MiB, during reads %.1f MiB (includes the file "
+                   "pages it maps to answer reads)\n",
+                   ndaemon_pids, (double)rss_w / 1048576.0, (double)rss_r / 1048576.0);
+        else if (rss)
             printf("    daemon memory: peak resident set of the largest of %d daemon(s) on this "
                    "machine %.1f MiB\n",
                    ndaemon_pids, (double)rss / 1048576.0);
@@ -806,7 +839,13 @@ int main(int argc, char **argv)
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
                (unsigned long long)nbytes, placement_name(placement), rd,
                (double)total / mr / MiB, rr, rratio);
-        if (rss)
+        if (rss_w && rss_r)
+            printf("RESULT name=daemon_peak_rss particles=%llu procs=%d daemons=%d bytes=%llu "
+                   "rss_bytes=%llu write_rss_bytes=%llu read_rss_bytes=%llu\n",
+                   (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
+                   (unsigned long long)(rss_w > rss_r ? rss_w : rss_r),
+                   (unsigned long long)rss_w, (unsigned long long)rss_r);
+        else if (rss)
             printf("RESULT name=daemon_peak_rss particles=%llu procs=%d daemons=%d bytes=%llu "
                    "rss_bytes=%llu\n",
                    (unsigned long long)n, nprocs, nservers, (unsigned long long)total,

@@ -1106,9 +1106,14 @@ static pdcbb_err_t job_check_capacity(const pdcbb_job_t *job, int dirfd, char *e
         return pdcbb_err_from_errno(e);
     }
     uint64_t avail = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
-    if (cap > avail) {
-        job_errf(err, errlen, "requested capacity %s exceeds the free space %s (%.1fG) under %s",
-                 pdcbb_format_size(cap, a, sizeof(a)), pdcbb_format_size(avail, b, sizeof(b)),
+    uint64_t stores = (uint64_t)job->cfg.servers_per_node * PDCBB_STORE_AHEAD;
+    if (cap > avail || stores > avail - cap) {
+        char c[32];
+        job_errf(err, errlen,
+                 "requested capacity %s plus %s for the metadata of %u daemon(s) exceeds the "
+                 "free space %s (%.1fG) under %s",
+                 pdcbb_format_size(cap, a, sizeof(a)), pdcbb_format_size(stores, c, sizeof(c)),
+                 job->cfg.servers_per_node, pdcbb_format_size(avail, b, sizeof(b)),
                  (double)avail / (1024.0 * 1024 * 1024), job_root(job));
         return PDCBB_ERR_NOSPC;
     }

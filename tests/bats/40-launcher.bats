@@ -8,9 +8,11 @@ bats_require_minimum_version 1.5.0
 setup() {
     require_build
     make_workdir
+    MOUNTS=()
 }
 
 teardown() {
+    unmount_tmpfs
     cleanup_workdir
 }
 
@@ -167,6 +169,15 @@ teardown() {
     assert_failure 1
     assert_output --partial "exceeds the free space"
     [ -z "$(ls -A "$TMPDIR")" ]
+    # the daemons' metadata stores count too: 150 MiB fits a 200 MiB file system, 150 MiB
+    # plus two stores of 104 MiB ahead does not (one store does)
+    mount_tmpfs "$WORKDIR/small" size=200m
+    run env TMPDIR="$WORKDIR/small" "$PDCBB" run --nodes 1 --pdc capacity=150M,servers_per_node=2 -- true
+    assert_failure 1
+    assert_output --partial "requested capacity 150M plus 208M for the metadata of 2 daemon(s) exceeds the free space"
+    [ -z "$(ls -A "$WORKDIR/small")" ]
+    run env TMPDIR="$WORKDIR/small" "$PDCBB" run --nodes 1 --pdc capacity=80M -- true
+    assert_success
     run "$PDCBB" run --site-config "$WORKDIR/site.yaml" --nodes 1 --keep -- true
     assert_failure 1
     assert_output --partial "job data kept in $TMPDIR/pdcbb-run."

@@ -141,3 +141,36 @@ guide_env() {
         grep -Eq "^$n +[0-9.]+ +[0-9.]+ +[0-9.]+$" <<<"$output"
     done
 }
+
+@test "PERFORMANCE.md: every other sh block runs as printed (PDCBB_BENCH_QUICK=1: smoke runs)" {
+    # The printed commands name bench/ and build/ relative to the top of the tree: run them in
+    # a directory where those are this tree's scripts and this test's build.
+    mkdir "$WORKDIR/top" "$WORKDIR/tmp"
+    ln -s "$REPO_DIR/bench" "$WORKDIR/top/bench"
+    ln -s "$BUILD_DIR" "$WORKDIR/top/build"
+    awk '/^```sh$/ {on = 1; next} on && /^```$/ {on = 0} on' "$REPO_DIR/docs/PERFORMANCE.md" |
+        grep -vx 'bench/init.sh --reps 7' >"$WORKDIR/commands"
+    # What the page promises: the data-path runs, the drain and the metadata runs.
+    [ "$(grep -c '^bench/run.sh \|^PDCBB_DIRECT=0 bench/run.sh ' "$WORKDIR/commands")" -ge 5 ]
+    grep -q '^bench/drain.sh ' "$WORKDIR/commands"
+    [ "$(grep -c 'bench/meta.sh ' "$WORKDIR/commands")" -ge 3 ]
+    cd "$WORKDIR/top"
+    while IFS= read -r cmd; do
+        echo "== $cmd"
+        run env PDCBB_BENCH_QUICK=1 TMPDIR="$WORKDIR/tmp" bash -ec "$cmd" </dev/null
+        echo "$output" | tail -15
+        assert_success
+        case "$cmd" in
+        *bench/run.sh*--no-vpic*) assert_output --partial "RESULT name=sweep" ;;
+        *bench/run.sh*) assert_output --regexp "RESULT name=vpic_write .* ratio=[0-9.]+ nodes=" ;;
+        *bench/drain.sh*--help*) assert_output --partial "usage: bench/drain.sh" ;;
+        *bench/drain.sh*) assert_output --regexp "drain/cp" ;;
+        *bench/meta.sh*) assert_output --partial "== spn1-p1:" ;;
+        *) echo "no check for: $cmd" >&2; return 1 ;;
+        esac
+    done <"$WORKDIR/commands"
+    # Every run.sh and meta.sh run left its results file here, and no job left a daemon.
+    [ "$(ls bench-*.txt | wc -l)" -ge 6 ]
+    [ "$(cat meta-results-*.txt | grep -c '^RESULT name=meta_create ')" -ge 3 ]
+    assert_no_daemons "$WORKDIR/tmp"
+}

@@ -9,6 +9,7 @@ load helpers
 
 MODEL="$BUILD_DIR/tests/pdc_region_model"
 CASES="$BUILD_DIR/tests/pdc_region_cases"
+BENCH_DIR="$BUILD_DIR/bench"
 
 setup() {
     require_build
@@ -18,7 +19,7 @@ setup() {
     make_workdir
     MOUNTS=()
     # The job scripts below use these names and write their files in the work directory.
-    export MODEL CASES BBD
+    export MODEL CASES BBD BENCH_DIR
 }
 
 teardown() {
@@ -117,6 +118,23 @@ assert_all_placements_used() {
     assert_output --partial "ucx.log:0"
     assert_output --regexp "daemon 0: region bytes move directly through /.*/objects"
     refute_output --partial "daemon 1: region bytes move directly"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "UCX path: 4 writers of 256 MiB at once; the daemon's memory stays bounded (staging waits for the file writes)" {
+    # Received bytes stay in staging until the I/O thread has written them; without the bound
+    # they pile up to most of the 1 GiB sent. The bench resets the daemon's VmHWM before its
+    # write phases and prints the peak; it also verifies every byte it reads back.
+    command -v mpirun >/dev/null
+    in_job 1 'PDCBB_DIRECT=0 timeout 600 mpirun --oversubscribe -np 4 -x PDCBB_JOB_DIR \
+        -x PDCBB_JOB_ID -x PDCBB_DIRECT -x UCX_WARN_UNUSED_ENV_VARS \
+        "$BENCH_DIR/pdc_vpic_bench" --particles 8M --repeat 1 --cold-settle 0' --pdc capacity=4G
+    assert_success
+    peak="$(sed -n 's/.*during writes \([0-9]*\)\.[0-9] MiB.*/\1/p' <<<"$output")"
+    [ -n "$peak" ]
+    echo "daemon peak during writes: $peak MiB"
+    [ "$peak" -ge 64 ] # the bytes did go through the daemon
+    [ "$peak" -le 400 ]
     assert_no_daemons "$WORKDIR"
 }
 
