@@ -120,6 +120,7 @@ typedef struct client_state {
     /* statistics for PDC_timing_report */
     uint64_t op_count[PDCBB_OP_MAX_];
     double op_seconds[PDCBB_OP_MAX_];
+    int timing_stopped; /* PDC_timing_finalize until the next PDC_timing_init */
 } client_state_t;
 
 extern client_state_t client_g;

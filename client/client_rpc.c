@@ -595,7 +595,7 @@ pdcbb_err_t client_rpc(unsigned server, unsigned op, const void *req, void *rep,
         client_rpc_wait(p, client_g.cfg.request_timeout);
         rc = client_rpc_finish(p, rep, keep);
     }
-    if (rc == PDCBB_OK && op < PDCBB_OP_MAX_) {
+    if (rc == PDCBB_OK && op < PDCBB_OP_MAX_ && !client_g.timing_stopped) {
         client_g.op_count[op]++;
         client_g.op_seconds[op] += now_seconds() - t0;
     }

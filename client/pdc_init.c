@@ -1,6 +1,6 @@
 /*
  * pdc_init.c - PDCinit/PDCclose, the library lock, per-thread error reporting, the PDCbb_
- * extensions and PDC_timing_report.
+ * extensions and PDC's timing helpers.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -180,6 +180,24 @@ int PDC_timing_report(const char *prefix)
                (unsigned long long)client_g.op_count[op], client_g.op_seconds[op] * 1e3,
                client_g.op_seconds[op] * 1e6 / (double)client_g.op_count[op]);
     }
+    CLIENT_LEAVE();
+    return 0;
+}
+
+int PDC_timing_init(void)
+{
+    CLIENT_ENTER();
+    memset(client_g.op_count, 0, sizeof(client_g.op_count));
+    memset(client_g.op_seconds, 0, sizeof(client_g.op_seconds));
+    client_g.timing_stopped = 0;
+    CLIENT_LEAVE();
+    return 0;
+}
+
+int PDC_timing_finalize(void)
+{
+    CLIENT_ENTER();
+    client_g.timing_stopped = 1;
     CLIENT_LEAVE();
     return 0;
 }

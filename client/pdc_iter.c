@@ -259,3 +259,76 @@ out:
     CLIENT_LEAVE();
     return info;
 }
+
+/* Whether object info p matches field = value (PDCobj_prop_query). */
+static int prop_matches(const pdcbb_obj_info_rep_t *p, const client_cont_t *c,
+                        enum pdc_prop_name_t field, const void *value)
+{
+    switch (field) {
+    case PDC_OBJ_NAME: return strcmp(p->name, (const char *)value) == 0;
+    case PDC_CONT_NAME: return strcmp(c->name, (const char *)value) == 0;
+    case PDC_APP_NAME: return strcmp(p->app_name, (const char *)value) == 0;
+    case PDC_USER_ID: return p->user_id == *(const uint32_t *)value;
+    }
+    return 0;
+}
+
+perr_t PDCobj_prop_query(pdcid_t cont_id, enum pdc_prop_name_t prop_name, void *prop_value,
+                         pdcid_t **out_ids, size_t *n_out)
+{
+    static const char *const fn = "PDCobj_prop_query";
+    perr_t ret = FAIL;
+    uint64_t *ids = NULL;
+    size_t n = 0, hits = 0;
+    pdcbb_err_t e;
+    CLIENT_ENTER();
+    client_clear_error();
+    if (client_check_init() != PDCBB_OK)
+        goto out;
+    client_cont_t *c = client_handle_get(cont_id, CLIENT_H_CONT, &e);
+    if (c == NULL) {
+        client_fail(e, "%s: %#llx is not a live container id", fn, (unsigned long long)cont_id);
+        goto out;
+    }
+    if (prop_value == NULL || out_ids == NULL || n_out == NULL) {
+        client_fail(PDCBB_ERR_INVAL, "%s: prop_value, out_ids or n_out is NULL", fn);
+        goto out;
+    }
+    if (prop_name != PDC_OBJ_NAME && prop_name != PDC_CONT_NAME && prop_name != PDC_APP_NAME &&
+        prop_name != PDC_USER_ID) {
+        client_fail(PDCBB_ERR_INVAL,
+                    "%s: unknown field %d (PDC_OBJ_NAME, PDC_CONT_NAME, PDC_APP_NAME or "
+                    "PDC_USER_ID)",
+                    fn, (int)prop_name);
+        goto out;
+    }
+    /* The container's objects from every daemon, then each one's metadata from its home. */
+    if (list_all(PDCBB_META_KIND_OBJ, c->meta_id, &ids, &n) != PDCBB_OK)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        pdcbb_obj_info_req_t q = {.id = ids[i]};
+        pdcbb_obj_info_rep_t p;
+        void *keep;
+        e = client_op_obj_info(pdcbb_meta_id_server(ids[i]), &q, &p, &keep);
+        if (e == PDCBB_ERR_NOT_FOUND)
+            continue; /* deleted since it was listed */
+        if (e != PDCBB_OK)
+            goto out;
+        if (prop_matches(&p, c, prop_name, prop_value))
+            ids[hits++] = ids[i]; /* in place: hits <= i */
+        client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
+    }
+    *n_out = hits;
+    if (hits == 0) {
+        *out_ids = NULL;
+        free(ids);
+    } else {
+        *out_ids = (pdcid_t *)ids; /* pdcid_t is uint64_t */
+    }
+    ids = NULL;
+    ret = SUCCEED;
+out:
+    free(ids);
+    CLIENT_LEAVE();
+    return ret;
+}

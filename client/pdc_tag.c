@@ -66,6 +66,25 @@ pdcbb_err_t client_tag_put(const char *fn, uint64_t meta_id, const char *what, c
     return PDCBB_OK;
 }
 
+/* PDCBB_OK if the container or object meta_id still exists (one INFO request). */
+static pdcbb_err_t owner_exists(uint64_t meta_id)
+{
+    void *keep;
+    pdcbb_err_t rc;
+    if (pdcbb_meta_id_kind(meta_id) == PDCBB_META_KIND_CONT) {
+        pdcbb_cont_info_req_t q = {.id = meta_id};
+        pdcbb_cont_info_rep_t p;
+        if ((rc = client_op_cont_info(pdcbb_meta_id_server(meta_id), &q, &p, &keep)) == PDCBB_OK)
+            client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
+    } else {
+        pdcbb_obj_info_req_t q = {.id = meta_id};
+        pdcbb_obj_info_rep_t p;
+        if ((rc = client_op_obj_info(pdcbb_meta_id_server(meta_id), &q, &p, &keep)) == PDCBB_OK)
+            client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
+    }
+    return rc;
+}
+
 pdcbb_err_t client_tag_get(const char *fn, uint64_t meta_id, const char *what, const char *owner,
                            const char *tag_name, void **value, pdc_var_type_t *type,
                            psize_t *size)
@@ -79,6 +98,15 @@ pdcbb_err_t client_tag_get(const char *fn, uint64_t meta_id, const char *what, c
     pdcbb_tag_get_rep_t p;
     void *keep;
     rc = client_op_tag_get(pdcbb_meta_id_server(meta_id), &q, &p, &keep);
+    if (rc == PDCBB_ERR_NOT_FOUND && owner_exists(meta_id) == PDCBB_OK) {
+        /* PDC's answer for a tag that does not exist (or was deleted): success with no value.
+         * Programs check exactly that; the cause stays in PDCbb_last_error(_message). */
+        tag_fail(rc, fn, what, owner, tag_name);
+        *value = NULL;
+        if (size)
+            *size = 0;
+        return PDCBB_OK;
+    }
     if (rc != PDCBB_OK)
         return tag_fail(rc, fn, what, owner, tag_name);
     void *copy = malloc(p.value_len ? p.value_len : 1);

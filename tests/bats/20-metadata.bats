@@ -59,12 +59,32 @@ in_job() {
         '$TOOL' 'cont-create c' 'obj-create c o double 1 8' 'tag-all-types o' \
                 'tag-put cont c owner string alice' 'tag-put cont c level int 3' || exit 1
         '$TOOL' 'tag-all-types o' 'tag-get cont c owner' 'tag-get cont c level' \
-                'tag-del cont c level' '!NOT_FOUND tag-get cont c level'
+                'tag-del cont c level' 'tag-get cont c level'
     "
     assert_success
     assert_output --partial "PDC_INT PDC_FLOAT PDC_DOUBLE PDC_CHAR PDC_STRING PDC_BOOLEAN PDC_SHORT PDC_UINT PDC_INT64 PDC_UINT64 PDC_INT16 PDC_INT8 PDC_UINT8 PDC_UINT16 PDC_INT32 PDC_UINT32 PDC_LONG PDC_VOID_PTR PDC_SIZE_T"
     assert_output --partial "value=alice"
     assert_output --partial "type=PDC_INT size=4 value=3"
+    # a deleted tag: PDC's answer (success, value NULL, size 0), the cause kept
+    assert_output --partial "ok tag-get level absent (PDCBB_ERR_NOT_FOUND: PDCcont_get_tag: container 'c' has no tag 'level')"
+}
+
+@test "PDCobj_prop_query finds a container's objects by name, container name, app name and user id" {
+    # user_id is 0 unless the object property set another (PDCprop_set_obj_user_id)
+    in_job 2 "
+        '$TOOL' 'cont-create c' 'cont-create d' 'obj-create c a int 1 4' 'obj-create c b int 1 4' \
+            'obj-create c e int 1 4' 'obj-create d f int 1 4' \
+            'prop-query c obj_name b' 'prop-query c obj_name f' 'prop-query c cont_name c' \
+            'prop-query d cont_name c' 'prop-query c app_name pdc_meta_tool' \
+            'prop-query c app_name other' 'prop-query d user_id 0' 'prop-query d user_id 4242' \
+            'obj-del b' 'prop-query c cont_name c' '!INVAL prop-query c 9 x'
+    "
+    echo "$output"
+    assert_success
+    [ "$(grep -c '^ok prop-query' <<<"$output")" -eq 9 ]
+    grep '^ok prop-query' <<<"$output" | awk '{print $3}' | tr '\n' ' ' >"$WORKDIR/n"
+    [ "$(cat "$WORKDIR/n")" = "n=1 n=0 n=3 n=0 n=3 n=0 n=1 n=0 n=2 " ]
+    assert_output --partial "PDCobj_prop_query: unknown field 9"
 }
 
 @test "tag search finds objects on every daemon" {
@@ -90,7 +110,7 @@ in_job() {
             '!BAD_ID foreign-id' \
             '!WRONG_TYPE wrong-kind c' \
             '!INVAL bad-type dup' \
-            '!NOT_FOUND tag-get obj dup missing' \
+            'tag-get obj dup missing' \
             '!INVAL obj-set-dims dup 2 4 4' \
             '!INVAL obj-create c zero int 2 4 0'
     "
@@ -101,7 +121,8 @@ in_job() {
     assert_output --partial "is not a live object id"
     assert_output --partial "is a container, not an object"
     assert_output --partial "bad tag value type 77"
-    assert_output --partial "object 'dup' has no tag 'missing'"
+    # as PDC: a missing tag is success with no value; the cause is kept
+    assert_output --partial "ok tag-get missing absent (PDCBB_ERR_NOT_FOUND: PDCobj_get_tag: object 'dup' has no tag 'missing')"
     assert_output --partial "dims[1] is 0"
 }
 

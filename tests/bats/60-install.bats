@@ -26,6 +26,10 @@ teardown() {
     [ -f "$PREFIX/include/pdc.h" ]
     [ -f "$PREFIX/include/pdc_client_connect.h" ]
     [ -f "$PREFIX/include/pdc_timing.h" ]
+    # the other names PDC programs include beside pdc.h
+    for h in pdc_logger.h pdc_query.h pdc_client_server_common.h; do
+        [ -f "$PREFIX/include/$h" ]
+    done
     lib="$(ls "$PREFIX"/lib*/libpdc.so.*.*.* | head -1)"
     [ -f "$lib" ]
     [ -L "$(dirname "$lib")/libpdc.so" ]
@@ -35,7 +39,7 @@ teardown() {
     [ -x "$PREFIX/bin/pdcbb" ]
     [ -x "$PREFIX/sbin/pdc_bbd" ]
     # Only the API leaves the library: no internal symbol is exported.
-    run bash -c "nm -D --defined-only '$lib' | awk '{print \$3}' | grep -v -E '^(PDC|pdc_|PDCbb_|check_overlap|memcpy_|detect_region|get_|_init|_fini|_edata|_end|__bss)' || true"
+    run bash -c "nm -D --defined-only '$lib' | awk '{print \$3}' | grep -v -E '^(PDC|pdc_|PDCbb_|check_overlap|memcpy_|detect_region|get_|setLogFile$|setLogLevel$|log_message$|_init|_fini|_edata|_end|__bss)' || true"
     assert_output ""
 }
 
@@ -53,6 +57,26 @@ teardown() {
     run env -u LD_LIBRARY_PATH "$PREFIX/bin/pdcbb" run --nodes 2 --workdir "$WORKDIR/job" -- "$WORKDIR/app"
     assert_success
     assert_output --partial "demo done"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a program written like PDC's examples builds unchanged against the installed headers and runs" {
+    export PKG_CONFIG_PATH="$(dirname "$(ls "$PREFIX"/lib*/pkgconfig/pdc.pc)")"
+    # shellcheck disable=SC2046
+    cc -Wall -Werror -o "$WORKDIR/style" "$REPO_DIR/tests/apps/pdc_style.c" $(pkg-config --cflags --libs pdc)
+    run env -u LD_LIBRARY_PATH "$PREFIX/bin/pdcbb" run --nodes 2 --workdir "$WORKDIR/job" -- \
+        "$WORKDIR/style" "$WORKDIR/info.log"
+    echo "$output"
+    assert_success
+    assert_output --partial "deleted tag: value NULL size 0"
+    assert_output --partial "containers: 1"
+    assert_output --regexp "\[WARNING\] \[pdc_style.c:main:[0-9]+\] a warning on stdout"
+    refute_output --partial "dropped"
+    # counted between PDC_timing_init and PDC_timing_finalize: the reopen, not the close after
+    assert_output --regexp "style OBJ_OPEN +1 calls"
+    assert_output --partial "done in "
+    run cat "$WORKDIR/info.log"
+    assert_output --regexp "^\[[0-9-]+ [0-9:]+\.[0-9]{6}\] \[INFO\] \[pdc_style.c:main:[0-9]+\] to the file: info$"
     assert_no_daemons "$WORKDIR"
 }
 

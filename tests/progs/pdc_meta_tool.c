@@ -353,11 +353,36 @@ static int run(int argc, char **argv)
                            : PDCobj_get_tag(id, argv[3], &v, &t, &size);
         if (r != SUCCEED)
             return -1;
+        if (v == NULL && size == 0) {
+            /* PDC's answer for a tag that does not exist; the cause is kept. */
+            printf("ok tag-get %s absent (%s: %s)\n", argv[3], PDCbb_last_error_name(),
+                   PDCbb_last_error_message());
+            return 0;
+        }
         printf("ok tag-get %s type=%s size=%llu value=", argv[3], get_enum_name_by_dtype(t),
                (unsigned long long)size);
         print_value(t, v, size);
         printf("\n");
         free(v);
+    } else if (strcmp(cmd, "prop-query") == 0) {
+        /* prop-query CONT FIELD VALUE: FIELD obj_name, cont_name, app_name, user_id or a
+         * number (passed as is, to check the error for unknown fields) */
+        NEED(3);
+        pdcid_t cont = cont_of(argv[1]);
+        enum pdc_prop_name_t field = strcmp(argv[2], "obj_name") == 0    ? PDC_OBJ_NAME
+                                     : strcmp(argv[2], "cont_name") == 0 ? PDC_CONT_NAME
+                                     : strcmp(argv[2], "app_name") == 0  ? PDC_APP_NAME
+                                     : strcmp(argv[2], "user_id") == 0
+                                         ? PDC_USER_ID
+                                         : (enum pdc_prop_name_t)atoi(argv[2]);
+        uint32_t uid = (uint32_t)strtoul(argv[3], NULL, 10);
+        void *value = field == PDC_USER_ID ? (void *)&uid : (void *)argv[3];
+        pdcid_t *ids = NULL;
+        size_t n = 0;
+        if (PDCobj_prop_query(cont, field, value, &ids, &n) != SUCCEED)
+            return -1;
+        printf("ok prop-query n=%zu%s\n", n, (n == 0) == (ids == NULL) ? "" : " BAD-IDS");
+        free(ids);
     } else if (strcmp(cmd, "tag-del") == 0) {
         NEED(3);
         int is_cont = strcmp(argv[1], "cont") == 0;

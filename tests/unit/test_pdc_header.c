@@ -259,7 +259,7 @@ CHECK_FN(PDCcont_get_info, struct pdc_cont_info *(*)(const char *));
 CHECK_FN(PDCcont_persist, perr_t (*)(pdcid_t));
 CHECK_FN(PDCprop_set_cont_lifetime, perr_t (*)(pdcid_t, pdc_lifetime_t));
 CHECK_FN(PDCcont_get_id, pdcid_t (*)(const char *, pdcid_t));
-CHECK_FN(PDCcont_iter_start, cont_handle *(*)(void));
+CHECK_FN(PDCcont_iter_start, cont_handle *(*)()); /* no prototype, as PDC */
 CHECK_FN(PDCcont_iter_null, pbool_t (*)(cont_handle *));
 CHECK_FN(PDCcont_iter_next, cont_handle *(*)(cont_handle *));
 CHECK_FN(PDCcont_iter_get_info, struct pdc_cont_info *(*)(cont_handle *));
