@@ -29,6 +29,8 @@ typedef struct bbd_conn {
     int dead;         /* peer error seen; ep closed */
     int refs;         /* queued requests that will reply on it */
     uint64_t direct_reserved; /* capacity held by DATA_DIRECT writes not yet DONE */
+    uint64_t held_pass;       /* process_queue pass in which an earlier message of this
+                                 connection was still waiting (its later ones wait too) */
 } bbd_conn_t;
 
 typedef struct bbd_msg {

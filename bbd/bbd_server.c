@@ -410,47 +410,92 @@ static int op_needs_drain(const bbd_msg_t *m)
            op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT;
 }
 
+/* Ops that touch region data keep their place behind every earlier message. */
+static int op_is_data(const bbd_msg_t *m)
+{
+    if (m->len < PDCBB_HDR_LEN)
+        return 1;
+    unsigned op = (unsigned)(m->data[6] | m->data[7] << 8);
+    return op == PDCBB_OP_DATA_WRITE || op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH ||
+           op == PDCBB_OP_DATA_DROP || op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
+           op == PDCBB_OP_MAP_PUT || op == PDCBB_OP_MAP_GET;
+}
+
+static void process_one(bbd_t *d, bbd_msg_t *m)
+{
+    if (m->failed) {
+        conn_release(d, m->conn);
+        msg_free(m);
+        return;
+    }
+    void *reply = NULL;
+    size_t reply_len = 0;
+    bbd_bulk_t bulk = {0};
+    bbd_io_batch_t *io = NULL;
+    if (op_needs_drain(m))
+        io_drain(d);
+    if (m->len == 0) {
+        /* An oversized message: answer with TOO_BIG and no request id. */
+        pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
+                             .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
+        pdcbb_msg_build(&h, NULL, &reply, &reply_len);
+    } else {
+        bbd_dispatch(d, m->conn, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len,
+                     &bulk, &io);
+    }
+    if (io) {
+        /* The writes run on the I/O thread; it keeps the data and the connection. */
+        io->conn = m->conn;
+        m->conn->refs++;
+        io->staging = m->bulk;
+        m->bulk = NULL;
+        bbd_io_submit(io);
+    } else if (reply)
+        send_reply(d, m->conn, reply, reply_len, &bulk);
+    else
+        bbd_bulk_release(&bulk);
+    conn_release(d, m->conn);
+    msg_free(m);
+}
+
+/*
+ * Messages are processed in arrival order: a message whose data is still arriving holds back
+ * the later ones. Two exceptions keep a connection from waiting behind other clients' large
+ * writes (their receives may wait for staging, BBD_STAGING_INBOUND_MAX): a message that does
+ * not touch region data, from a connection with nothing earlier in the queue (a HELLO, a
+ * metadata call), is processed at once. A connection's own messages never overtake each other,
+ * and data ops never overtake anything.
+ */
 static void process_queue(bbd_t *d)
 {
+    static uint64_t pass;
     bbd_msg_t *m;
-    /* In arrival order: a message whose data is still arriving holds back the later ones. */
     while ((m = d->queue_head) != NULL && !m->pending) {
         d->queue_head = m->next;
         if (d->queue_head == NULL)
             d->queue_tail = NULL;
-        if (m->failed) {
-            conn_release(d, m->conn);
-            msg_free(m);
-            continue;
-        }
-        void *reply = NULL;
-        size_t reply_len = 0;
-        bbd_bulk_t bulk = {0};
-        bbd_io_batch_t *io = NULL;
-        if (op_needs_drain(m))
-            io_drain(d);
-        if (m->len == 0) {
-            /* An oversized message: answer with TOO_BIG and no request id. */
-            pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
-                                 .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
-            pdcbb_msg_build(&h, NULL, &reply, &reply_len);
+        process_one(d, m);
+    }
+    if (d->queue_head == NULL)
+        return;
+    pass++;
+    bbd_msg_t *prev = NULL;
+    for (m = d->queue_head; m != NULL;) {
+        bbd_msg_t *next = m->next;
+        if (m->pending || m->conn->held_pass == pass || op_is_data(m)) {
+            /* keeps its place; so do its connection's later messages */
+            m->conn->held_pass = pass;
+            prev = m;
         } else {
-            bbd_dispatch(d, m->conn, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len,
-                         &bulk, &io);
+            if (prev)
+                prev->next = next;
+            else
+                d->queue_head = next;
+            if (d->queue_tail == m)
+                d->queue_tail = prev;
+            process_one(d, m);
         }
-        if (io) {
-            /* The writes run on the I/O thread; it keeps the data and the connection. */
-            io->conn = m->conn;
-            m->conn->refs++;
-            io->staging = m->bulk;
-            m->bulk = NULL;
-            bbd_io_submit(io);
-        } else if (reply)
-            send_reply(d, m->conn, reply, reply_len, &bulk);
-        else
-            bbd_bulk_release(&bulk);
-        conn_release(d, m->conn);
-        msg_free(m);
+        m = next;
     }
 }
 

@@ -126,9 +126,13 @@ assert_all_placements_used() {
     # they pile up to most of the 1 GiB sent. The bench resets the daemon's VmHWM before its
     # write phases and prints the peak; it also verifies every byte it reads back.
     command -v mpirun >/dev/null
+    # each rank's stderr in its own file: mpirun may drop a failing rank's last lines
+    printf '#!/bin/bash\nexec "$@" 2>"$WORKDIR/rank.$OMPI_COMM_WORLD_RANK.err"\n' >"$WORKDIR/rank.sh"
+    chmod +x "$WORKDIR/rank.sh"
     in_job 1 'PDCBB_DIRECT=0 timeout 600 mpirun --oversubscribe -np 4 -x PDCBB_JOB_DIR \
-        -x PDCBB_JOB_ID -x PDCBB_DIRECT -x UCX_WARN_UNUSED_ENV_VARS \
+        -x PDCBB_JOB_ID -x PDCBB_DIRECT -x UCX_WARN_UNUSED_ENV_VARS -x WORKDIR "$WORKDIR/rank.sh" \
         "$BENCH_DIR/pdc_vpic_bench" --particles 8M --repeat 1 --cold-settle 0' --pdc capacity=4G
+    head -50 "$WORKDIR"/rank.*.err
     assert_success
     peak="$(sed -n 's/.*during writes \([0-9]*\)\.[0-9] MiB.*/\1/p' <<<"$output")"
     [ -n "$peak" ]
