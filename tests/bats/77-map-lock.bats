@@ -37,6 +37,23 @@ in_job() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "drained: a read lock on a mapped region reads a drained job; a write lock is refused" {
+    mkdir -p "$WORKDIR/dest"
+    run timeout 600 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/job" --job-id 7377 --quiet \
+        --drain "$WORKDIR/dest" -- bash -c '"$ML" example region_static && "$ML" example obj_static'
+    echo "$output"
+    assert_success
+    [ -f "$WORKDIR/dest/pdcbb.7377/COMPLETE" ]
+    for p in region_static obj_static; do
+        PDCBB_DRAINED_DIR="$WORKDIR/dest/pdcbb.7377" run "$ML" drained-read $p
+        echo "$output"
+        assert_success
+        refute_output --partial FAIL
+        assert_output --partial "ok drained $p: a read lock brought the drained region into the buffer"
+        assert_output --partial "PDCBB_ERR_READ_ONLY"
+    done
+}
+
 @test "errors: unmapped regions, bad ids, double maps, self-deadlock and type mismatches are named" {
     in_job 1 '"$ML" errors'
     assert_success
@@ -70,6 +87,8 @@ contend() {
     refute_output --partial FAIL
     [ "$(grep -c '^ok writer' <<<"$output")" -eq 3 ]
     [ "$(grep -c '^ok reader .* 60 reads, 0 torn' <<<"$output")" -eq 2 ]
+    # the readers ran while the writers wrote: they saw the data of several writers
+    assert_output --regexp "ok reader [0-9]: .* data of [23] writers seen"
     # both ways of writing and reading were used
     assert_output --regexp "ok writer [0-9]: 60 rounds \(30 through maps, 30 through transfers\)"
     assert_output --regexp "ok reader [0-9]: 60 rounds \(30 through maps, 30 through transfers\)"

@@ -3,6 +3,8 @@
  * for tests/bats/77-map-lock.bats. One sub-command per run:
  *
  *   pdc_maplock example PLACEMENT     PDC example style: map, write lock, fill, release, read back
+ *   pdc_maplock drained-read PLACEMENT   in a drained job: read lock on what example wrote
+ *                                     brings it into the mapped buffer; write lock READ_ONLY
  *   pdc_maplock errors                map/unmap/lock errors, each with its error name and message
  *   pdc_maplock contend ROLE ID ROUNDS PLACEMENT DIR
  *                                     ROLE writer: ROUNDS times, write lock on one of two
@@ -227,6 +229,36 @@ static int case_example(const char *placement_name)
     return 0;
 }
 
+/* In a drained job (PDCBB_DRAINED_DIR): a read lock on a mapped region of what case_example
+ * wrote brings the data; a write lock is refused. */
+static int case_drained_read(const char *placement_name)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "example_%s", placement_name);
+    pdcid_t obj = PDCobj_open(name, pdc);
+    CALL(obj != 0);
+    int buf[12][9];
+    uint64_t loff[2] = {2, 1}, lsz[2] = {10, 8}, roff[2] = {5, 20};
+    pdcid_t lreg = PDCregion_create(2, loff, lsz), rreg = PDCregion_create(2, roff, lsz);
+    memset(buf, 0, sizeof(buf));
+    CALL(PDCbuf_obj_map(buf, PDC_INT, lreg, obj, rreg) == SUCCEED);
+    CALL(PDCreg_obtain_lock(obj, rreg, PDC_READ, PDC_BLOCK) == SUCCEED);
+    int bad = 0;
+    for (int i = 2; i < 12; i++)
+        for (int j = 1; j < 9; j++)
+            if (buf[i][j] != 1000 * i + j && bad++ < 3)
+                FAILF("drained read-locked buffer [%d][%d] = %d, want %d", i, j, buf[i][j],
+                      1000 * i + j);
+    CALL(PDCreg_release_lock(obj, rreg, PDC_READ) == SUCCEED);
+    if (!bad)
+        printf("ok drained %s: a read lock brought the drained region into the buffer\n",
+               placement_name);
+    REFUSED(PDCreg_obtain_lock(obj, rreg, PDC_WRITE, PDC_BLOCK) == SUCCEED, "PDCBB_ERR_READ_ONLY");
+    CALL(PDCbuf_obj_unmap(obj, rreg) == SUCCEED);
+    PDCobj_close(obj);
+    return 0;
+}
+
 static int case_errors(void)
 {
     uint64_t dims[1] = {100};
@@ -356,6 +388,7 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
     pdcid_t la = region1(0, 3000), lb = region1(0, CN - C_OFF), lc = region1(0, C_LEN);
     unsigned seed = (unsigned)id * 7919u;
     int torn = 0, reads = 0, mapped_rounds = 0, chunked_rounds = 0;
+    unsigned seen = 0;
     for (int round = 0; round < rounds; round++) {
         if (writer) {
             int useb = rand_r(&seed) & 1;
@@ -413,6 +446,8 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
             if (viamap && locked)
                 CALL(PDCbuf_obj_unmap(obj, rc) == SUCCEED);
             reads++;
+            if (buf[0] > 0 && buf[0] / 100000 < 32)
+                seen |= 1u << (buf[0] / 100000); /* which writers' data this reader saw */
             for (int i = 1; i < C_LEN; i++)
                 if (buf[i] != buf[0]) {
                     if (torn++ < 3)
@@ -425,9 +460,10 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
             usleep(100);
         }
     }
-    printf("%s %s %d: %d rounds (%d through maps, %d through transfers), %d reads, %d torn\n",
-           failures ? "FAIL" : "ok", role, id, rounds, mapped_rounds, chunked_rounds, reads,
-           torn);
+    printf("%s %s %d: %d rounds (%d through maps, %d through transfers), %d reads, %d torn, "
+           "data of %d writers seen\n",
+           failures ? "FAIL" : "ok", role, id, rounds, mapped_rounds, chunked_rounds, reads, torn,
+           __builtin_popcount(seen));
     free(buf);
     PDCobj_close(obj);
     return 0;
@@ -738,7 +774,8 @@ int main(int argc, char **argv)
         return 1;
     }
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    cont = PDCcont_create("maplock", cprop);
+    cont = getenv("PDCBB_DRAINED_DIR") ? PDCcont_open("maplock", pdc)
+                                       : PDCcont_create("maplock", cprop);
     if (cont == 0) {
         printf("FAIL container: %s\n", PDCbb_last_error_message());
         return 1;
@@ -747,6 +784,8 @@ int main(int argc, char **argv)
     int rc = 0;
     if (!strcmp(c, "example") && argc == 3)
         rc = case_example(argv[2]);
+    else if (!strcmp(c, "drained-read") && argc == 3)
+        rc = case_drained_read(argv[2]);
     else if (!strcmp(c, "errors"))
         rc = case_errors();
     else if (!strcmp(c, "contend") && argc == 7)
