@@ -160,11 +160,10 @@ void bbd_conn_unref(bbd_t *d, bbd_conn_t *c);
  * bbd_lock.c: region locks of the objects whose home is this daemon (LOCK_OBTAIN,
  * LOCK_RELEASE). bbd_lock_conn_gone drops every lock and waiting request of a connection that
  * ended (its client died or closed) and grants what that unblocks; bbd_lock_free drops all
- * (shutdown). bbd_lock_count: locks granted and requests waiting (tests, log).
+ * (shutdown).
  */
 void bbd_lock_conn_gone(bbd_t *d, bbd_conn_t *c);
 void bbd_lock_free(bbd_t *d);
-void bbd_lock_count(uint64_t *granted, uint64_t *waiting);
 
 /*
  * bbd_shm.c: shared-memory channels (common/pdcbb_shm.h). bbd_shm_start opens the listening

@@ -208,6 +208,15 @@ void bbd_lock_conn_gone(bbd_t *d, bbd_conn_t *c)
 
 void bbd_lock_free(bbd_t *d)
 {
+    unsigned held = 0, waiting = 0;
+    for (bbd_lock_t *l = locks_head; l; l = l->next) {
+        if (l->granted)
+            held++;
+        else
+            waiting++;
+    }
+    if (held || waiting)
+        PDCBB_INFO("stopping with %u region locks held and %u requests waiting", held, waiting);
     while (locks_head) {
         bbd_lock_t *l = locks_head;
         locks_head = l->next;
@@ -216,11 +225,4 @@ void bbd_lock_free(bbd_t *d)
         free(l);
     }
     locks_tail = NULL;
-}
-
-void bbd_lock_count(uint64_t *granted, uint64_t *waiting)
-{
-    *granted = *waiting = 0;
-    for (bbd_lock_t *l = locks_head; l; l = l->next)
-        (*(l->granted ? granted : waiting))++;
 }

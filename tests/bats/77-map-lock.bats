@@ -124,9 +124,9 @@ contend() {
         kill -0 $waiter 2>/dev/null || { echo "FAIL: the waiter did not wait"; cat wait.out; exit 1; }
         # ... and gets the lock once the holder is killed
         kill -9 $holder
-        for i in $(seq 300); do kill -0 $waiter 2>/dev/null || break; sleep 0.05; done
+        for i in $(seq 100); do kill -0 $waiter 2>/dev/null || break; sleep 0.05; done
         if kill -0 $waiter 2>/dev/null; then
-            echo "FAIL: the lock of the killed holder was not released within 15 s"; kill $waiter; exit 1
+            echo "FAIL: the lock of the killed holder was not released within 5 s"; kill $waiter; exit 1
         fi
         wait $waiter || { echo "FAIL: waiter failed"; cat wait.out; exit 1; }
         cat wait.out'
