@@ -116,6 +116,8 @@ typedef struct bbd_req {
     void *out_map;          /* or: out_bulk lies in this file mapping (the sender unmaps it) */
     size_t out_map_len;
     bbd_io_batch_t *io;     /* writes for the I/O thread: the reply waits for them */
+    const pdcbb_msg_hdr_t *hdr; /* the request's header */
+    int deferred;           /* the handler answers later itself (a lock granted later): no reply now */
 } bbd_req_t;
 
 /* A reply's bulk part and how to release it once sent. */
@@ -147,6 +149,23 @@ void bbd_server_stop(bbd_t *d);
  */
 void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **reply,
                               size_t *reply_len);
+
+/*
+ * Replies sent later than their request (bbd_lock.c): bbd_server_reply sends a reply (takes
+ * buf) on c if it is still alive; bbd_conn_ref / bbd_conn_unref keep c valid meanwhile.
+ */
+void bbd_server_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len);
+void bbd_conn_ref(bbd_conn_t *c);
+void bbd_conn_unref(bbd_t *d, bbd_conn_t *c);
+
+/*
+ * bbd_lock.c: region locks of the objects whose home is this daemon (LOCK_OBTAIN,
+ * LOCK_RELEASE). bbd_lock_conn_gone drops every lock and waiting request of a connection that
+ * ended (its client died or closed) and grants what that unblocks; bbd_lock_free drops all
+ * (shutdown).
+ */
+void bbd_lock_conn_gone(bbd_t *d, bbd_conn_t *c);
+void bbd_lock_free(bbd_t *d);
 
 /*
  * bbd_shm.c: shared-memory channels (common/pdcbb_shm.h). bbd_shm_start opens the listening

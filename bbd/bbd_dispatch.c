@@ -196,6 +196,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     memset(reply_bulk, 0, sizeof(*reply_bulk));
     if (!request_prepare(d, msg, len, &h, &q, reply, reply_len))
         return;
+    r.hdr = &h;
 
     int write = bbd_op_is_write(h.op);
     memset(&p, 0, sizeof(p));
@@ -216,6 +217,11 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
         bbd_reply_build(&h, rc, NULL, reply, reply_len);
     }
     log_failure(&h, rc);
+    if (r.deferred && rc == PDCBB_OK) {
+        /* The handler keeps the request and answers it later (bbd_server_reply). */
+        free(*reply);
+        *reply = NULL;
+    }
     if (r.io) {
         if (rc == PDCBB_OK && r.io->nruns > 0) {
             /* The reply is built again when the writes are done, with their results. */

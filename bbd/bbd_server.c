@@ -534,6 +534,22 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
     }
 }
 
+void bbd_server_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len)
+{
+    bbd_bulk_t none = {0};
+    send_reply(d, c, buf, len, &none);
+}
+
+void bbd_conn_ref(bbd_conn_t *c)
+{
+    c->refs++;
+}
+
+void bbd_conn_unref(bbd_t *d, bbd_conn_t *c)
+{
+    conn_release(d, c);
+}
+
 /* Close the endpoints of connections whose peer failed. */
 static void reap_dead(bbd_t *d)
 {
@@ -541,6 +557,7 @@ static void reap_dead(bbd_t *d)
     while (c) {
         bbd_conn_t *next = c->next;
         if (c->dead && c->ep) {
+            bbd_lock_conn_gone(d, c); /* its locks are free again */
             bbd_data_direct_release(d, c);
             conn_close_ep(d, c, 1);
             conn_release(d, c); /* the list's reference */
@@ -735,6 +752,7 @@ void bbd_server_run(bbd_t *d)
 
 void bbd_server_stop(bbd_t *d)
 {
+    bbd_lock_free(d);
     if (d->listener) {
         ucp_listener_destroy(d->listener);
         d->listener = NULL;

@@ -10,6 +10,7 @@
 
 #include "client.h"
 #include "client_direct.h"
+#include "client_maplock.h"
 #include "client_transfer.h"
 #include "pdcbb_log.h"
 
@@ -153,6 +154,10 @@ perr_t PDCclose(pdcid_t pdcid)
                     (unsigned long long)pdcid);
         goto out;
     }
+    /* Maps and locks hold object descriptions; analyses and transforms refer to them. */
+    client_maplock_cleanup();
+    client_analysis_cleanup();
+    client_transform_cleanup();
     /* Transfers first: an unfinished one is waited, as PDC does at close. */
     client_handle_foreach(CLIENT_H_TRANSFER, free_handle, NULL);
     client_handle_foreach(CLIENT_H_NONE, free_handle, NULL);

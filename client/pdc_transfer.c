@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_maplock.h"
 #include "client_transfer.h"
 
 static client_xfer_t *xfer_get(pdcid_t id, const char *fn)
@@ -153,6 +154,8 @@ static perr_t xfer_outcome(client_xfer_t *x, const char *fn)
 {
     x->reported = 1;
     x->state = CLIENT_XFER_CREATED;
+    if (x->result == PDCBB_OK && x->access == PDC_WRITE)
+        client_analysis_written(x->obj_meta, &x->remote); /* analyses of what was written */
     if (x->result == PDCBB_OK)
         return SUCCEED;
     client_fail(x->result, "%s: %s", fn, x->errmsg);

@@ -128,7 +128,9 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                               \
     X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                             \
     X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                       \
-    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)
+    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                \
+    X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)               \
+    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -209,6 +211,20 @@ enum { PDCBB_DIRECT_PROBE = 0, PDCBB_DIRECT_WRITE = 1, PDCBB_DIRECT_READ = 2,
 #define PDCBB_DATA_FILE_FMT "%016" PRIx64 ".dat"
 #define PDCBB_DATA_DIRECT_REQ(F, T) F(T, U32, mode) F(T, U64S, descs)
 #define PDCBB_DATA_DIRECT_REP(F, T) F(T, U64S, results) F(T, STR, dir)
+/*
+ * Region locks (bbd/bbd_lock.c), granted by an object's home daemon to a client connection.
+ * LOCK_OBTAIN: id is the object, access PDC_READ (1) or PDC_WRITE (2), mode PDC_BLOCK (0: the
+ * reply is sent when the lock is granted) or PDC_NOBLOCK (1: PDCBB_ERR_BUSY at once if it cannot
+ * be), box = ndim, offsets, sizes. Overlapping locks exclude each other unless both are reads;
+ * requests are granted in arrival order. A conflict with a lock of the same connection is
+ * PDCBB_ERR_BUSY at once (it would wait for itself). The reply's lock identifies the lock.
+ * LOCK_RELEASE: id is the object, lock a lock of this connection. Every lock and waiting
+ * request of a connection that ends is dropped.
+ */
+#define PDCBB_LOCK_OBTAIN_REQ(F, T)                                                               \
+    F(T, U64, id) F(T, U32, access) F(T, U32, mode) F(T, U64S, box)
+#define PDCBB_LOCK_OBTAIN_REP(F, T) F(T, U64, lock)
+#define PDCBB_LOCK_RELEASE_REQ(F, T) F(T, U64, id) F(T, U64, lock)
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

@@ -7,7 +7,10 @@
  *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
  *       short (fewer bytes than a header), oversized (declares a huge payload),
  *       directprobe (DATA_DIRECT PROBE), directhold (a DATA_DIRECT WRITE reserving 3 MiB of an
- *       object, then gone without DONE), directbadmode (an unknown DATA_DIRECT mode).
+ *       object, then gone without DONE), directbadmode (an unknown DATA_DIRECT mode),
+ *       lockbadbox (LOCK_OBTAIN whose box count does not match its ndim), lockbadmode (an
+ *       unknown lock mode), locknoobj (a lock of an object that does not exist), lockrelease
+ *       (LOCK_RELEASE of a lock nobody holds).
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -86,6 +89,24 @@ int main(int argc, char **argv)
     }
     if (strcmp(c, "directbadmode") == 0)
         dq.mode = 9;
+    /* Region locks: a box whose count does not match its ndim, a bad mode, an object that does
+     * not exist, the release of a lock nobody holds. */
+    uint64_t lbox[4] = {1, 0, 10, 99};
+    pdcbb_lock_obtain_req_t lq = {.id = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 987654),
+                                  .access = 2, .mode = 1, .box = lbox, .box_count = 3};
+    pdcbb_lock_release_req_t lr = {.id = lq.id, .lock = 12345};
+    if (strncmp(c, "lock", 4) == 0) {
+        h.op = PDCBB_OP_LOCK_OBTAIN;
+        body = &lq;
+    }
+    if (strcmp(c, "lockbadbox") == 0)
+        lq.box_count = 4;
+    if (strcmp(c, "lockbadmode") == 0)
+        lq.mode = 5;
+    if (strcmp(c, "lockrelease") == 0) {
+        h.op = PDCBB_OP_LOCK_RELEASE;
+        body = &lr;
+    }
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {
         h.op = PDCBB_OP_CONT_OPEN;
