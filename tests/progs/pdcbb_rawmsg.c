@@ -7,7 +7,10 @@
  *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
  *       short (fewer bytes than a header), oversized (declares a huge payload),
  *       directprobe (DATA_DIRECT PROBE), directhold (a DATA_DIRECT WRITE reserving 3 MiB of an
- *       object, then gone without DONE), directbadmode (an unknown DATA_DIRECT mode).
+ *       object, then gone without DONE), directbadmode (an unknown DATA_DIRECT mode),
+ *       dartstar (DART_SEARCH of key pattern "*"), dartlong (DART_INSERT of a 300-byte key),
+ *       dartbadtype (DART_INSERT of ref_type 0), tagsearchbadmode (TAG_SEARCH value_mode 7),
+ *       tagsearchstar (TAG_SEARCH of name "**").
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -86,6 +89,32 @@ int main(int argc, char **argv)
     }
     if (strcmp(c, "directbadmode") == 0)
         dq.mode = 9;
+    char longkey[301];
+    memset(longkey, 'k', 300);
+    longkey[300] = 0;
+    pdcbb_dart_insert_req_t drq = {.ref_type = 1, .key = "k", .value = "v", .data = 1};
+    pdcbb_tag_search_req_t tsq = {.name = "n", .value_mode = 0};
+    if (strcmp(c, "dartstar") == 0) {
+        h.op = PDCBB_OP_DART_SEARCH;
+        drq.key = "*";
+        body = &drq;
+    }
+    if (strcmp(c, "dartlong") == 0 || strcmp(c, "dartbadtype") == 0) {
+        h.op = PDCBB_OP_DART_INSERT;
+        if (c[4] == 'l')
+            drq.key = longkey;
+        else
+            drq.ref_type = 0;
+        body = &drq;
+    }
+    if (strncmp(c, "tagsearch", 9) == 0) {
+        h.op = PDCBB_OP_TAG_SEARCH;
+        if (strcmp(c, "tagsearchbadmode") == 0)
+            tsq.value_mode = 7;
+        else
+            tsq.name = "**";
+        body = &tsq;
+    }
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {
         h.op = PDCBB_OP_CONT_OPEN;
