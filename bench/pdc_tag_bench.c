@@ -1,7 +1,7 @@
 /*
  * pdc_tag_bench - tag search: insert rate and query latency per kind of match.
  *
- *   pdc_tag_bench [--count N] [--queries Q] [--seed S]
+ *   pdc_tag_bench [--count N] [--queries Q] [--seed S] [--scan]
  *
  * Run it inside a job:  pdcbb run --nodes 2 -- pdc_tag_bench --count 1000000
  * PDCBB_BENCH_QUICK=1 makes the defaults tiny (N 2000, Q 10), for smoke runs.
@@ -24,6 +24,9 @@
  *   name_suffix  *<i mod 100, 2 digits>="f*"  N/100
  *   name_infix   *<i mod 100>*="f*"       about N/50
  * Each answer's count is checked against the count the formula gives (exact where it is known).
+ * --scan adds the kind "all" (k*="f*": every object), whose cost is that of reading every
+ * index entry of both fields and checking every record: what a search without an index (or an
+ * infix search without the suffix entries, PDC's default DART mode) pays.
  * Output: one line per phase and kind:
  *   RESULT name=tag_put count=N daemons=D ops=N seconds=S ops_per_s=R
  *   RESULT name=kvtag_value_exact count=N daemons=D queries=Q hits_avg=H median_ms=M p99_ms=P
@@ -94,6 +97,7 @@ static long expected(int k, long i, long n)
             c++;
         return c;
     case 4: return n / 1000 + (i % 1000 < n % 1000);
+    case 8: return n;
     case 5: /* k<i mod 1000 / 10>* : names k<d><d>x */
         for (long j = 0; j < 1000 && j < n; j++)
             if (j / 10 == (i % 1000) / 10)
@@ -107,7 +111,7 @@ int main(int argc, char **argv)
 {
     int quick = getenv("PDCBB_BENCH_QUICK") && strcmp(getenv("PDCBB_BENCH_QUICK"), "1") == 0;
     long n = quick ? 2000 : 1000000;
-    int nq = quick ? 10 : 200;
+    int nq = quick ? 10 : 200, scan = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--count") && i + 1 < argc)
             n = atol(argv[++i]);
@@ -115,8 +119,10 @@ int main(int argc, char **argv)
             nq = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             rng = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--scan"))
+            scan = 1;
         else {
-            fprintf(stderr, "usage: %s [--count N] [--queries Q] [--seed S]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--count N] [--queries Q] [--seed S] [--scan]\n", argv[0]);
             return 2;
         }
     }
@@ -185,10 +191,10 @@ int main(int argc, char **argv)
 
     static const char *const kinds[] = {"value_exact", "value_prefix", "value_suffix",
                                         "value_infix", "name_exact",   "name_prefix",
-                                        "name_suffix", "name_infix"};
+                                        "name_suffix", "name_infix",   "all"};
     double *lat = malloc((size_t)nq * sizeof(double));
     for (int dart = 0; dart < 2; dart++) {
-        for (int k = 0; k < 8; k++) {
+        for (int k = 0; k < 8 + scan; k++) {
             double hits = 0;
             for (int q = 0; q < nq; q++) {
                 long i = (long)(rnd() % (uint64_t)n);
@@ -203,7 +209,8 @@ int main(int argc, char **argv)
                 case 4: snprintf(np, sizeof np, "k%03ld", i % 1000); break;
                 case 5: snprintf(np, sizeof np, "k%02ld*", (i % 1000) / 10); break;
                 case 6: snprintf(np, sizeof np, "*%02ld", i % 100); break;
-                default: snprintf(np, sizeof np, "*%02ld*", i % 100); break;
+                case 7: snprintf(np, sizeof np, "*%02ld*", i % 100); break;
+                default: break; /* all: k*="f*" */
                 }
                 int nres = 0;
                 uint64_t *ids = NULL;
