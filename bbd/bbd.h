@@ -243,6 +243,17 @@ void bbd_data_path(bbd_t *d, uint64_t obj, char *out, size_t len);
  * layout is PDCBB_ERR_BAD_REGION. For stage-in, which writes data files directly. */
 pdcbb_err_t bbd_data_layout_create(bbd_req_t *r, uint64_t obj, uint64_t unit, uint32_t ndim,
                                    const uint64_t *dims);
+/* bbd_tagidx.c: the tag search index. Add (add=1) or remove the index entries of a tag of id
+ * (name, value bytes) in r's transaction; drop the entries of every tag of id and the DART
+ * references to id (call before the tags themselves are deleted); search the tags of this
+ * daemon (name pattern, PDCBB_TAGVAL_* value predicate, kind 0 or PDCBB_META_KIND_*): ids in
+ * scratch memory, sorted and distinct. */
+pdcbb_err_t bbd_tagidx_tag(bbd_req_t *r, uint64_t id, const char *name, const void *value,
+                           size_t len, int add);
+pdcbb_err_t bbd_tagidx_forget(bbd_req_t *r, uint64_t id);
+pdcbb_err_t bbd_tagidx_tag_search(bbd_req_t *r, const char *name, uint32_t value_mode,
+                                  const void *value, size_t value_len, unsigned kind,
+                                  uint64_t **ids, uint32_t *count, uint32_t *more);
 /* Drop an object's placement map entries (OBJ_DEL). */
 pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 

@@ -53,6 +53,8 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_DATA_DIRECT:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:
+    case PDCBB_OP_DART_INSERT:
+    case PDCBB_OP_DART_DELETE:
     case PDCBB_OP_MAP_PUT: return 1;
     default: return 0;
     }
@@ -258,6 +260,8 @@ int bbd_op_is_batchable(unsigned op)
     case PDCBB_OP_TAG_DEL:
     case PDCBB_OP_OBJ_CREATE:
     case PDCBB_OP_OBJ_OPEN:
+    case PDCBB_OP_DART_INSERT:
+    case PDCBB_OP_DART_DELETE:
     case PDCBB_OP_OBJ_INFO: return 1;
     default: return 0;
     }

@@ -179,6 +179,7 @@ static pdcbb_err_t delete_named(bbd_req_t *r, bbd_table_t names, bbd_table_t rec
     bbd_key_u64(key, id);
     if ((rc = OPS->del(r->txn, names, val_str(name))) != PDCBB_OK ||
         (rc = OPS->del(r->txn, records, (bbd_val_t){key, 8})) != PDCBB_OK ||
+        (rc = bbd_tagidx_forget(r, id)) != PDCBB_OK ||
         (rc = delete_prefix(r, BBD_T_TAG, id)) != PDCBB_OK)
         return rc;
     PDCBB_DEBUG("'%s' (%#llx) deleted", name, (unsigned long long)id);
@@ -574,6 +575,25 @@ static pdcbb_err_t tag_target(bbd_req_t *r, uint64_t id, const char *name)
                     (bbd_val_t){key, 8}, &v);
 }
 
+/* Remove the search index entries of a tag's current value, if it has one (put, delete). */
+static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, bbd_val_t key)
+{
+    bbd_val_t v;
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_TAG, key, &v);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK;
+    if (rc != PDCBB_OK)
+        return rc;
+    if (v.len < 4)
+        return PDCBB_ERR_STORE;
+    /* The value lives in the store: copy it before the index changes the store. */
+    uint8_t *old = bbd_req_alloc(r, v.len);
+    if (old == NULL)
+        return PDCBB_ERR_NOMEM;
+    memcpy(old, v.data, v.len);
+    return bbd_tagidx_tag(r, id, name, old + 4, v.len - 4, 0);
+}
+
 pdcbb_err_t bbd_op_tag_put(bbd_req_t *r, const pdcbb_tag_put_req_t *q, pdcbb_tag_put_rep_t *p)
 {
     bbd_val_t key;
@@ -592,7 +612,11 @@ pdcbb_err_t bbd_op_tag_put(bbd_req_t *r, const pdcbb_tag_put_req_t *q, pdcbb_tag
     for (int i = 0; i < 4; i++)
         val[i] = (uint8_t)(t >> (8 * i));
     memcpy(val + 4, q->value, q->value_len);
-    return OPS->put(r->txn, BBD_T_TAG, key, (bbd_val_t){val, 4 + (size_t)q->value_len}, 0);
+    if ((rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK ||
+        (rc = OPS->put(r->txn, BBD_T_TAG, key, (bbd_val_t){val, 4 + (size_t)q->value_len}, 0)) !=
+            PDCBB_OK)
+        return rc;
+    return bbd_tagidx_tag(r, q->id, q->name, q->value, q->value_len, 1);
 }
 
 pdcbb_err_t bbd_op_tag_get(bbd_req_t *r, const pdcbb_tag_get_req_t *q, pdcbb_tag_get_rep_t *p)
@@ -613,15 +637,20 @@ pdcbb_err_t bbd_op_tag_get(bbd_req_t *r, const pdcbb_tag_get_req_t *q, pdcbb_tag
 
 pdcbb_err_t bbd_op_tag_del(bbd_req_t *r, const pdcbb_tag_del_req_t *q, pdcbb_tag_del_rep_t *p)
 {
-    bbd_val_t key;
+    bbd_val_t key, v;
     pdcbb_err_t rc = tag_target(r, q->id, q->name);
     if (rc != PDCBB_OK || (rc = tag_key(r, q->id, q->name, &key)) != PDCBB_OK)
+        return rc;
+    if ((rc = OPS->get(r->txn, BBD_T_TAG, key, &v)) != PDCBB_OK ||
+        (rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK)
         return rc;
     return OPS->del(r->txn, BBD_T_TAG, key);
 }
 
-pdcbb_err_t bbd_op_tag_query(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
-                             pdcbb_tag_query_rep_t *p)
+/* TAG_QUERY of a name with a literal '*': the whole tag table (rare; PDC reads '*' as a
+ * wildcard, TAG_SEARCH does that). */
+static pdcbb_err_t tag_query_scan(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
+                                  pdcbb_tag_query_rep_t *p)
 {
     bbd_cursor_t *c;
     bbd_val_t k, v;
@@ -663,4 +692,19 @@ pdcbb_err_t bbd_op_tag_query(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
     p->ids = ids;
     p->ids_count = n;
     return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_op_tag_query(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
+                             pdcbb_tag_query_rep_t *p)
+{
+    /* An exact name (and value): a range of the tag search index (bbd_tagidx.c). A name with
+     * '*' in it is taken literally here, as before; TAG_SEARCH takes patterns. */
+    pdcbb_err_t rc = check_name(q->name);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (strchr(q->name, '*') != NULL)
+        return tag_query_scan(r, q, p);
+    return bbd_tagidx_tag_search(r, q->name,
+                                 q->match_value ? PDCBB_TAGVAL_BYTES : PDCBB_TAGVAL_ANY, q->value,
+                                 q->value_len, q->kind, &p->ids, &p->ids_count, &p->more);
 }

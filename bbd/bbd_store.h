@@ -31,6 +31,8 @@ typedef enum bbd_table {
     BBD_T_OBJIDS,     /* container id + object id -> "" (PDCcont_put_objids) */
     BBD_T_DATA,       /* object id -> layout of its data file here (bbd_data.c) */
     BBD_T_MAP,        /* object id + sequence -> data daemon and box (REGION_LOCAL/DYNAMIC) */
+    BBD_T_TAGIDX,     /* tag search index entries (bbd_tagidx.c) -> "" */
+    BBD_T_DART,       /* DART reference: data + ref type + record hash -> key NUL value */
     BBD_T_COUNT_
 } bbd_table_t;
 

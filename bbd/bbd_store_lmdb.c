@@ -40,6 +40,7 @@
 
 static const char *const table_names[BBD_T_COUNT_] = {
     "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids", "data", "map",
+    "tagidx", "dart",
 };
 
 struct bbd_store {

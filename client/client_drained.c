@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "pdcbb_pattern.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_log.h"
 
@@ -222,6 +223,58 @@ static pdcbb_err_t tag_query(const pdcbb_tag_query_req_t *q, pdcbb_tag_query_rep
     return PDCBB_OK;
 }
 
+/* TAG_SEARCH over the drained tags: the daemon's semantics (bbd/bbd_tagidx.c) by a scan. */
+static int tag_search_match(const pdcbb_drain_tag_t *tags, uint32_t n, const pdcbb_pat_t *name,
+                            const pdcbb_tag_search_req_t *q, const pdcbb_pat_t *value)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        size_t tl;
+        if (!pdcbb_pat_match(name, tags[i].name, strlen(tags[i].name)))
+            continue;
+        if (q->value_mode == PDCBB_TAGVAL_ANY)
+            return 1;
+        if (q->value_mode == PDCBB_TAGVAL_BYTES) {
+            if (tags[i].len == q->value_len && memcmp(tags[i].value, q->value, q->value_len) == 0)
+                return 1;
+        } else if (pdcbb_pat_text_of(tags[i].value, tags[i].len, &tl) &&
+                   pdcbb_pat_match(value, tags[i].value, tl)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static pdcbb_err_t tag_search(const pdcbb_tag_search_req_t *q, pdcbb_tag_search_rep_t *p)
+{
+    const pdcbb_drain_t *m = model();
+    pdcbb_pat_t name, value;
+    size_t tl;
+    if (q->name == NULL || pdcbb_pat_parse(q->name, strlen(q->name), &name) != PDCBB_OK)
+        return PDCBB_ERR_INVAL;
+    if (q->value_mode > PDCBB_TAGVAL_PATTERN ||
+        (q->value_mode == PDCBB_TAGVAL_BYTES && q->value_len == 0))
+        return PDCBB_ERR_INVAL;
+    if (q->value_mode == PDCBB_TAGVAL_PATTERN &&
+        (!pdcbb_pat_text_of(q->value, q->value_len, &tl) ||
+         pdcbb_pat_parse(q->value, tl, &value) != PDCBB_OK))
+        return PDCBB_ERR_INVAL;
+    uint64_t *ids = malloc(8 * ((size_t)m->nconts + m->nobjs + 1));
+    if (ids == NULL)
+        return PDCBB_ERR_NOMEM;
+    uint32_t n = 0;
+    if (q->kind == 0 || q->kind == PDCBB_META_KIND_CONT)
+        for (uint32_t i = 0; i < m->nconts; i++)
+            if (tag_search_match(m->conts[i].tags, m->conts[i].ntags, &name, q, &value))
+                ids[n++] = cont_meta(i);
+    if (q->kind == 0 || q->kind == PDCBB_META_KIND_OBJ)
+        for (uint32_t i = 0; i < m->nobjs; i++)
+            if (tag_search_match(m->objs[i].tags, m->objs[i].ntags, &name, q, &value))
+                ids[n++] = obj_meta(i);
+    p->ids = ids;
+    p->ids_count = n;
+    return PDCBB_OK;
+}
+
 static pdcbb_err_t tag_get(const pdcbb_tag_get_req_t *q, pdcbb_tag_get_rep_t *p)
 {
     const pdcbb_drain_tag_t *t = NULL;
@@ -415,6 +468,8 @@ static int op_is_write(unsigned op)
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_MAP_PUT:
+    case PDCBB_OP_DART_INSERT:
+    case PDCBB_OP_DART_DELETE:
     case PDCBB_OP_DATA_RESIZE: return 1;
     default: return 0;
     }
@@ -495,6 +550,10 @@ static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint
     case PDCBB_OP_TAG_QUERY:
         rc = tag_query(req, &rep->tag_query);
         *owned = rep->tag_query.ids;
+        return rc;
+    case PDCBB_OP_TAG_SEARCH:
+        rc = tag_search(req, &rep->tag_search);
+        *owned = rep->tag_search.ids;
         return rc;
     case PDCBB_OP_OBJ_OPEN: {
         const pdcbb_obj_open_req_t *q = req;

@@ -20,4 +20,8 @@ pdcbb_err_t client_tag_query(const char *fn, const char *tag_name, const void *v
                              size_t value_len, int match_value, unsigned kind, uint64_t **ids,
                              int *n);
 
+/* PDC_Client_query_kvtag (pdc_dart.c): object ids whose tags match kvtag's name pattern and
+ * value (a pattern for PDC_STRING); *ids malloc'ed, sorted, distinct, NULL when *n is 0. */
+pdcbb_err_t client_kvtag_search(const char *fn, const pdc_kvtag_t *kvtag, uint64_t **ids, int *n);
+
 #endif

@@ -634,11 +634,19 @@ perr_t PDC_Client_query_kvtag(const pdc_kvtag_t *kvtag, int *n_res, uint64_t **p
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    if (kvtag == NULL || kvtag->name == NULL)
-        client_fail(PDCBB_ERR_INVAL, "PDC_Client_query_kvtag: kvtag or its name is NULL");
-    else
-        ret = query_ids("PDC_Client_query_kvtag", kvtag->name, kvtag->value, (long)kvtag->size,
-                        n_res, pdc_ids);
+    uint64_t *ids = NULL;
+    int n = 0;
+    if (client_check_init() != PDCBB_OK)
+        ;
+    else if (kvtag == NULL || kvtag->name == NULL || n_res == NULL || pdc_ids == NULL)
+        client_fail(PDCBB_ERR_INVAL,
+                    "PDC_Client_query_kvtag: kvtag, its name, n_res or pdc_ids is NULL");
+    else if (client_kvtag_search("PDC_Client_query_kvtag", kvtag, &ids, &n) == PDCBB_OK) {
+        /* Names and string values are patterns (pdc_dart.c). */
+        *n_res = n;
+        *pdc_ids = ids;
+        ret = SUCCEED;
+    }
     CLIENT_LEAVE();
     return ret;
 }

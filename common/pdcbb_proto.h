@@ -129,6 +129,10 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                             \
     X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                       \
     X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                \
+    X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                              \
+    X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                              \
+    X(DART_SEARCH, 52, dart_search, PDCBB_DART_REF_REQ, PDCBB_IDS_REP)                            \
+    X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP)                            \
     X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)               \
     X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)
 
@@ -225,6 +229,29 @@ enum { PDCBB_DIRECT_PROBE = 0, PDCBB_DIRECT_WRITE = 1, PDCBB_DIRECT_READ = 2,
     F(T, U64, id) F(T, U32, access) F(T, U32, mode) F(T, U64S, box)
 #define PDCBB_LOCK_OBTAIN_REP(F, T) F(T, U64, lock)
 #define PDCBB_LOCK_RELEASE_REQ(F, T) F(T, U64, id) F(T, U64, lock)
+/*
+ * Tag search (bbd/bbd_tagidx.c). DART_INSERT / DART_DELETE add or remove the object reference
+ * (ref_type, key, value, data) on the daemon that owns data (pdcbb_dart_home); DART_SEARCH asks
+ * one daemon for the data of its references whose key matches the pattern key and whose value
+ * matches the pattern value (pdcbb_pattern.h; data is ignored). TAG_SEARCH: ids of the
+ * containers/objects (kind 0: both) of one daemon with a tag whose name matches the pattern
+ * name and whose value is anything (value_mode 0), exactly the bytes value (1), or whose text
+ * matches the pattern value (2). Results are sorted by id and distinct.
+ */
+enum { PDCBB_TAGVAL_ANY = 0, PDCBB_TAGVAL_BYTES = 1, PDCBB_TAGVAL_PATTERN = 2 };
+#define PDCBB_DART_REF_REQ(F, T) F(T, U32, ref_type) F(T, STR, key) F(T, STR, value) F(T, U64, data)
+#define PDCBB_TAG_SEARCH_REQ(F, T)                                                                \
+    F(T, STR, name) F(T, U32, value_mode) F(T, BLOB, value) F(T, U32, kind)
+/* The daemon that holds the DART references of data: an object id's home daemon, else
+ * data mod nservers. */
+static inline unsigned pdcbb_dart_home(uint64_t data, unsigned nservers)
+{
+    if (nservers == 0)
+        return 0;
+    if (data >> 60 == 2u && ((data >> 44) & 0xffffu) < nservers)
+        return (unsigned)((data >> 44) & 0xffffu);
+    return (unsigned)(data % nservers);
+}
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

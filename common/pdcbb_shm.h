@@ -110,6 +110,9 @@ typedef struct pdcbb_shm_ack {
  */
 static inline int pdcbb_shm_op_allowed(unsigned op)
 {
+    /* Tag search ops (50-53) touch only the store: listed on purpose. */
+    if (op >= PDCBB_OP_DART_INSERT && op <= PDCBB_OP_TAG_SEARCH)
+        return 1;
     return op >= 1 && op <= 29 && op != PDCBB_OP_DATA_WRITE && op != PDCBB_OP_DATA_READ;
 }
 

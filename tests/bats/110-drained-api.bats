@@ -60,6 +60,23 @@ teardown_file() {
     assert_output --partial "timing OBJ_OPEN"
 }
 
+@test "tag search with patterns answers the same from a drained job as from the daemons" {
+    local dir="$DRAINED_WORK/dest/pdcbb.$JOB_ID"
+    # Live: the daemons' index (2 daemons); the 'query pattern' lines are part of report().
+    grep -q '^query pattern ki\*=kno\*: 3 objects$' "$DRAINED_WORK/live.out"
+    grep -q '^query pattern \*in\*=\*now\*: 3 objects$' "$DRAINED_WORK/live.out"
+    grep -q '^query pattern ind\*=int 1: 1 objects$' "$DRAINED_WORK/live.out"
+    grep -q '^query pattern k\*=unknown\*: 0 objects$' "$DRAINED_WORK/live.out"
+    grep -q '^dart kin\*=\*nown: 3 objects$' "$DRAINED_WORK/live.out"
+    PDCBB_DRAINED_DIR="$dir" run "$DRAINED_TOOL" read run1
+    assert_success
+    diff <(grep '^query pattern' "$DRAINED_WORK/live.out" | sort) \
+        <(grep '^query pattern' <<<"$output" | sort)
+    [ "$(grep -c '^query pattern' <<<"$output")" -ge 14 ]
+    # DART references are not part of a drain: the search says so.
+    assert_line --regexp '^dart kin\*=\*nown: PDCBB_ERR_UNSUPPORTED: .*not available here'
+}
+
 @test "the destination holding one drained job is accepted as well" {
     PDCBB_DRAINED_DIR="$DRAINED_WORK/dest" run "$DRAINED_TOOL" read run1
     assert_success
@@ -74,7 +91,7 @@ teardown_file() {
     refute_output --partial "UNEXPECTED-SUCCESS"
     refute_output --partial "FAILED"
     for call in PDCcont_create PDCobj_create PDCcont_put_tag PDCobj_put_tag PDCobj_del_tag \
-        PDCobj_set_dims "PDCregion_transfer_start-write" PDCobj_put_data PDCobj_del \
+        PDC_Client_insert_obj_ref_into_dart PDCobj_set_dims "PDCregion_transfer_start-write" PDCobj_put_data PDCobj_del \
         PDCcont_del; do
         assert_line --regexp "^refused $call: yes PDCBB_ERR_READ_ONLY: .*read-only.*$dir"
     done

@@ -141,9 +141,15 @@ static int do_write(const char *cont_name)
         int idx = k;
         CHECK(PDCobj_put_tag(objs[k], "index", &idx, PDC_INT, sizeof(idx)) == SUCCEED, "tag");
         char kind[] = "known";
-        if (k % 2 == 0)
+        if (k % 2 == 0) {
             CHECK(PDCobj_put_tag(objs[k], "kind", kind, PDC_STRING, sizeof(kind)) == SUCCEED,
                   "tag kind");
+            struct pdc_obj_info *oi = PDCobj_get_info(objs[k]);
+            CHECK(oi != NULL && PDC_Client_insert_obj_ref_into_dart(DART_HASH, "kind", kind,
+                                                                   REF_PRIMARY_ID,
+                                                                   oi->meta_id) == SUCCEED,
+                  "DART insert kind");
+        }
         if (strcmp(s->suffix, "chars") == 0)
             continue; /* never written */
         uint64_t shape[3], n, off[3] = {0, 0, 0};
@@ -326,6 +332,39 @@ static int do_read(const char *cont_name)
     printf("query kind=known: %d objects\n", nres);
     free(ids);
 
+    /* Tag search with patterns (names and string values; an int value as exact bytes): the
+     * daemons answer from their index, a drained job by a scan; the answers must agree. */
+    static const char *const pats[][2] = {{"ki*", "kno*"}, {"*nd", "*own"}, {"*in*", "*now*"},
+                                          {"kind", "*w*"},  {"k*", "unknown*"}};
+    for (size_t p = 0; p < sizeof(pats) / sizeof(pats[0]); p++) {
+        pdc_kvtag_t pq = {.name = (char *)pats[p][0], .type = PDC_STRING,
+                          .value = (char *)pats[p][1], .size = strlen(pats[p][1]) + 1};
+        CHECK(PDC_Client_query_kvtag(&pq, &nres, &ids) == SUCCEED, "query_kvtag %s", pats[p][0]);
+        for (int k = 0; k < NOBJ; k++)
+            for (int i = 0; i < nres; i++)
+                if (ids[i] == meta[k])
+                    printf("query pattern %s=%s: %s.%s\n", pats[p][0], pats[p][1], cont_name,
+                           specs[k].suffix);
+        printf("query pattern %s=%s: %d objects\n", pats[p][0], pats[p][1], nres);
+        free(ids);
+    }
+    int one = 1;
+    pdc_kvtag_t iq = {.name = "ind*", .type = PDC_INT, .value = &one, .size = sizeof(one)};
+    CHECK(PDC_Client_query_kvtag(&iq, &nres, &ids) == SUCCEED, "query_kvtag ind*");
+    for (int k = 0; k < NOBJ; k++)
+        if (nres == 1 && ids[0] == meta[k])
+            printf("query pattern ind*=int 1: %s.%s\n", cont_name, specs[k].suffix);
+    printf("query pattern ind*=int 1: %d objects\n", nres);
+    free(ids);
+    /* DART references are not drained: live, the search finds them; drained, it is refused. */
+    if (PDC_Client_search_obj_ref_through_dart(DART_HASH, "kin*=*nown", REF_PRIMARY_ID, &nres,
+                                               &ids) == SUCCEED) {
+        printf("dart kin*=*nown: %d objects\n", nres);
+        free(ids);
+    } else {
+        printf("dart kin*=*nown: %s: %s\n", PDCbb_last_error_name(), PDCbb_last_error_message());
+    }
+
     for (int k = 0; k < NOBJ; k++)
         PDCobj_close(objs[k]);
     PDCcont_close(cont);
@@ -366,6 +405,9 @@ static int do_readonly(const char *cont_name)
         return 1;
     MUST_REFUSE("PDCobj_put_tag", PDCobj_put_tag(obj, "t", v, PDC_STRING, sizeof(v)) == SUCCEED);
     MUST_REFUSE("PDCobj_del_tag", PDCobj_del_tag(obj, "index") == SUCCEED);
+    MUST_REFUSE("PDC_Client_insert_obj_ref_into_dart",
+                PDC_Client_insert_obj_ref_into_dart(DART_HASH, "k", "v", REF_PRIMARY_ID, 1) ==
+                    SUCCEED);
     uint64_t nd[2] = {80, 33};
     MUST_REFUSE("PDCobj_set_dims", PDCobj_set_dims(obj, 2, nd) == SUCCEED);
     int32_t data[4] = {1, 2, 3, 4};

@@ -10,7 +10,10 @@
  *       object, then gone without DONE), directbadmode (an unknown DATA_DIRECT mode),
  *       lockbadbox (LOCK_OBTAIN whose box count does not match its ndim), lockbadmode (an
  *       unknown lock mode), locknoobj (a lock of an object that does not exist), lockrelease
- *       (LOCK_RELEASE of a lock nobody holds).
+ *       (LOCK_RELEASE of a lock nobody holds),
+ *       dartstar (DART_SEARCH of key pattern "*"), dartlong (DART_INSERT of a 300-byte key),
+ *       dartbadtype (DART_INSERT of ref_type 0), tagsearchbadmode (TAG_SEARCH value_mode 7),
+ *       tagsearchstar (TAG_SEARCH of name "**").
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -106,6 +109,32 @@ int main(int argc, char **argv)
     if (strcmp(c, "lockrelease") == 0) {
         h.op = PDCBB_OP_LOCK_RELEASE;
         body = &lr;
+    }
+    char longkey[301];
+    memset(longkey, 'k', 300);
+    longkey[300] = 0;
+    pdcbb_dart_insert_req_t drq = {.ref_type = 1, .key = "k", .value = "v", .data = 1};
+    pdcbb_tag_search_req_t tsq = {.name = "n", .value_mode = 0};
+    if (strcmp(c, "dartstar") == 0) {
+        h.op = PDCBB_OP_DART_SEARCH;
+        drq.key = "*";
+        body = &drq;
+    }
+    if (strcmp(c, "dartlong") == 0 || strcmp(c, "dartbadtype") == 0) {
+        h.op = PDCBB_OP_DART_INSERT;
+        if (c[4] == 'l')
+            drq.key = longkey;
+        else
+            drq.ref_type = 0;
+        body = &drq;
+    }
+    if (strncmp(c, "tagsearch", 9) == 0) {
+        h.op = PDCBB_OP_TAG_SEARCH;
+        if (strcmp(c, "tagsearchbadmode") == 0)
+            tsq.value_mode = 7;
+        else
+            tsq.name = "**";
+        body = &tsq;
     }
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {

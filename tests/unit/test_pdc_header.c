@@ -275,6 +275,8 @@ CHECK_FN(PDCcont_del_objids, perr_t (*)(pdcid_t, int, pdcid_t *));
 #ifdef ENABLE_MPI
 CHECK_FN(PDCobj_create_mpi, pdcid_t (*)(pdcid_t, const char *, pdcid_t, int, MPI_Comm));
 CHECK_FN(PDC_Client_query_kvtag_mpi, perr_t (*)(const pdc_kvtag_t *, int *, uint64_t **, MPI_Comm));
+CHECK_FN(PDC_Client_search_obj_ref_through_dart_mpi,
+         perr_t (*)(dart_hash_algo_t, char *, dart_object_ref_type_t, int *, uint64_t **, MPI_Comm));
 #endif
 CHECK_FN(PDCobj_create, pdcid_t (*)(pdcid_t, const char *, pdcid_t));
 CHECK_FN(PDCobj_open, pdcid_t (*)(const char *, pdcid_t));
@@ -360,6 +362,15 @@ CHECK_FN(PDCbuf_map_transform_register, perr_t (*)(char *, void *, pdcid_t, pdci
 
 /* pdc_client_connect.h */
 CHECK_FN(PDC_Client_query_kvtag, perr_t (*)(const pdc_kvtag_t *, int *, uint64_t **));
+CHECK_FN(PDC_Client_insert_obj_ref_into_dart,
+         perr_t (*)(dart_hash_algo_t, char *, char *, dart_object_ref_type_t, uint64_t));
+CHECK_FN(PDC_Client_delete_obj_ref_from_dart,
+         perr_t (*)(dart_hash_algo_t, char *, char *, dart_object_ref_type_t, uint64_t));
+CHECK_FN(PDC_Client_search_obj_ref_through_dart,
+         perr_t (*)(dart_hash_algo_t, char *, dart_object_ref_type_t, int *, uint64_t **));
+_Static_assert(DHT_FULL_HASH == 1 && DHT_INITIAL_HASH == 2 && DART_HASH == 3, "dart_hash_algo_t");
+_Static_assert(REF_PRIMARY_ID == 1 && REF_SECONDARY_ID == 2 && REF_SERVER_ID == 3,
+               "dart_object_ref_type_t");
 
 /* pdcbb extensions */
 CHECK_FN(PDCbb_last_error, int (*)(void));

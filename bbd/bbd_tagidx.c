@@ -1,0 +1,577 @@
+/*
+ * bbd_tagidx.c - tag search: the index of tag names and values, and DART object references.
+ *
+ * Records. A tag is (id, name, value) in BBD_T_TAG (bbd_meta.c); a DART reference is
+ * (ref_type, key, value, data) in BBD_T_DART, keyed data(8) ref_type(1) hash(8) -> key NUL value,
+ * on the daemon pdcbb_dart_home(data) names. Both are "records" of a space ('T' for tags,
+ * '0' + ref_type for references) with a name (tag name / DART key), a value and an id
+ * (tag owner / DART data).
+ *
+ * Index (BBD_T_TAGIDX, every key -> ""). Per record and field (name, and value when the value
+ * is text, pdcbb_pat_text_of), three kinds of entry, each
+ *     space(1) form(1) text(<= cap) term(1) id(8, big-endian) hash(8)
+ * where term is 0 when the text is whole and 1 when it was cut at cap bytes, and hash is
+ * FNV-1a-64 of the record (space, name, value), so two records never share an entry:
+ *   'N' / 'V'  the text (cap 240): exact and prefix patterns are one key range;
+ *   'R' / 'W'  the text reversed (cap 240): a suffix pattern is a prefix range of these;
+ *   'X' / 'Y'  every suffix of the text, cut at 16 bytes: an infix pattern is a prefix range
+ *              of these (DART's "suffix tree mode"; cost and figures in docs/INTERNALS.md).
+ * A search takes the candidates of one range (of the name's and the value's, the one that ends
+ * first when both are read in step), and checks each candidate's records against both
+ * patterns, so cut texts and long patterns are still answered exactly. Entries are added
+ * and removed in the transaction that changes the record (tag put/overwrite/delete, object or
+ * container delete, DART insert/delete), so the index survives restarts with the store.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bbd.h"
+#include "pdcbb_log.h"
+#include "pdcbb_pattern.h"
+
+#define OPS (r->d->store_ops)
+
+#define IDX_CAP 240 /* text bytes kept by N/V/R/W entries */
+#define SFX_CAP 16  /* bytes kept of each suffix (X/Y entries) */
+#define SPACE_TAG 'T'
+
+/* A record as the index sees it. */
+typedef struct rec {
+    uint8_t space;
+    const char *name;
+    size_t name_len;
+    const void *value;
+    size_t value_len;
+    uint64_t id;
+} rec_t;
+
+static uint64_t rec_hash(const rec_t *x)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint8_t *p;
+#define FNV(b) (h = (h ^ (uint8_t)(b)) * 1099511628211ull)
+    FNV(x->space);
+    p = (const uint8_t *)x->name;
+    for (size_t i = 0; i < x->name_len; i++)
+        FNV(p[i]);
+    FNV(0);
+    p = x->value;
+    for (size_t i = 0; i < x->value_len; i++)
+        FNV(p[i]);
+#undef FNV
+    return h;
+}
+
+/* Build an index key into buf (at least 2 + IDX_CAP + 17 bytes); returns its length. */
+static size_t idx_key(uint8_t *buf, uint8_t space, uint8_t form, const char *text, size_t len,
+                      size_t cap, int reversed, uint64_t id, uint64_t hash)
+{
+    size_t n = len < cap ? len : cap;
+    buf[0] = space;
+    buf[1] = form;
+    if (reversed)
+        for (size_t i = 0; i < n; i++)
+            buf[2 + i] = (uint8_t)text[len - 1 - i];
+    else
+        memcpy(buf + 2, text, n);
+    buf[2 + n] = len > cap ? 1 : 0;
+    bbd_key_u64(buf + 3 + n, id);
+    bbd_key_u64(buf + 11 + n, hash);
+    return 19 + n;
+}
+
+static pdcbb_err_t entry(bbd_req_t *r, const uint8_t *key, size_t len, int add)
+{
+    if (add)
+        return OPS->put(r->txn, BBD_T_TAGIDX, (bbd_val_t){key, len}, (bbd_val_t){"", 0}, 0);
+    /* Suffixes cut at SFX_CAP bytes may repeat ("aaaa..."): the repeated delete finds nothing. */
+    pdcbb_err_t rc = OPS->del(r->txn, BBD_T_TAGIDX, (bbd_val_t){key, len});
+    return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
+}
+
+/* Add (add=1) or remove the index entries of one field of a record. */
+static pdcbb_err_t field_entries(bbd_req_t *r, const rec_t *x, uint64_t hash, const char *text,
+                                 size_t len, const uint8_t forms[3], int add)
+{
+    uint8_t buf[2 + IDX_CAP + 17];
+    size_t kl = idx_key(buf, x->space, forms[0], text, len, IDX_CAP, 0, x->id, hash);
+    pdcbb_err_t rc = entry(r, buf, kl, add);
+    if (rc == PDCBB_OK) {
+        kl = idx_key(buf, x->space, forms[1], text, len, IDX_CAP, 1, x->id, hash);
+        rc = entry(r, buf, kl, add);
+    }
+    for (size_t i = 0; rc == PDCBB_OK && i < len; i++) {
+        kl = idx_key(buf, x->space, forms[2], text + i, len - i, SFX_CAP, 0, x->id, hash);
+        rc = entry(r, buf, kl, add);
+    }
+    return rc;
+}
+
+static pdcbb_err_t rec_entries(bbd_req_t *r, const rec_t *x, int add)
+{
+    static const uint8_t name_forms[3] = {'N', 'R', 'X'}, value_forms[3] = {'V', 'W', 'Y'};
+    uint64_t hash = rec_hash(x);
+    size_t tl;
+    pdcbb_err_t rc = field_entries(r, x, hash, x->name, x->name_len, name_forms, add);
+    if (rc == PDCBB_OK && pdcbb_pat_text_of(x->value, x->value_len, &tl))
+        rc = field_entries(r, x, hash, x->value, tl, value_forms, add);
+    return rc;
+}
+
+pdcbb_err_t bbd_tagidx_tag(bbd_req_t *r, uint64_t id, const char *name, const void *value,
+                           size_t len, int add)
+{
+    rec_t x = {SPACE_TAG, name, strlen(name), value, len, id};
+    return rec_entries(r, &x, add);
+}
+
+/* ------------------------------------------------------------------ record iteration */
+
+/* Copies of the records of one key prefix (the store's pointers die with the next write). */
+typedef struct kv_copy {
+    uint8_t *k;
+    size_t klen;
+    uint8_t *v;
+    size_t vlen;
+} kv_copy_t;
+
+static pdcbb_err_t collect_prefix(bbd_req_t *r, bbd_table_t t, const uint8_t *prefix, size_t plen,
+                                  kv_copy_t **out, size_t *n)
+{
+    bbd_cursor_t *c;
+    bbd_val_t k, v;
+    size_t cap = 0;
+    kv_copy_t *a = NULL;
+    *n = 0;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, t, &c);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (rc = OPS->cursor_seek(c, (bbd_val_t){prefix, plen}, &k, &v);
+         rc == PDCBB_OK && k.len >= plen && memcmp(k.data, prefix, plen) == 0;
+         rc = OPS->cursor_next(c, &k, &v)) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            kv_copy_t *b = bbd_req_alloc(r, cap * sizeof(*b));
+            if (b == NULL) {
+                rc = PDCBB_ERR_NOMEM;
+                break;
+            }
+            if (*n)
+                memcpy(b, a, *n * sizeof(*b));
+            a = b;
+        }
+        uint8_t *m = bbd_req_alloc(r, k.len + v.len + 1);
+        if (m == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
+        }
+        memcpy(m, k.data, k.len);
+        memcpy(m + k.len, v.data, v.len);
+        m[k.len + v.len] = 0;
+        a[*n] = (kv_copy_t){m, k.len, m + k.len, v.len};
+        (*n)++;
+    }
+    OPS->cursor_close(c);
+    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
+        return rc;
+    *out = a;
+    return PDCBB_OK;
+}
+
+/* A DART record's value is key NUL value. */
+static int dart_split(const kv_copy_t *e, rec_t *x)
+{
+    const uint8_t *nul = memchr(e->v, 0, e->vlen);
+    if (e->klen != 17 || nul == NULL)
+        return 0;
+    x->space = (uint8_t)('0' + e->k[8]);
+    x->name = (const char *)e->v;
+    x->name_len = (size_t)(nul - e->v);
+    x->value = nul + 1;
+    x->value_len = e->vlen - x->name_len - 1;
+    x->id = bbd_key_get_u64(e->k);
+    return 1;
+}
+
+pdcbb_err_t bbd_tagidx_forget(bbd_req_t *r, uint64_t id)
+{
+    uint8_t prefix[8];
+    kv_copy_t *a;
+    size_t n;
+    bbd_key_u64(prefix, id);
+    /* Tags: their entries go here, the records with the caller's delete of the tag table. */
+    pdcbb_err_t rc = collect_prefix(r, BBD_T_TAG, prefix, 8, &a, &n);
+    for (size_t i = 0; rc == PDCBB_OK && i < n; i++) {
+        if (a[i].klen <= 8 || a[i].vlen < 4)
+            return PDCBB_ERR_STORE;
+        rec_t x = {SPACE_TAG, (const char *)a[i].k + 8, a[i].klen - 8, a[i].v + 4, a[i].vlen - 4,
+                   id};
+        rc = rec_entries(r, &x, 0);
+    }
+    /* DART references to an object (they live here, pdcbb_dart_home): they would name an
+     * object that no longer exists. */
+    n = 0;
+    if (rc == PDCBB_OK && pdcbb_meta_id_kind(id) == PDCBB_META_KIND_OBJ)
+        rc = collect_prefix(r, BBD_T_DART, prefix, 8, &a, &n);
+    for (size_t i = 0; rc == PDCBB_OK && i < n; i++) {
+        rec_t x;
+        if (!dart_split(&a[i], &x))
+            return PDCBB_ERR_STORE;
+        if ((rc = rec_entries(r, &x, 0)) == PDCBB_OK)
+            rc = OPS->del(r->txn, BBD_T_DART, (bbd_val_t){a[i].k, a[i].klen});
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ search */
+
+/* What a search asks: a name pattern, a value predicate, a space and an id kind. */
+typedef struct query {
+    uint8_t space;
+    pdcbb_pat_t name;
+    uint32_t value_mode; /* PDCBB_TAGVAL_* */
+    pdcbb_pat_t value;   /* PATTERN */
+    const void *bytes;   /* BYTES */
+    size_t bytes_len;
+    unsigned kind;       /* tags: 0 any, else PDCBB_META_KIND_* */
+} query_t;
+
+static int rec_matches(const query_t *q, const char *name, size_t nlen, const void *value,
+                       size_t vlen)
+{
+    size_t tl;
+    if (!pdcbb_pat_match(&q->name, name, nlen))
+        return 0;
+    switch (q->value_mode) {
+    case PDCBB_TAGVAL_ANY: return 1;
+    case PDCBB_TAGVAL_BYTES:
+        return vlen == q->bytes_len && (vlen == 0 || memcmp(value, q->bytes, vlen) == 0);
+    default: return pdcbb_pat_text_of(value, vlen, &tl) && pdcbb_pat_match(&q->value, value, tl);
+    }
+}
+
+/* 1 if a record of id in q's space matches q. */
+static pdcbb_err_t verify(bbd_req_t *r, const query_t *q, uint64_t id, int *match)
+{
+    uint8_t prefix[9];
+    bbd_cursor_t *c;
+    bbd_val_t k, v;
+    int tags = q->space == SPACE_TAG;
+    size_t plen = tags ? 8 : 9;
+    bbd_key_u64(prefix, id);
+    prefix[8] = (uint8_t)(q->space - '0');
+    *match = 0;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, tags ? BBD_T_TAG : BBD_T_DART, &c);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (rc = OPS->cursor_seek(c, (bbd_val_t){prefix, plen}, &k, &v);
+         rc == PDCBB_OK && !*match && k.len >= plen && memcmp(k.data, prefix, plen) == 0;
+         rc = OPS->cursor_next(c, &k, &v)) {
+        if (tags) {
+            if (k.len > 8 && v.len >= 4)
+                *match = rec_matches(q, (const char *)k.data + 8, k.len - 8,
+                                     (const uint8_t *)v.data + 4, v.len - 4);
+        } else {
+            const uint8_t *nul = memchr(v.data, 0, v.len);
+            if (nul != NULL) {
+                size_t nl = (size_t)(nul - (const uint8_t *)v.data);
+                *match = rec_matches(q, v.data, nl, nul + 1, v.len - nl - 1);
+            }
+        }
+    }
+    OPS->cursor_close(c);
+    return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One side's key range of the index and the candidate ids read from it so far. */
+typedef struct range {
+    uint8_t prefix[2 + IDX_CAP + 1];
+    size_t plen;
+    bbd_cursor_t *c;
+    int started, done;
+    uint64_t *cand; /* malloc'ed */
+    size_t n, cap;
+} range_t;
+
+/* The range of pattern p on field 'N' (names) or 'V' (values) of space. */
+static void range_init(range_t *g, uint8_t space, int on_value, const pdcbb_pat_t *p)
+{
+    uint8_t form;
+    int reversed = 0;
+    size_t cap = IDX_CAP;
+    memset(g, 0, sizeof(*g));
+    switch (p->kind) {
+    case PDCBB_PAT_EXACT:
+    case PDCBB_PAT_PREFIX: form = on_value ? 'V' : 'N'; break;
+    case PDCBB_PAT_SUFFIX:
+        form = on_value ? 'W' : 'R';
+        reversed = 1;
+        break;
+    default:
+        form = on_value ? 'Y' : 'X';
+        cap = SFX_CAP;
+        break;
+    }
+    /* space, form, the literal (reversed for suffixes, cut at cap) and, for an exact literal,
+     * its terminator. */
+    size_t n = p->len < cap ? p->len : cap;
+    g->prefix[0] = space;
+    g->prefix[1] = form;
+    for (size_t i = 0; i < n; i++)
+        g->prefix[2 + i] = (uint8_t)(reversed ? p->lit[p->len - 1 - i] : p->lit[i]);
+    g->plen = 2 + n;
+    if (p->kind == PDCBB_PAT_EXACT)
+        g->prefix[g->plen++] = p->len > cap ? 1 : 0;
+}
+
+/* Read the next entry of g's range: its id joins the candidates (kind-filtered). Sets done at
+ * the end of the range. */
+static pdcbb_err_t range_step(bbd_req_t *r, range_t *g, unsigned kind)
+{
+    bbd_val_t k, v;
+    pdcbb_err_t rc;
+    if (!g->started) {
+        g->started = 1;
+        if ((rc = OPS->cursor_open(r->txn, BBD_T_TAGIDX, &g->c)) != PDCBB_OK)
+            return rc;
+        rc = OPS->cursor_seek(g->c, (bbd_val_t){g->prefix, g->plen}, &k, &v);
+    } else {
+        rc = OPS->cursor_next(g->c, &k, &v);
+    }
+    if (rc == PDCBB_ERR_NOT_FOUND || (rc == PDCBB_OK && (k.len < g->plen ||
+                                                         memcmp(k.data, g->prefix, g->plen))))
+    {
+        g->done = 1;
+        return PDCBB_OK;
+    }
+    if (rc != PDCBB_OK)
+        return rc;
+    if (k.len < g->plen + 16)
+        return PDCBB_ERR_STORE;
+    uint64_t id = bbd_key_get_u64((const uint8_t *)k.data + k.len - 16);
+    if ((kind && pdcbb_meta_id_kind(id) != kind) || (g->n && g->cand[g->n - 1] == id))
+        return PDCBB_OK; /* a record's suffixes often come together */
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 256;
+        uint64_t *b = realloc(g->cand, cap * sizeof(*b));
+        if (b == NULL)
+            return PDCBB_ERR_NOMEM;
+        g->cand = b;
+        g->cap = cap;
+    }
+    g->cand[g->n++] = id;
+    return PDCBB_OK;
+}
+
+static void range_close(bbd_req_t *r, range_t *g)
+{
+    if (g->c)
+        OPS->cursor_close(g->c);
+    free(g->cand);
+}
+
+/*
+ * The ids of q's matching records, sorted and distinct, in scratch memory. Candidates come from
+ * one key range: the name's, or the value's when the query has a text value. Which one holds
+ * fewer entries is not known in advance (no statistics), so both are read in step and the one
+ * that ends first is taken: the cost is at most twice that of the smaller range.
+ */
+static pdcbb_err_t search(bbd_req_t *r, const query_t *q, uint64_t **ids, uint32_t *count,
+                          uint32_t *more)
+{
+    range_t g[2];
+    int ng = 1, win = -1;
+    size_t tl;
+    pdcbb_pat_t bytes_pat;
+    range_init(&g[0], q->space, 0, &q->name);
+    if (q->value_mode == PDCBB_TAGVAL_PATTERN) {
+        range_init(&g[1], q->space, 1, &q->value);
+        ng = 2;
+    } else if (q->value_mode == PDCBB_TAGVAL_BYTES &&
+               pdcbb_pat_text_of(q->bytes, q->bytes_len, &tl) && tl > 0) {
+        /* Equal bytes have equal text: the value's exact entries hold every candidate. */
+        bytes_pat = (pdcbb_pat_t){PDCBB_PAT_EXACT, q->bytes, tl};
+        range_init(&g[1], q->space, 1, &bytes_pat);
+        ng = 2;
+    }
+    pdcbb_err_t rc = PDCBB_OK;
+    while (rc == PDCBB_OK && win < 0)
+        for (int i = 0; i < ng && rc == PDCBB_OK && win < 0; i++)
+            if ((rc = range_step(r, &g[i], q->kind)) == PDCBB_OK && g[i].done)
+                win = i;
+    uint64_t *cand = NULL;
+    size_t ncand = 0;
+    if (rc == PDCBB_OK) {
+        cand = g[win].cand;
+        ncand = g[win].n;
+        g[win].cand = NULL;
+    }
+    for (int i = 0; i < ng; i++)
+        range_close(r, &g[i]);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (ncand > 1)
+        qsort(cand, ncand, sizeof(*cand), cmp_u64);
+    size_t limit = PDCBB_PAYLOAD_MAX / 8 - 16;
+    uint64_t *out = bbd_req_alloc(r, (ncand ? ncand : 1) * sizeof(*out));
+    if (out == NULL) {
+        free(cand);
+        return PDCBB_ERR_NOMEM;
+    }
+    uint32_t nout = 0;
+    *more = 0;
+    for (size_t i = 0; i < ncand && rc == PDCBB_OK; i++) {
+        int match;
+        if (i && cand[i] == cand[i - 1])
+            continue;
+        if ((rc = verify(r, q, cand[i], &match)) == PDCBB_OK && match) {
+            if (nout == limit) {
+                *more = 1;
+                break;
+            }
+            out[nout++] = cand[i];
+        }
+    }
+    free(cand);
+    if (rc != PDCBB_OK)
+        return rc;
+    *ids = out;
+    *count = nout;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_tagidx_tag_search(bbd_req_t *r, const char *name, uint32_t value_mode,
+                                  const void *value, size_t value_len, unsigned kind,
+                                  uint64_t **ids, uint32_t *count, uint32_t *more)
+{
+    query_t q = {.space = SPACE_TAG, .value_mode = value_mode, .bytes = value,
+                 .bytes_len = value_len, .kind = kind};
+    if (name == NULL || name[0] == '\0')
+        return PDCBB_ERR_INVAL;
+    if (strlen(name) > PDCBB_NAME_MAX)
+        return PDCBB_ERR_TOO_BIG;
+    if (kind != 0 && kind != PDCBB_META_KIND_CONT && kind != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_INVAL;
+    if (value_len > PDCBB_TAG_VALUE_MAX)
+        return PDCBB_ERR_TOO_BIG;
+    pdcbb_err_t rc = pdcbb_pat_parse(name, strlen(name), &q.name);
+    if (rc != PDCBB_OK)
+        return rc;
+    switch (value_mode) {
+    case PDCBB_TAGVAL_ANY: break;
+    case PDCBB_TAGVAL_BYTES:
+        if (value_len == 0)
+            return PDCBB_ERR_INVAL;
+        break;
+    case PDCBB_TAGVAL_PATTERN: {
+        size_t tl;
+        if (!pdcbb_pat_text_of(value, value_len, &tl))
+            return PDCBB_ERR_INVAL;
+        if ((rc = pdcbb_pat_parse(value, tl, &q.value)) != PDCBB_OK)
+            return rc;
+        break;
+    }
+    default: return PDCBB_ERR_INVAL;
+    }
+    return search(r, &q, ids, count, more);
+}
+
+/* ------------------------------------------------------------------ DART handlers */
+
+/* A DART key or value (max PDCBB_DART_TEXT_MAX), or a pattern of one (two '*' more). */
+static pdcbb_err_t check_text(const char *s, size_t max)
+{
+    if (s == NULL || s[0] == '\0')
+        return PDCBB_ERR_INVAL;
+    return strlen(s) > max ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+/* Check a DART reference of this daemon and build its primary key. */
+static pdcbb_err_t dart_ref(bbd_req_t *r, uint32_t ref_type, const char *k, const char *v,
+                            uint64_t data, rec_t *x, uint8_t key[17])
+{
+    pdcbb_err_t rc;
+    if (ref_type < 1 || ref_type > 3)
+        return PDCBB_ERR_INVAL;
+    if ((rc = check_text(k, PDCBB_DART_TEXT_MAX)) != PDCBB_OK ||
+        (rc = check_text(v, PDCBB_DART_TEXT_MAX)) != PDCBB_OK)
+        return rc;
+    if (pdcbb_dart_home(data, r->d->nservers) != r->d->rank)
+        return PDCBB_ERR_BAD_ID;
+    *x = (rec_t){(uint8_t)('0' + ref_type), k, strlen(k), v, strlen(v), data};
+    bbd_key_u64(key, data);
+    key[8] = (uint8_t)ref_type;
+    bbd_key_u64(key + 9, rec_hash(x));
+    return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_op_dart_insert(bbd_req_t *r, const pdcbb_dart_insert_req_t *q,
+                               pdcbb_dart_insert_rep_t *p)
+{
+    rec_t x;
+    uint8_t key[17];
+    bbd_val_t v;
+    pdcbb_err_t rc = dart_ref(r, q->ref_type, q->key, q->value, q->data, &x, key);
+    if (rc != PDCBB_OK)
+        return rc;
+    rc = OPS->get(r->txn, BBD_T_DART, (bbd_val_t){key, 17}, &v);
+    if (rc == PDCBB_OK)
+        return PDCBB_OK; /* already there: inserting a reference twice keeps one */
+    if (rc != PDCBB_ERR_NOT_FOUND)
+        return rc;
+    size_t kl = x.name_len, vl = x.value_len;
+    uint8_t *val = bbd_req_alloc(r, kl + 1 + vl);
+    if (val == NULL)
+        return PDCBB_ERR_NOMEM;
+    memcpy(val, x.name, kl);
+    val[kl] = 0;
+    memcpy(val + kl + 1, x.value, vl);
+    if ((rc = OPS->put(r->txn, BBD_T_DART, (bbd_val_t){key, 17}, (bbd_val_t){val, kl + 1 + vl},
+                       0)) != PDCBB_OK)
+        return rc;
+    return rec_entries(r, &x, 1);
+}
+
+pdcbb_err_t bbd_op_dart_delete(bbd_req_t *r, const pdcbb_dart_delete_req_t *q,
+                               pdcbb_dart_delete_rep_t *p)
+{
+    rec_t x;
+    uint8_t key[17];
+    bbd_val_t v;
+    pdcbb_err_t rc = dart_ref(r, q->ref_type, q->key, q->value, q->data, &x, key);
+    if (rc == PDCBB_OK)
+        rc = OPS->get(r->txn, BBD_T_DART, (bbd_val_t){key, 17}, &v);
+    if (rc == PDCBB_OK)
+        rc = OPS->del(r->txn, BBD_T_DART, (bbd_val_t){key, 17});
+    return rc == PDCBB_OK ? rec_entries(r, &x, 0) : rc;
+}
+
+pdcbb_err_t bbd_op_dart_search(bbd_req_t *r, const pdcbb_dart_search_req_t *q,
+                               pdcbb_dart_search_rep_t *p)
+{
+    query_t s = {.value_mode = PDCBB_TAGVAL_PATTERN};
+    pdcbb_err_t rc;
+    if (q->ref_type < 1 || q->ref_type > 3)
+        return PDCBB_ERR_INVAL;
+    if ((rc = check_text(q->key, PDCBB_DART_TEXT_MAX + 2)) != PDCBB_OK ||
+        (rc = check_text(q->value, PDCBB_DART_TEXT_MAX + 2)) != PDCBB_OK)
+        return rc;
+    if ((rc = pdcbb_pat_parse(q->key, strlen(q->key), &s.name)) != PDCBB_OK ||
+        (rc = pdcbb_pat_parse(q->value, strlen(q->value), &s.value)) != PDCBB_OK)
+        return rc;
+    s.space = (uint8_t)('0' + q->ref_type);
+    return search(r, &s, &p->ids, &p->ids_count, &p->more);
+}
+
+pdcbb_err_t bbd_op_tag_search(bbd_req_t *r, const pdcbb_tag_search_req_t *q,
+                              pdcbb_tag_search_rep_t *p)
+{
+    return bbd_tagidx_tag_search(r, q->name, q->value_mode, q->value, q->value_len, q->kind,
+                                 &p->ids, &p->ids_count, &p->more);
+}

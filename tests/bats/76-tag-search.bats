@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# Tag search: PDC_Client_query_kvtag with patterns and the DART calls (insert, search, delete
+# object references) against real daemons over UCX and LMDB, checked against a brute-force model
+# (tests/progs/pdc_tag_search_model.c) over 2 and 3 daemons; the indexes after a restart of
+# every daemon; bad input; and the bench's smoke run.
+
+load helpers
+
+MODEL="$BUILD_DIR/tests/pdc_tag_search_model"
+BENCH="$BUILD_DIR/bench/pdc_tag_bench"
+
+setup() {
+    require_build
+    for f in "$MODEL" "$BENCH"; do
+        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
+    done
+    make_workdir
+    export MODEL BENCH BBD BUILD_DIR
+}
+
+teardown() {
+    cleanup_workdir
+}
+
+# in_job NODES SCRIPT: run SCRIPT with bash inside a local job of NODES nodes, in the work
+# directory; stdout and stderr in $output.
+in_job() {
+    local nodes=$1 script=$2
+    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR" --quiet -- \
+        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
+    echo "$output"
+}
+
+# Every daemon of N held objects of the model run in $output.
+assert_homes() {
+    local n=$1 s
+    for ((s = 0; s < n; s++)); do
+        grep -Eq "^summary .*homes=.*\b$s:[1-9]" <<<"$output" ||
+            { echo "daemon $s held no object of the model" >&2; return 1; }
+    done
+}
+
+# A search sees every object of the job: one model run per job.
+@test "model: 3 seeds of random tags and references over 2 daemons, every kind of match" {
+    for s in 1 2 3; do
+        in_job 2 '"$MODEL" --seed '$s' --objects 64 --ops 1500 --queries 160'
+        assert_success
+        assert_line OK
+        refute_output --partial MISMATCH
+        assert_homes 2
+        # The queries found things: not a model of empty answers.
+        [ "$(grep -o 'hits=[0-9]*' <<<"$output" | cut -d= -f2)" -gt 100 ]
+        assert_no_daemons "$WORKDIR"
+    done
+}
+
+@test "model: 2 seeds over 3 daemons" {
+    for s in 11 12; do
+        in_job 3 '"$MODEL" --seed '$s' --objects 96 --ops 2000 --queries 160'
+        assert_success
+        assert_line OK
+        assert_homes 3
+        assert_no_daemons "$WORKDIR"
+    done
+}
+
+@test "the checker fails on a wrong answer" {
+    in_job 2 '"$MODEL" --seed 5 --objects 32 --ops 400 --queries 40 --inject-mismatch'
+    assert_failure
+    assert_output --partial MISMATCH
+}
+
+@test "indexes survive a restart of every daemon (kill -9)" {
+    in_job 2 '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        "$MODEL" --seed 21 --objects 64 --ops 1500 --phase write || exit 1
+        kill -9 "$(cat "$d0/bbd-0.pid")" "$(cat "$d1/bbd-1.pid")"
+        sleep 0.5
+        r=0
+        for d in "$d0" "$d1"; do
+            "$BBD" --job-dir "$d" --rank $r --nservers 2 --job-id "$PDCBB_JOB_ID" --node node$r 3>"ready$r" --ready-fd 3 &
+            r=$((r + 1))
+        done
+        for i in $(seq 200); do grep -q ready ready0 2>/dev/null && grep -q ready ready1 2>/dev/null && break; sleep 0.05; done
+        "$MODEL" --seed 21 --objects 64 --ops 1500 --queries 160 --phase check
+    '
+    assert_success
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 2 ]
+    refute_output --partial MISMATCH
+    assert_homes 2
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "bad input gets a clear error and the daemons keep serving" {
+    in_job 2 '"$MODEL" --bad-inputs'
+    assert_success
+    refute_output --partial WRONG
+    assert_line --regexp "^bad search key pattern '\*': PDCBB_ERR_INVAL: .*empty or only '\*'"
+    assert_line --regexp "^bad search '\*=\*': PDCBB_ERR_INVAL: "
+    assert_line --regexp "^bad search without '=': PDCBB_ERR_INVAL: .*not KEY=VALUE"
+    assert_line --regexp "^bad insert key of 241 bytes: PDCBB_ERR_TOO_BIG: .*longer than 240"
+    assert_line --regexp "^bad insert NULL key: PDCBB_ERR_INVAL: .*NULL or empty"
+    assert_line --regexp "^bad kvtag name '\*': PDCBB_ERR_INVAL: .*empty or only '\*'"
+    assert_line --regexp "^bad kvtag name of 1099 bytes: PDCBB_ERR_TOO_BIG: "
+    assert_line --regexp "^bad delete a reference never inserted: PDCBB_ERR_NOT_FOUND: .*no reference 'never=there'"
+    assert_line OK
+}
+
+@test "bad wire input to a daemon is refused with a status, and it keeps serving" {
+    # The client checks first; a daemon must refuse the same on its own (another client may not).
+    in_job 1 '
+        for c in dartstar dartlong dartbadtype tagsearchbadmode tagsearchstar good; do
+            echo -n "$c: "; "$BUILD_DIR/tests/pdcbb_rawmsg" "$PDCBB_JOB_DIR/bbd-0.endpoint" "$PDCBB_JOB_DIR/token" $c | head -1
+        done'
+    assert_success
+    assert_line "dartstar: status PDCBB_ERR_INVAL"
+    assert_line "dartlong: status PDCBB_ERR_TOO_BIG"
+    assert_line "dartbadtype: status PDCBB_ERR_INVAL"
+    assert_line "tagsearchbadmode: status PDCBB_ERR_INVAL"
+    assert_line "tagsearchstar: status PDCBB_ERR_INVAL"
+    assert_line "good: status PDCBB_OK"
+}
+
+@test "bench smoke run (PDCBB_BENCH_QUICK=1) over 2 daemons" {
+    in_job 2 'PDCBB_BENCH_QUICK=1 "$BENCH"'
+    assert_success
+    for k in value_exact value_prefix value_suffix value_infix name_exact name_prefix name_suffix name_infix; do
+        assert_line --regexp "^RESULT name=kvtag_$k count=2000 daemons=2 queries=10 "
+        assert_line --regexp "^RESULT name=dart_$k count=2000 daemons=2 queries=10 "
+    done
+    assert_line --regexp "^RESULT name=tag_put count=2000 daemons=2 "
+    assert_no_daemons "$WORKDIR"
+}
