@@ -434,7 +434,7 @@ static void one_query(int qi, int multi)
     mquery_t q;
     memset(&q, 0, sizeof(q));
     /* A group (not the ramp) and its objects. */
-    int g = objs[below((uint64_t)nobj - 1)].group, group_objs[MAXOBJ], ng = 0;
+    int g = objs[below((uint64_t)nobj - 1)].group, group_objs[MAXOBJ] = {0}, ng = 0;
     for (int i = 0; i < nobj; i++)
         if (objs[i].group == g)
             group_objs[ng++] = i;
