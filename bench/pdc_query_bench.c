@@ -75,7 +75,7 @@ static void report(const char *obj, double sel, const char *what, const char *wh
 {
     uint64_t sc = 0, sk = 0, mv = 0;
     PDCbb_query_last_stats(&sc, &sk, &mv);
-    printf("%-7s sel=%-6g %-12s %-5s %8.3f s %9.1f MiB/s hits=%-10" PRIu64, obj, sel * 100, what,
+    printf("%-7s sel=%-5g%% %-12s %-5s %8.3f s %9.1f MiB/s hits=%-10" PRIu64, obj, sel * 100, what,
            when, secs, (double)bytes / secs / (1 << 20), hits);
     if (base > 0)
         printf(" vs-read+filter=%.1fx blocks scanned=%" PRIu64 " skipped=%" PRIu64, base / secs,

@@ -405,12 +405,15 @@ typedef struct drained_src {
     size_t unit;
 } drained_src_t;
 
-static pdcbb_err_t drained_src_read(void *arg, uint64_t lin, uint64_t pk, uint64_t n, void *buf)
+static const void *drained_src_read(void *arg, uint64_t lin, uint64_t pk, uint64_t n, void *buf,
+                                    pdcbb_err_t *rc)
 {
     drained_src_t *s = arg;
     (void)lin;
-    memcpy(buf, s->packed + pk * s->unit, n * s->unit);
-    return PDCBB_OK;
+    (void)n;
+    (void)buf;
+    (void)rc;
+    return s->packed + pk * s->unit;
 }
 
 /* Check a query's object against the drain; fills a read descriptor for boxes of it. */
@@ -472,12 +475,9 @@ static pdcbb_err_t query_eval(const pdcbb_query_eval_req_t *q, pdcbb_query_eval_
                 rc = PDCBB_ERR_NOMEM;
         }
     }
-    if (rc == PDCBB_OK && q->mode == PDCBB_QMODE_HITS) {
+    if (rc == PDCBB_OK && q->mode == PDCBB_QMODE_HITS)
         s.max_hits = q->max_hits < PDCBB_QBLOCK ? PDCBB_QBLOCK
                      : q->max_hits > (1u << 21) ? (1u << 21) : q->max_hits;
-        if ((s.hits = malloc(8 * (size_t)s.max_hits)) == NULL)
-            rc = PDCBB_ERR_NOMEM;
-    }
     if (rc == PDCBB_OK)
         rc = pdcbb_qscan_init(&s);
     uint32_t pos = 0;

@@ -547,7 +547,8 @@ typedef struct eval_out {
     uint64_t *bins;       /* HIST: nbin counters */
 } eval_out_t;
 
-/* Run QUERY_EVAL of one object over every daemon holding pieces of it, all daemons at once. */
+/* Run QUERY_EVAL of one object over every daemon holding pieces of it, all daemons at once.
+ * Hits are received straight into one array per daemon (no copy), then concatenated. */
 static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl, uint32_t mode,
                             const uint64_t *prog, uint32_t nprog, const uint64_t *hist,
                             eval_out_t *out)
@@ -555,10 +556,13 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
     unsigned ns = client_g.nservers;
     client_pending_t **pend = calloc(ns, sizeof(*pend));
     pdcbb_query_eval_req_t *req = calloc(ns, sizeof(*req));
+    hitset_t *dh = calloc(ns, sizeof(*dh));
     pdcbb_err_t rc = PDCBB_OK;
-    if (pend == NULL || req == NULL) {
+    uint64_t per = hits_per_reply();
+    if (pend == NULL || req == NULL || dh == NULL) {
         free(pend);
         free(req);
+        free(dh);
         return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
     }
     int cls = pdcbb_query_class(o->prop.pub.type);
@@ -576,10 +580,22 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
         q->prog_count = nprog;
         q->pieces = pl->w[s];
         q->pieces_count = pl->n[s];
-        q->max_hits = hits_per_reply();
+        q->max_hits = per;
         q->hist = (uint64_t *)hist;
         q->hist_count = hist ? 3 : 0;
-        rc = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, q, NULL, 0, NULL, 0, &pend[s]);
+        void *dest = NULL;
+        size_t dest_len = 0;
+        if (mode == PDCBB_QMODE_HITS) {
+            /* The daemon answers at most max(per, 65536) hits. */
+            uint64_t room = per > PDCBB_QBLOCK ? per : PDCBB_QBLOCK;
+            if (hits_reserve(&dh[s], room) != 0) {
+                rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+                break;
+            }
+            dest = dh[s].v + dh[s].n;
+            dest_len = (size_t)(dh[s].cap - dh[s].n) * 8;
+        }
+        rc = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, q, NULL, 0, dest, dest_len, &pend[s]);
         if (rc == PDCBB_OK)
             left++;
     }
@@ -591,17 +607,20 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
             client_rpc_wait(p, client_g.cfg.request_timeout);
             pend[s] = NULL;
             left--;
-            /* The bulk part is freed with p: take the hits first. */
-            uint64_t before = out->hits ? out->hits->n : 0;
+            /* The bulk part: in dh[s] already, or (did not fit) copied before p is freed. */
+            uint64_t before = dh[s].n;
             size_t blen = p->done && p->status == PDCBB_OK ? p->bulk_len : 0;
             if (rc == PDCBB_OK && mode == PDCBB_QMODE_HITS && blen > 0) {
-                if (blen % 8 != 0 || hits_reserve(out->hits, blen / 8) != 0) {
-                    rc = client_fail(blen % 8 ? PDCBB_ERR_PROTO : PDCBB_ERR_NOMEM,
-                                     "%s: bad or too large QUERY_EVAL reply from daemon %u",
+                if (blen % 8 != 0) {
+                    rc = client_fail(PDCBB_ERR_PROTO, "%s: bad QUERY_EVAL reply from daemon %u",
                                      cx->fn, s);
+                } else if (p->bulk == (void *)(dh[s].v + dh[s].n)) {
+                    dh[s].n += blen / 8;
+                } else if (hits_reserve(&dh[s], blen / 8) != 0) {
+                    rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
                 } else {
-                    memcpy(out->hits->v + out->hits->n, p->bulk, blen);
-                    out->hits->n += blen / 8;
+                    memcpy(dh[s].v + dh[s].n, p->bulk, blen);
+                    dh[s].n += blen / 8;
                 }
             }
             pdcbb_query_eval_rep_t rep;
@@ -614,11 +633,10 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
                                      cx->fn, o->name, s, PDCbb_last_error_message());
                 continue;
             }
-            if (rc == PDCBB_OK && mode == PDCBB_QMODE_HITS &&
-                out->hits->n - before != rep.count)
+            if (rc == PDCBB_OK && mode == PDCBB_QMODE_HITS && dh[s].n - before != rep.count)
                 rc = client_fail(PDCBB_ERR_PROTO, "%s: daemon %u sent %" PRIu64
                                  " hits, announced %" PRIu64, cx->fn, s,
-                                 out->hits->n - before, rep.count);
+                                 dh[s].n - before, rep.count);
             if (rc == PDCBB_OK) {
                 last_stats.scanned += rep.scanned;
                 last_stats.skipped += rep.skipped;
@@ -645,7 +663,13 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
             if (rc == PDCBB_OK && more) {
                 req[s].resume_piece = np;
                 req[s].resume_elem = ne;
-                one = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, &req[s], NULL, 0, NULL, 0,
+                uint64_t room = per > PDCBB_QBLOCK ? per : PDCBB_QBLOCK;
+                if (hits_reserve(&dh[s], room) != 0) {
+                    rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+                    continue;
+                }
+                one = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, &req[s], NULL, 0,
+                                      dh[s].v + dh[s].n, (size_t)(dh[s].cap - dh[s].n) * 8,
                                       &pend[s]);
                 if (one == PDCBB_OK)
                     left++;
@@ -654,6 +678,24 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
             }
         }
     }
+    /* Daemons in order: REGION_STATIC stripes then come out sorted already. */
+    for (unsigned s = 0; s < ns && rc == PDCBB_OK && mode == PDCBB_QMODE_HITS; s++) {
+        if (dh[s].n == 0)
+            continue;
+        if (out->hits->n == 0) {
+            hits_free(out->hits);
+            *out->hits = dh[s];
+            memset(&dh[s], 0, sizeof(dh[s]));
+        } else if (hits_reserve(out->hits, dh[s].n) != 0) {
+            rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+        } else {
+            memcpy(out->hits->v + out->hits->n, dh[s].v, dh[s].n * 8);
+            out->hits->n += dh[s].n;
+        }
+    }
+    for (unsigned s = 0; s < ns; s++)
+        hits_free(&dh[s]);
+    free(dh);
     free(pend);
     free(req);
     return rc;

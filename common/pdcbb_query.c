@@ -395,14 +395,26 @@ typedef struct scan_run {
     int result; /* 1 stopped, negative error */
 } scan_run_t;
 
-/* Evaluate n elements at s->buf, linear indices from lin. */
-static void eval_elems(scan_run_t *c, uint64_t lin, uint64_t n)
+/* Evaluate n elements at data, linear indices from lin. Returns -1 when out of memory. */
+static int eval_elems(scan_run_t *c, const uint8_t *data, uint64_t lin, uint64_t n)
 {
     pdcbb_qscan_t *s = c->s;
     int cls = s->prog->cls;
+    if (s->mode == PDCBB_QMODE_HITS && s->hits_cap - s->nhits < n) {
+        uint64_t cap = s->hits_cap ? s->hits_cap : 4096;
+        while (cap - s->nhits < n)
+            cap *= 2;
+        if (cap > s->max_hits)
+            cap = s->max_hits;
+        uint64_t *h = realloc(s->hits, cap * sizeof(uint64_t));
+        if (h == NULL)
+            return -1;
+        s->hits = h;
+        s->hits_cap = cap;
+    }
     for (uint64_t done = 0; done < n;) {
         size_t k = n - done > QCHUNK ? QCHUNK : (size_t)(n - done);
-        const uint8_t *v = s->buf + done * s->unit;
+        const uint8_t *v = data + done * s->unit;
         if (s->mode == PDCBB_QMODE_STATS || s->mode == PDCBB_QMODE_HIST) {
             for (size_t i = 0; i < k; i++) {
                 if (c->nexcl && excluded(s, lin + done + i, c->excl, c->nexcl))
@@ -417,6 +429,12 @@ static void eval_elems(scan_run_t *c, uint64_t lin, uint64_t n)
                     s->bins[pdcbb_qhist_bin(cls, x, s->hist_lo, s->hist_incr, s->nbin)]++;
                 }
             }
+        } else if (s->mode == PDCBB_QMODE_COUNT && c->nexcl == 0) {
+            pdcbb_qprog_eval(s->prog, v, k, s->mask, s->scratch);
+            uint64_t cnt = 0;
+            for (size_t i = 0; i < k; i++)
+                cnt += s->mask[i];
+            s->nhits += cnt;
         } else {
             pdcbb_qprog_eval(s->prog, v, k, s->mask, s->scratch);
             for (size_t i = 0; i < k; i++) {
@@ -432,6 +450,7 @@ static void eval_elems(scan_run_t *c, uint64_t lin, uint64_t n)
         }
         done += k;
     }
+    return 0;
 }
 
 static int scan_run_fn(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
@@ -475,18 +494,22 @@ static int scan_run_fn(uint64_t array_off, uint64_t len, uint64_t packed_off, vo
             c->result = 1;
             return 1;
         }
-        pdcbb_err_t rc = c->src->read(c->src->arg, lin, pk, seg, s->buf);
-        if (rc != PDCBB_OK) {
-            c->result = -(int)rc;
+        pdcbb_err_t rc = PDCBB_OK;
+        const uint8_t *data = c->src->read(c->src->arg, lin, pk, seg, s->buf, &rc);
+        if (data == NULL) {
+            c->result = -(int)(rc ? rc : PDCBB_ERR_IO);
             return 1;
         }
         /* A whole block read for the first time since it changed: remember its min/max. */
         if (!known && c->src->stats_put && lin == bstart && seg == PDCBB_QBLOCK) {
             memset(&st, 0, sizeof(st));
-            pdcbb_qstats_add(s->prog->type, s->buf, PDCBB_QBLOCK, &st);
+            pdcbb_qstats_add(s->prog->type, data, PDCBB_QBLOCK, &st);
             c->src->stats_put(c->src->arg, blk, &st);
         }
-        eval_elems(c, lin, seg);
+        if (eval_elems(c, data, lin, seg) != 0) {
+            c->result = -(int)PDCBB_ERR_NOMEM;
+            return 1;
+        }
         lin += seg;
         pk += seg;
         n -= seg;

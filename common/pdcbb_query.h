@@ -106,9 +106,11 @@ double pdcbb_qval_double(int cls, pdcbb_qval_t v);
 
 /* Where the scan reads elements from. */
 typedef struct pdcbb_qsrc {
-    /* Read n elements from linear index lin (packed index pk within the piece) into buf.
-     * Returns PDCBB_OK or an error. */
-    pdcbb_err_t (*read)(void *arg, uint64_t lin, uint64_t pk, uint64_t n, void *buf);
+    /* The n elements from linear index lin (packed index pk within the piece): a pointer to
+     * them where they already lie in memory (a file mapping), else copied into buf (room for
+     * PDCBB_QBLOCK elements) and buf returned. NULL with *rc on an error. */
+    const void *(*read)(void *arg, uint64_t lin, uint64_t pk, uint64_t n, void *buf,
+                        pdcbb_err_t *rc);
     /* Block statistics (both NULL: none). get returns 1 with *st when known. */
     int (*stats_get)(void *arg, uint64_t blk, pdcbb_qstats_t *st);
     void (*stats_put)(void *arg, uint64_t blk, const pdcbb_qstats_t *st);
@@ -123,8 +125,11 @@ typedef struct pdcbb_qscan {
     uint32_t mode;
     uint32_t ndim;
     uint64_t dims[PDCBB_REGION_NDIM_MAX];
-    uint64_t max_hits;        /* HITS mode: room in hits */
-    uint64_t *hits;           /* HITS mode: caller's array */
+    uint64_t max_hits;        /* HITS mode: most hits to collect */
+    uint64_t *hits;           /* HITS mode: the caller's array of hits_cap entries; when
+                                 hits_cap < max_hits it is grown with realloc (start with NULL,
+                                 0 and free() it after; pdcbb_qscan_free does not) */
+    uint64_t hits_cap;
     double hist_lo, hist_incr; /* HIST mode */
     uint32_t nbin;
     uint64_t *bins;           /* HIST mode: caller's nbin counters */
