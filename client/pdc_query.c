@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "client.h"
 #include "pdcbb_query.h"
@@ -92,6 +93,24 @@ static void dims_str(uint32_t ndim, const uint64_t *dims, char *buf, size_t len)
         n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64, d ? "x" : "", dims[d]);
 }
 
+/*
+ * Memory for hit arrays and selections (freed with free()). Large ones are aligned to and
+ * advised for 2 MiB pages: fresh memory is faulted in one 4 KiB page at a time otherwise, which
+ * on a virtual machine costs more than the hits themselves (measured: a 10% selection of 1 GiB,
+ * 27 million hits, spent most of its time in page faults).
+ */
+static void *big_alloc(size_t len)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (len < 2 * huge)
+        return malloc(len ? len : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, (len + huge - 1) & ~(huge - 1)) != 0)
+        return NULL;
+    madvise(p, (len + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* advice only */
+    return p;
+}
+
 static int hits_reserve(hitset_t *h, uint64_t more)
 {
     if (h->cap - h->n >= more)
@@ -99,9 +118,14 @@ static int hits_reserve(hitset_t *h, uint64_t more)
     uint64_t cap = h->cap ? h->cap : 1024;
     while (cap - h->n < more)
         cap *= 2;
-    uint64_t *v = realloc(h->v, cap * sizeof(uint64_t));
+    if (cap > SIZE_MAX / sizeof(uint64_t))
+        return -1;
+    uint64_t *v = big_alloc(cap * sizeof(uint64_t));
     if (v == NULL)
         return -1;
+    if (h->n)
+        memcpy(v, h->v, h->n * sizeof(uint64_t));
+    free(h->v);
     h->v = v;
     h->cap = cap;
     return 0;
@@ -121,7 +145,7 @@ static int hits_sort(hitset_t *h)
         ;
     if (i >= n)
         return 0; /* already sorted (the usual case: pieces come in order) */
-    uint64_t *tmp = malloc(n * sizeof(uint64_t));
+    uint64_t *tmp = big_alloc(n * sizeof(uint64_t));
     size_t *cnt = malloc(65536 * sizeof(size_t));
     if (tmp == NULL || cnt == NULL) {
         free(tmp);
@@ -937,12 +961,16 @@ perr_t PDCquery_get_selection(pdc_query_t *query, pdc_selection_t *sel)
     if (query_prepare(query, &cx, fn) != PDCBB_OK || eval_node(query, &cx, &h, NULL) != PDCBB_OK)
         goto out;
     uint64_t *coords = NULL;
-    if (h.n > 0 && (h.n > SIZE_MAX / 8 / cx.ndim ||
-                    (coords = malloc((size_t)h.n * cx.ndim * 8)) == NULL)) {
+    if (cx.ndim == 1) {
+        coords = h.v; /* 1-D: the linear indices are the coordinates */
+        h.v = NULL;
+        h.cap = 0;
+    } else if (h.n > 0 && (h.n > SIZE_MAX / 8 / cx.ndim ||
+                           (coords = big_alloc((size_t)h.n * cx.ndim * 8)) == NULL)) {
         client_fail(PDCBB_ERR_NOMEM, "%s: out of memory for %" PRIu64 " hits", fn, h.n);
         goto out;
     }
-    for (uint64_t i = 0; i < h.n; i++) {
+    for (uint64_t i = 0; i < h.n && cx.ndim > 1; i++) {
         uint64_t lin = h.v[i];
         for (uint32_t d = 0; d < cx.ndim; d++) {
             coords[i * cx.ndim + d] = lin / cx.strides[d];

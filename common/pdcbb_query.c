@@ -435,6 +435,16 @@ static int eval_elems(scan_run_t *c, const uint8_t *data, uint64_t lin, uint64_t
             for (size_t i = 0; i < k; i++)
                 cnt += s->mask[i];
             s->nhits += cnt;
+        } else if (s->mode == PDCBB_QMODE_HITS && c->nexcl == 0) {
+            /* Branch-free: write every index, advance past the matching ones (room for the
+             * whole segment was ensured above). */
+            pdcbb_qprog_eval(s->prog, v, k, s->mask, s->scratch);
+            uint64_t *h = s->hits + s->nhits, m = 0, l0 = lin + done;
+            for (size_t i = 0; i < k; i++) {
+                h[m] = l0 + i;
+                m += s->mask[i];
+            }
+            s->nhits += m;
         } else {
             pdcbb_qprog_eval(s->prog, v, k, s->mask, s->scratch);
             for (size_t i = 0; i < k; i++) {
