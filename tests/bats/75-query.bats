@@ -39,6 +39,7 @@ assert_model_ok() {
             { echo "no object with placement $pl" >&2; return 1; }
     done
     grep -Eq "^skipping .* then scanned=[0-9]+ skipped=[1-9]" <<<"$output"
+    grep -q "^stale-check: the rewritten block was scanned again" <<<"$output"
 }
 
 @test "model: random queries on 1 daemon match a brute-force scan" {
@@ -65,6 +66,13 @@ assert_model_ok() {
     grep -q '^daemons 3$' <<<"$output"
     # Queries over several objects were among them and found elements.
     grep -Eq '^result q[0-9]+ leaves=[2-7] multi=1 region=[01] nhits=[1-9]' <<<"$output"
+}
+
+@test "model over UCX only (PDCBB_DIRECT=0): block statistics are never stale" {
+    PDCBB_DIRECT=0 in_job 1 '"$QMODEL" --seed 11 --queries 20 --name u'
+    assert_success
+    assert_model_ok
+    assert_line "stale-check: the rewritten block was scanned again"
 }
 
 @test "model: the same seed gives the same results whatever the number of daemons" {
