@@ -684,6 +684,10 @@ static pdcbb_err_t run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl,
             uint32_t more = rep.more;
             uint64_t np = rep.next_piece, ne = rep.next_elem;
             client_rpc_release(PDCBB_OP_QUERY_EVAL, &rep, keep);
+            if (rc == PDCBB_OK && more && np == req[s].resume_piece &&
+                ne == req[s].resume_elem)
+                rc = client_fail(PDCBB_ERR_PROTO, "%s: daemon %u made no progress in the query",
+                                 cx->fn, s);
             if (rc == PDCBB_OK && more) {
                 req[s].resume_piece = np;
                 req[s].resume_elem = ne;
