@@ -127,3 +127,17 @@ assert_model_ok() {
     [ -s "$WORKDIR/live.txt" ]
     diff "$WORKDIR/live.txt" "$WORKDIR/drained.txt"
 }
+
+@test "malformed query requests from the wire are refused with a clear status" {
+    in_job 1 'ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        for c in querygood querybadprog querybadpiece querytype queryvalues; do
+            echo -n "$c: "; "'"$RAWMSG"'" "$ep" "$tok" $c
+        done
+        "'"$RAWMSG"'" "$ep" "$tok" good'
+    assert_success
+    assert_line "querygood: status PDCBB_OK"
+    assert_line "querybadprog: status PDCBB_ERR_PROTO"
+    assert_line "querybadpiece: status PDCBB_ERR_BAD_REGION"
+    assert_line "querytype: status PDCBB_ERR_WRONG_TYPE"
+    assert_line "queryvalues: status PDCBB_ERR_BAD_REGION"
+}
