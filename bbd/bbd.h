@@ -257,6 +257,19 @@ pdcbb_err_t bbd_tagidx_tag_search(bbd_req_t *r, const char *name, uint32_t value
 /* Drop an object's placement map entries (OBJ_DEL). */
 pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 
+/* The layout record of an object here (element size, ndim, dims); *exists 0 when this daemon
+ * holds no data of it. For queries. */
+pdcbb_err_t bbd_data_layout_get(bbd_req_t *r, uint64_t obj, uint64_t *unit, uint32_t *ndim,
+                                uint64_t *dims, int *exists);
+/* The cached descriptor of an object's data file here (not to be closed), or -1 with *rc
+ * (PDCBB_ERR_NOT_FOUND: no file). */
+int bbd_data_fd(bbd_t *d, uint64_t obj, pdcbb_err_t *rc);
+/* bbd_query.c: per-block min/max of the data files, for skipping in queries. Every change of a
+ * data file marks what it touched (a box of an object of shape dims) as unknown; DATA_DROP and
+ * DATA_RESIZE forget the object. */
+void bbd_query_dirty_box(uint64_t obj, uint32_t ndim, const uint64_t *dims, const void *box);
+void bbd_query_forget(uint64_t obj);
+void bbd_query_cleanup(void);
 /* bbd_stage_in.c: load cfg.stage_in (a drain directory) into a fresh store and data files:
  * this daemon's share under the job's placement. Call before bbd_data_open. */
 pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen);

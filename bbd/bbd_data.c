@@ -113,6 +113,7 @@ void bbd_data_close(bbd_t *d)
             close(fd_cache[i].fd);
             fd_cache[i].fd = -1;
         }
+    bbd_query_cleanup();
     (void)d;
 }
 
@@ -204,6 +205,36 @@ static pdcbb_err_t layout_check(bbd_req_t *r, const data_desc_t *dd, int create,
     memcpy(rec + 2, dd->dims, 8 * (size_t)dd->ndim);
     return OPS->put(r->txn, BBD_T_DATA, (bbd_val_t){key, 8},
                     (bbd_val_t){rec, 8 * (2 + (size_t)dd->ndim)}, 0);
+}
+
+pdcbb_err_t bbd_data_layout_get(bbd_req_t *r, uint64_t obj, uint64_t *unit, uint32_t *ndim,
+                                uint64_t *dims, int *exists)
+{
+    uint8_t key[8];
+    bbd_val_t v;
+    uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
+    bbd_key_u64(key, obj);
+    *exists = 0;
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK;
+    if (rc != PDCBB_OK)
+        return rc;
+    if (v.len < 24 || v.len > sizeof(rec) || v.len % 8 != 0)
+        return PDCBB_ERR_STORE;
+    memcpy(rec, v.data, v.len);
+    if (rec[1] != v.len / 8 - 2)
+        return PDCBB_ERR_STORE;
+    *unit = rec[0];
+    *ndim = (uint32_t)rec[1];
+    memcpy(dims, rec + 2, 8 * (size_t)rec[1]);
+    *exists = 1;
+    return PDCBB_OK;
+}
+
+int bbd_data_fd(bbd_t *d, uint64_t obj, pdcbb_err_t *rc)
+{
+    return obj_fd(d, obj, 0, rc);
 }
 
 pdcbb_err_t bbd_data_layout_create(bbd_req_t *r, uint64_t obj, uint64_t unit, uint32_t ndim,
@@ -349,6 +380,7 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
                 refused = 1;
         }
         if (one == PDCBB_OK) {
+            bbd_query_dirty_box(dd.obj, dd.ndim, dd.dims, &dd.box);
             /* The file writes go to the I/O thread; the reply waits for them. */
             if (r->io == NULL && (r->io = calloc(1, sizeof(*r->io))) == NULL)
                 return PDCBB_ERR_NOMEM;
@@ -562,6 +594,8 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
         if (one != PDCBB_OK)
             return one;
+        if (q->mode != PDCBB_DIRECT_READ) /* the client writes the file itself */
+            bbd_query_dirty_box(dd.obj, dd.ndim, dd.dims, &dd.box);
         if (q->mode == PDCBB_DIRECT_DONE) {
             uint64_t b = dd.bytes < r->conn->direct_reserved ? dd.bytes : r->conn->direct_reserved;
             r->conn->direct_reserved -= b;
@@ -629,6 +663,7 @@ pdcbb_err_t bbd_op_data_drop(bbd_req_t *r, const pdcbb_data_drop_req_t *q,
     struct stat st;
     if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_BAD_ID;
+    bbd_query_forget(q->id);
     fd_slot_t *s = slot_of(q->id);
     if (s) {
         close(s->fd);
@@ -661,6 +696,7 @@ pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
         return PDCBB_ERR_BAD_ID;
     if (q->ids_count == 0 || q->ids_count > PDCBB_REGION_NDIM_MAX)
         return PDCBB_ERR_BAD_REGION;
+    bbd_query_forget(q->id);
     bbd_key_u64(key, q->id);
     pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
     if (rc == PDCBB_ERR_NOT_FOUND)

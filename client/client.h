@@ -281,6 +281,7 @@ typedef struct client_obj {
     char *name;
     client_obj_prop_t prop;
     struct pdc_obj_info info;      /* what PDCobj_get_info returns */
+    pdc_histogram_t *hist;         /* PDCquery_get_histogram's result, or NULL */
 } client_obj_t;
 
 /* Fill o (name, props, info) from an OBJ_INFO reply. */

@@ -25,6 +25,7 @@
 #include "pdcbb_pattern.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_log.h"
+#include "pdcbb_query.h"
 
 static uint64_t served; /* requests answered (STATS) */
 
@@ -449,6 +450,199 @@ static pdcbb_err_t data_read(const pdcbb_data_read_req_t *q, pdcbb_data_read_rep
     return PDCBB_OK;
 }
 
+/* ------------------------------------------------------------------ queries */
+
+/* The drain as a query source: one piece at a time, read whole (read_region), then scanned. */
+typedef struct drained_src {
+    const uint8_t *packed; /* the piece's elements, row-major */
+    size_t unit;
+} drained_src_t;
+
+static const void *drained_src_read(void *arg, uint64_t lin, uint64_t pk, uint64_t n, void *buf,
+                                    pdcbb_err_t *rc)
+{
+    drained_src_t *s = arg;
+    (void)lin;
+    (void)n;
+    (void)buf;
+    (void)rc;
+    return s->packed + pk * s->unit;
+}
+
+/* Check a query's object against the drain; fills a read descriptor for boxes of it. */
+static pdcbb_err_t query_desc(uint64_t id, int type, const uint64_t *dims, uint32_t ndim,
+                              read_desc_t *dd)
+{
+    memset(dd, 0, sizeof(*dd));
+    if (pdcbb_meta_id_kind(id) != PDCBB_META_KIND_OBJ)
+        return PDCBB_ERR_BAD_ID;
+    if ((dd->o = obj_of(id)) == NULL)
+        return PDCBB_ERR_NOT_FOUND;
+    if (pdcbb_query_class(type) == PDCBB_QCLASS_NONE)
+        return PDCBB_ERR_WRONG_TYPE;
+    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX)
+        return PDCBB_ERR_BAD_REGION;
+    dd->unit = pdcbb_type_size(type);
+    dd->ndim = ndim;
+    memcpy(dd->dims, dims, 8 * (size_t)ndim);
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t query_eval(const pdcbb_query_eval_req_t *q, pdcbb_query_eval_rep_t *p,
+                              uint64_t **owned, void **bulk, size_t *bulk_len)
+{
+    static uint64_t stats[3];
+    read_desc_t dd;
+    pdcbb_qprog_t *prog = malloc(sizeof(*prog));
+    pdcbb_box_t *excl = malloc((q->pieces_count / 2 + 1) * sizeof(*excl));
+    pdcbb_qscan_t s;
+    memset(&s, 0, sizeof(s));
+    pdcbb_err_t rc = prog && excl ? PDCBB_OK : PDCBB_ERR_NOMEM;
+    if (rc == PDCBB_OK && q->mode > PDCBB_QMODE_HIST)
+        rc = PDCBB_ERR_PROTO;
+    if (rc == PDCBB_OK)
+        rc = pdcbb_qprog_decode(q->prog, q->prog_count, q->type, prog);
+    if (rc == PDCBB_OK && prog->n == 0 &&
+        (q->mode == PDCBB_QMODE_HITS || q->mode == PDCBB_QMODE_COUNT))
+        rc = PDCBB_ERR_PROTO;
+    if (rc == PDCBB_OK)
+        rc = query_desc(q->id, q->type, q->dims, q->dims_count, &dd);
+    s.prog = prog;
+    s.mode = q->mode;
+    s.ndim = q->dims_count;
+    if (rc == PDCBB_OK)
+        memcpy(s.dims, q->dims, 8 * (size_t)q->dims_count);
+    if (rc == PDCBB_OK && q->mode == PDCBB_QMODE_HIST) {
+        double lo, incr;
+        if (q->hist_count != 3 || q->hist[2] == 0 || q->hist[2] > PDCBB_QHIST_MAX) {
+            rc = PDCBB_ERR_PROTO;
+        } else {
+            memcpy(&lo, &q->hist[0], 8);
+            memcpy(&incr, &q->hist[1], 8);
+            s.hist_lo = lo;
+            s.hist_incr = incr;
+            s.nbin = (uint32_t)q->hist[2];
+            if (!(incr > 0) || lo != lo)
+                rc = PDCBB_ERR_PROTO;
+            else if ((s.bins = calloc(s.nbin, 8)) == NULL)
+                rc = PDCBB_ERR_NOMEM;
+        }
+    }
+    if (rc == PDCBB_OK && q->mode == PDCBB_QMODE_HITS)
+        s.max_hits = q->max_hits < PDCBB_QBLOCK ? PDCBB_QBLOCK
+                     : q->max_hits > (1u << 21) ? (1u << 21) : q->max_hits;
+    if (rc == PDCBB_OK)
+        rc = pdcbb_qscan_init(&s);
+    uint32_t pos = 0;
+    for (uint64_t k = 0; rc == PDCBB_OK && pos < q->pieces_count; k++) {
+        uint32_t nexcl;
+        rc = pdcbb_qpiece_parse(q->pieces, q->pieces_count, &pos, s.ndim, s.dims, &dd.box, excl,
+                                q->pieces_count / 2 + 1, &nexcl);
+        if (rc != PDCBB_OK || k < q->resume_piece)
+            continue;
+        uint64_t count, stop = 0;
+        if (pdcbb_box_count(&dd.box, &count) != PDCBB_OK ||
+            __builtin_mul_overflow(count, dd.unit, &dd.bytes) || dd.bytes > ((uint64_t)1 << 36)) {
+            rc = PDCBB_ERR_TOO_BIG;
+            break;
+        }
+        uint8_t *buf = malloc(dd.bytes ? dd.bytes : 1);
+        if (buf == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
+        }
+        rc = read_region(&dd, buf);
+        drained_src_t ds = {.packed = buf, .unit = dd.unit};
+        pdcbb_qsrc_t src = {.read = drained_src_read, .arg = &ds};
+        int x = rc == PDCBB_OK ? pdcbb_qscan_piece(&s, &src, &dd.box, excl, nexcl,
+                                                   k == q->resume_piece ? q->resume_elem : 0,
+                                                   &stop)
+                               : 0;
+        free(buf);
+        if (x == 1) {
+            p->more = 1;
+            p->next_piece = k;
+            p->next_elem = stop;
+            break;
+        }
+        if (x < 0)
+            rc = (pdcbb_err_t)-x;
+    }
+    pdcbb_qscan_free(&s);
+    free(prog);
+    free(excl);
+    if (rc != PDCBB_OK) {
+        free(s.hits);
+        free(s.bins);
+        return rc;
+    }
+    p->count = s.nhits;
+    p->scanned = s.blocks_scanned;
+    p->skipped = s.blocks_skipped;
+    if (q->mode == PDCBB_QMODE_STATS) {
+        stats[0] = s.st.mn.bits;
+        stats[1] = s.st.mx.bits;
+        stats[2] = (uint64_t)s.st.has;
+        p->stats = stats;
+        p->stats_count = 3;
+    }
+    if (q->mode == PDCBB_QMODE_HIST) {
+        p->bins = s.bins;
+        p->bins_count = s.nbin;
+        *owned = s.bins;
+    }
+    if (s.hits && s.nhits) {
+        *bulk = s.hits;
+        *bulk_len = 8 * (size_t)s.nhits;
+    } else {
+        free(s.hits);
+    }
+    return PDCBB_OK;
+}
+
+/* QUERY_VALUES: element by element from the drain. */
+static pdcbb_err_t query_values(const pdcbb_query_values_req_t *q, pdcbb_query_values_rep_t *p,
+                                void **bulk, size_t *bulk_len)
+{
+    read_desc_t dd;
+    uint64_t total = 1, strides[PDCBB_REGION_NDIM_MAX];
+    pdcbb_err_t rc = query_desc(q->id, q->type, q->dims, q->dims_count, &dd);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (uint32_t d = 0; d < dd.ndim; d++)
+        if (dd.dims[d] == 0 || __builtin_mul_overflow(total, dd.dims[d], &total))
+            return PDCBB_ERR_BAD_REGION;
+    if (pdcbb_layout_strides(dd.ndim, dd.dims, 1, strides) != PDCBB_OK)
+        return PDCBB_ERR_BAD_REGION;
+    uint8_t *out = malloc((size_t)q->idx_count * dd.unit + 1);
+    if (out == NULL)
+        return PDCBB_ERR_NOMEM;
+    dd.bytes = dd.unit;
+    for (uint32_t i = 0; i < q->idx_count && rc == PDCBB_OK; i++) {
+        uint64_t l = q->idx[i], one[PDCBB_REGION_NDIM_MAX];
+        if (l >= total) {
+            rc = PDCBB_ERR_BAD_REGION;
+            break;
+        }
+        for (uint32_t d = 0; d < dd.ndim; d++) {
+            dd.box.off[d] = l / strides[d];
+            l %= strides[d];
+            one[d] = 1;
+        }
+        memcpy(dd.box.size, one, 8 * (size_t)dd.ndim);
+        dd.box.ndim = dd.ndim;
+        rc = read_region(&dd, out + (size_t)i * dd.unit);
+    }
+    if (rc != PDCBB_OK) {
+        free(out);
+        return rc;
+    }
+    p->count = q->idx_count;
+    *bulk = out;
+    *bulk_len = (size_t)q->idx_count * dd.unit;
+    return PDCBB_OK;
+}
+
 /* ------------------------------------------------------------------ dispatch */
 
 /* Requests that change something: refused. */
@@ -579,6 +773,10 @@ static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint
         return rc;
     case PDCBB_OP_DATA_FLUSH:
         return PDCBB_OK; /* nothing was written, nothing to flush */
+    case PDCBB_OP_QUERY_EVAL:
+        return query_eval(req, &rep->query_eval, owned, bulk, bulk_len);
+    case PDCBB_OP_QUERY_VALUES:
+        return query_values(req, &rep->query_values, bulk, bulk_len);
     case PDCBB_OP_MAP_GET: {
         /* REGION_DYNAMIC / REGION_LOCAL reads ask where the box was written: all of it is on
          * the one virtual daemon (which applies the drained placement map itself). */

@@ -18,6 +18,7 @@ void client_obj_free(client_obj_t *o)
     if (o == NULL)
         return;
     client_obj_prop_free(&o->prop);
+    PDC_free_hist(o->hist);
     free(o->name);
     free(o);
 }

@@ -129,6 +129,8 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                             \
     X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                       \
     X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                \
+    X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                   \
+    X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)           \
     X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                              \
     X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                              \
     X(DART_SEARCH, 52, dart_search, PDCBB_DART_REF_REQ, PDCBB_IDS_REP)                            \
@@ -252,6 +254,27 @@ static inline unsigned pdcbb_dart_home(uint64_t data, unsigned nservers)
         return (unsigned)((data >> 44) & 0xffffu);
     return (unsigned)(data % nservers);
 }
+/*
+ * Data queries (common/pdcbb_query.h, docs/PROTOCOL.md "Queries"), evaluated by each data daemon
+ * over its own pieces of an object. QUERY_EVAL: type is the object's pdc_var_type_t, dims its
+ * shape, prog the predicate program (3 words per node, postfix), pieces the boxes this daemon
+ * owns (per piece: nexcl, offsets, sizes, then nexcl boxes of elements another daemon holds
+ * newer values of), mode a PDCBB_QMODE_*, resume_piece/resume_elem where to continue, max_hits
+ * the room for hits, hist (HIST mode) lo and incr as double bits and nbin. Reply: count (hits
+ * in this reply, or elements seen), more with next_piece/next_elem, blocks scanned and skipped,
+ * stats (STATS: min and max bits, has), bins (HIST); in HITS mode the bulk part holds count
+ * little-endian uint64 linear element indices. QUERY_VALUES: the values of an object at
+ * linear indices idx (bulk part of the reply: count elements, zeros where nothing was written).
+ */
+#define PDCBB_QUERY_EVAL_REQ(F, T)                                                                \
+    F(T, U64, id) F(T, I32, type) F(T, U32, mode) F(T, U64S, dims) F(T, U64S, prog)             \
+    F(T, U64S, pieces) F(T, U64, resume_piece) F(T, U64, resume_elem) F(T, U64, max_hits)       \
+    F(T, U64S, hist)
+#define PDCBB_QUERY_EVAL_REP(F, T)                                                                \
+    F(T, U64, count) F(T, U32, more) F(T, U64, next_piece) F(T, U64, next_elem)                 \
+    F(T, U64, scanned) F(T, U64, skipped) F(T, U64S, stats) F(T, U64S, bins)
+#define PDCBB_QUERY_VALUES_REQ(F, T) F(T, U64, id) F(T, I32, type) F(T, U64S, dims) F(T, U64S, idx)
+#define PDCBB_QUERY_VALUES_REP(F, T) F(T, U64, count)
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

@@ -13,7 +13,9 @@
  *       (LOCK_RELEASE of a lock nobody holds),
  *       dartstar (DART_SEARCH of key pattern "*"), dartlong (DART_INSERT of a 300-byte key),
  *       dartbadtype (DART_INSERT of ref_type 0), tagsearchbadmode (TAG_SEARCH value_mode 7),
- *       tagsearchstar (TAG_SEARCH of name "**").
+ *       tagsearchstar (TAG_SEARCH of name "**"),
+ *       querygood (a QUERY_EVAL count), querybadprog, querybadpiece, querytype, queryvalues
+ *       (an index outside the object).
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -135,6 +137,29 @@ int main(int argc, char **argv)
         else
             tsq.name = "**";
         body = &tsq;
+    }
+    /* Queries (QUERY_EVAL, QUERY_VALUES) on a 100-element int object: a malformed program,
+     * a piece outside the object, a type without values, an index outside the object. */
+    uint64_t qdims[1] = {100}, qprog[3] = {1 | 1u << 8, 5, 0}, qpiece[3] = {0, 0, 100};
+    uint64_t qidx[1] = {100};
+    pdcbb_query_eval_req_t qe = {.id = descs[0], .type = 0, .mode = 1, .dims = qdims,
+                                 .dims_count = 1, .prog = qprog, .prog_count = 3,
+                                 .pieces = qpiece, .pieces_count = 3, .max_hits = 1};
+    pdcbb_query_values_req_t qv = {.id = descs[0], .type = 0, .dims = qdims, .dims_count = 1,
+                                   .idx = qidx, .idx_count = 1};
+    if (strncmp(c, "query", 5) == 0) {
+        h.op = PDCBB_OP_QUERY_EVAL;
+        body = &qe;
+    }
+    if (strcmp(c, "querybadprog") == 0)
+        qprog[0] = 1 | 9u << 8; /* operator 9 */
+    if (strcmp(c, "querybadpiece") == 0)
+        qpiece[1] = 50; /* elements 50..149 of 100 */
+    if (strcmp(c, "querytype") == 0)
+        qe.type = 4; /* PDC_STRING */
+    if (strcmp(c, "queryvalues") == 0) {
+        h.op = PDCBB_OP_QUERY_VALUES;
+        body = &qv;
     }
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {
