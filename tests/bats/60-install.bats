@@ -43,6 +43,21 @@ teardown() {
     assert_output ""
 }
 
+@test "every function an installed header declares is defined by the installed library" {
+    lib="$(ls "$PREFIX"/lib*/libpdc.so.*.*.* | head -1)"
+    # Every PDC_EXPORT declaration of every installed header, whatever it spans.
+    perl -0777 -ne 'while (/^PDC_EXPORT\s[^;{(]*?(\w+)\s*\(/mg) { print "$1\n" }' \
+        "$PREFIX"/include/*.h | sort -u >"$WORKDIR/declared"
+    nm -D --defined-only "$lib" | awk '$2 == "T" {print $3}' | sort -u >"$WORKDIR/defined"
+    # sanity: the scan sees the API (PDC has well over 100 functions) and the library exports it
+    [ "$(wc -l <"$WORKDIR/declared")" -ge 100 ]
+    grep -qx PDCinit "$WORKDIR/declared"
+    grep -qx PDCinit "$WORKDIR/defined"
+    run comm -23 "$WORKDIR/declared" "$WORKDIR/defined"
+    echo "declared but not defined: $output"
+    assert_output ""
+}
+
 @test "an application builds with pkg-config against the installed tree and runs in a job" {
     export PKG_CONFIG_PATH="$(dirname "$(ls "$PREFIX"/lib*/pkgconfig/pdc.pc)")"
     run pkg-config --cflags --libs pdc
