@@ -224,6 +224,14 @@ void client_shm_close(unsigned server);
 /* A request header for op to server: magic, version, a new request id, the server's token. */
 void client_request_hdr(unsigned server, unsigned op, pdcbb_msg_hdr_t *h);
 
+#ifdef ENABLE_MPI
+/* Collective over comm: rank 0's outcome (status) and its n ids (malloc'ed, taken) reach every
+ * rank. On success *out is malloc'ed (NULL when *n_res is 0); on failure every rank returns
+ * the error, and ranks other than 0 record "fn: rank 0 failed". (PDC's *_mpi searches.) */
+pdcbb_err_t client_bcast_ids(MPI_Comm comm, const char *fn, int32_t status, int32_t n,
+                             uint64_t *ids, int *n_res, uint64_t **out);
+#endif
+
 /* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */
 #define CLIENT_X_STUB(OP, val, lname, RQ, RP)                                                     \
     static inline pdcbb_err_t client_op_##lname(unsigned server, const pdcbb_##lname##_req_t *q,  \

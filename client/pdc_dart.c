@@ -252,47 +252,18 @@ perr_t PDC_Client_search_obj_ref_through_dart_mpi(dart_hash_algo_t hash_algo, ch
                                                   uint64_t **out, MPI_Comm comm)
 {
     /* Every daemon answers for the whole job, so rank 0 asks and broadcasts. */
-    int rank = 0;
-    int32_t status = 0, n = 0;
+    int rank = 0, nres = 0;
+    int32_t status = PDCBB_OK;
     uint64_t *ids = NULL;
     MPI_Comm_rank(comm, &rank);
-    if (rank == 0) {
-        int nres = 0;
+    if (rank == 0)
         status = PDC_Client_search_obj_ref_through_dart(hash_algo, query_string, ref_type, &nres,
                                                         &ids) == SUCCEED
                      ? PDCBB_OK
                      : PDCbb_last_error();
-        n = nres;
-    }
-    MPI_Bcast(&status, 1, MPI_INT32_T, 0, comm);
-    if (status != PDCBB_OK) {
-        if (rank != 0) {
-            CLIENT_ENTER();
-            client_fail(status, "PDC_Client_search_obj_ref_through_dart_mpi: rank 0 failed: %s",
-                        pdcbb_strerror(status));
-            CLIENT_LEAVE();
-        }
-        return FAIL;
-    }
-    MPI_Bcast(&n, 1, MPI_INT32_T, 0, comm);
-    if (rank != 0 && n > 0 && (ids = malloc((size_t)n * sizeof(uint64_t))) == NULL)
-        status = PDCBB_ERR_NOMEM; /* still take part in the broadcast below */
-    if (n > 0) {
-        uint64_t *buf = ids ? ids : calloc((size_t)n, sizeof(uint64_t));
-        MPI_Bcast(buf, n, MPI_UINT64_T, 0, comm);
-        if (ids == NULL)
-            free(buf);
-    }
-    if (status != PDCBB_OK)
-        return FAIL;
-    if (n_res == NULL || out == NULL) {
-        free(ids);
-        return FAIL;
-    }
-    *n_res = n;
-    *out = n ? ids : NULL;
-    if (n == 0)
-        free(ids);
-    return SUCCEED;
+    return client_bcast_ids(comm, "PDC_Client_search_obj_ref_through_dart_mpi", status, nres,
+                            ids, n_res, out) == PDCBB_OK
+               ? SUCCEED
+               : FAIL;
 }
 #endif

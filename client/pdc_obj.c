@@ -653,29 +653,19 @@ perr_t PDC_Client_query_kvtag(const pdc_kvtag_t *kvtag, int *n_res, uint64_t **p
 }
 
 #ifdef ENABLE_MPI
-perr_t PDC_Client_query_kvtag_mpi(const pdc_kvtag_t *kvtag, int *n_res, uint64_t **pdc_ids,
-                                  MPI_Comm comm)
+pdcbb_err_t client_bcast_ids(MPI_Comm comm, const char *fn, int32_t status, int32_t n,
+                             uint64_t *ids, int *n_res, uint64_t **out)
 {
-    /* Every daemon answers for the whole job, so rank 0 asks and broadcasts. */
     int rank = 0;
-    int32_t status = 0, n = 0;
-    uint64_t *ids = NULL;
     MPI_Comm_rank(comm, &rank);
-    if (rank == 0) {
-        int nres = 0;
-        status = PDC_Client_query_kvtag(kvtag, &nres, &ids) == SUCCEED ? PDCBB_OK
-                                                                       : PDCbb_last_error();
-        n = nres;
-    }
     MPI_Bcast(&status, 1, MPI_INT32_T, 0, comm);
     if (status != PDCBB_OK) {
         if (rank != 0) {
             CLIENT_ENTER();
-            client_fail(status, "PDC_Client_query_kvtag_mpi: rank 0 failed: %s",
-                        pdcbb_strerror(status));
+            client_fail(status, "%s: rank 0 failed: %s", fn, pdcbb_strerror(status));
             CLIENT_LEAVE();
         }
-        return FAIL;
+        return status;
     }
     MPI_Bcast(&n, 1, MPI_INT32_T, 0, comm);
     if (rank != 0 && n > 0 && (ids = malloc((size_t)n * sizeof(uint64_t))) == NULL)
@@ -686,12 +676,33 @@ perr_t PDC_Client_query_kvtag_mpi(const pdc_kvtag_t *kvtag, int *n_res, uint64_t
         if (ids == NULL)
             free(buf);
     }
-    if (status != PDCBB_OK)
-        return FAIL;
+    if (status == PDCBB_OK && (n_res == NULL || out == NULL))
+        status = PDCBB_ERR_INVAL;
+    if (status != PDCBB_OK) {
+        free(ids);
+        return status;
+    }
     *n_res = n;
-    *pdc_ids = n ? ids : NULL;
+    *out = n ? ids : NULL;
     if (n == 0)
         free(ids);
-    return SUCCEED;
+    return PDCBB_OK;
+}
+
+perr_t PDC_Client_query_kvtag_mpi(const pdc_kvtag_t *kvtag, int *n_res, uint64_t **pdc_ids,
+                                  MPI_Comm comm)
+{
+    /* Every daemon answers for the whole job, so rank 0 asks and broadcasts. */
+    int rank = 0, nres = 0;
+    int32_t status = PDCBB_OK;
+    uint64_t *ids = NULL;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        status = PDC_Client_query_kvtag(kvtag, &nres, &ids) == SUCCEED ? PDCBB_OK
+                                                                       : PDCbb_last_error();
+    return client_bcast_ids(comm, "PDC_Client_query_kvtag_mpi", status, nres, ids, n_res,
+                            pdc_ids) == PDCBB_OK
+               ? SUCCEED
+               : FAIL;
 }
 #endif

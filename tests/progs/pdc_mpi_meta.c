@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "pdc_client_connect.h"
 
 int main(int argc, char **argv)
 {
@@ -69,6 +70,17 @@ int main(int argc, char **argv)
         fail = 1;
     }
     free(writer);
+    /* The collective tag search: rank 0 asks, every rank gets the one object rank 0 tagged. */
+    int zero = 0, nres = -1;
+    uint64_t *found = NULL;
+    pdc_kvtag_t kv = {.name = "writer", .size = sizeof(int), .type = PDC_INT, .value = &zero};
+    if (PDC_Client_query_kvtag_mpi(&kv, &nres, &found, MPI_COMM_WORLD) != SUCCEED || nres != 1 ||
+        found == NULL) {
+        printf("rank %d: PDC_Client_query_kvtag_mpi writer=0 gave %d: %s\n", rank, nres,
+               PDCbb_last_error_message());
+        fail = 1;
+    }
+    free(found);
     if (!fail)
         printf("rank %d of %d: discovery=%s nservers=%d ok\n", rank, size,
                PDCbb_discovery_method(), PDCbb_nservers());
