@@ -1193,15 +1193,20 @@ int cli_cmd_verify(int argc, char **argv)
         status = 1;
     } else {
         printf("verified %" PRIu64 " extents, %" PRIu64 " bytes", st.extents, st.bytes);
-        if (st.bad == 0 && st.missing == 0)
+        if (st.kv_dumps > 0)
+            printf(", %" PRIu64 " KV dumps (%" PRIu64 " records)", st.kv_dumps, st.kv_records);
+        if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0)
             printf(": OK");
+        else if (st.kv_dumps > 0)
+            printf(": %" PRIu64 " bad, %" PRIu64 " missing, %" PRIu64 " bad KV dumps", st.bad,
+                   st.missing, st.kv_bad);
         else
             printf(": %" PRIu64 " bad, %" PRIu64 " missing", st.bad, st.missing);
         if (!m->complete)
             printf(" (INCOMPLETE drain: %" PRIu32 " of %" PRIu32 " ranks)", m->nranks,
                    m->nservers);
         printf("\n");
-        status = (st.bad || st.missing) ? 1 : 0;
+        status = (st.bad || st.missing || st.kv_bad) ? 1 : 0;
     }
     pdcbb_drain_free(m);
     if (fflush(stdout) != 0)
