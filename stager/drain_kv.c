@@ -4,7 +4,8 @@
  *
  * File layout (little-endian):
  *   header  "PDCBBKVD" u32 version, u32 key_type, u32 sharding, u32 nshards, u32 rank,
- *           u32 reserved (0), u64 below_tag, u32 container_len, u32 name_len, container bytes,
+ *           u32 reserved (0), u64 below_tag, u64 kv id, u32 container_len, u32 name_len,
+ *           container bytes,
  *           name bytes, u32 CRC-32C of every header byte before it
  *   blocks  u32 "KVB1", u32 records, u64 payload bytes, u32 CRC-32C of the payload,
  *           u32 CRC-32C of these 20 header bytes; payload = records, each
@@ -33,7 +34,7 @@
 
 #define KVD_BLOCK_HDR 24
 #define KVD_REC_HDR 24
-#define KVD_HDR_FIXED 48
+#define KVD_HDR_FIXED 56
 
 static void kv_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -71,22 +72,22 @@ static uint64_t get64(const uint8_t *p)
 static const char *const key_type_names[] = {"STRING", "INT", "FLOAT"};
 static const char *const shard_names[] = {"DEFAULT", "HASH", "RANGE"};
 
-const char *pdcbb_kv_key_type_name(uint32_t type)
+const char *pdcbb_kvd_key_type_name(uint32_t type)
 {
     return type < 3 ? key_type_names[type] : NULL;
 }
-int pdcbb_kv_key_type_parse(const char *name)
+int pdcbb_kvd_key_type_parse(const char *name)
 {
     for (int i = 0; name && i < 3; i++)
         if (strcmp(name, key_type_names[i]) == 0)
             return i;
     return -1;
 }
-const char *pdcbb_kv_shard_name(uint32_t sharding)
+const char *pdcbb_kvd_shard_name(uint32_t sharding)
 {
     return sharding < 3 ? shard_names[sharding] : NULL;
 }
-int pdcbb_kv_shard_parse(const char *name)
+int pdcbb_kvd_shard_parse(const char *name)
 {
     for (int i = 0; name && i < 3; i++)
         if (strcmp(name, shard_names[i]) == 0)
@@ -94,55 +95,8 @@ int pdcbb_kv_shard_parse(const char *name)
     return -1;
 }
 
-static void put_be64(uint8_t *out, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        out[i] = (uint8_t)v;
-}
-static uint64_t get_be64(const uint8_t *in)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | in[i];
-    return v;
-}
-
-void pdcbb_kv_key_encode_int(int64_t v, uint8_t out[8])
-{
-    put_be64(out, (uint64_t)v ^ 0x8000000000000000ull);
-}
-int64_t pdcbb_kv_key_decode_int(const uint8_t in[8])
-{
-    return (int64_t)(get_be64(in) ^ 0x8000000000000000ull);
-}
-void pdcbb_kv_key_encode_float(double v, uint8_t out[8])
-{
-    uint64_t b;
-    if (v == 0.0)
-        v = 0.0; /* -0.0 == 0.0 */
-    memcpy(&b, &v, 8);
-    b = (b & 0x8000000000000000ull) ? ~b : b | 0x8000000000000000ull;
-    put_be64(out, b);
-}
-double pdcbb_kv_key_decode_float(const uint8_t in[8])
-{
-    uint64_t b = get_be64(in);
-    b = (b & 0x8000000000000000ull) ? b & ~0x8000000000000000ull : ~b;
-    double v;
-    memcpy(&v, &b, 8);
-    return v;
-}
-
-int pdcbb_kv_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
-{
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    if (c != 0)
-        return c;
-    return alen < blen ? -1 : alen > blen;
-}
-
-pdcbb_err_t pdcbb_kv_key_parse(uint32_t type, const char *text, uint8_t *out, size_t *len,
-                               char *err, size_t errlen)
+pdcbb_err_t pdcbb_kvd_key_parse(uint32_t type, const char *text, uint8_t *out, size_t *len,
+                                char *err, size_t errlen)
 {
     size_t n = text ? strlen(text) : 0;
     if (n == 0) {
@@ -150,13 +104,12 @@ pdcbb_err_t pdcbb_kv_key_parse(uint32_t type, const char *text, uint8_t *out, si
         return PDCBB_ERR_INVAL;
     }
     if (type == PDCBB_KVK_STRING) {
-        if (n > PDCBB_KVD_KEY_MAX) {
+        if (n > PDCBB_KV_KEY_MAXLEN) {
             kv_errf(err, errlen, "key of %zu bytes is longer than %u bytes", n,
-                    PDCBB_KVD_KEY_MAX);
+                    (unsigned)PDCBB_KV_KEY_MAXLEN);
             return PDCBB_ERR_INVAL;
         }
-        memcpy(out, text, n);
-        *len = n;
+        *len = pdcbb_kv_enc_str(text, n, out);
         return PDCBB_OK;
     }
     char *end = NULL;
@@ -168,18 +121,17 @@ pdcbb_err_t pdcbb_kv_key_parse(uint32_t type, const char *text, uint8_t *out, si
                     text);
             return PDCBB_ERR_INVAL;
         }
-        pdcbb_kv_key_encode_int((int64_t)v, out);
+        pdcbb_kv_enc_int((int64_t)v, out);
         *len = 8;
         return PDCBB_OK;
     }
     if (type == PDCBB_KVK_FLOAT) {
         double v = strtod(text, &end);
         if (*end != '\0' || end == text || text[0] == ' ' || isnan(v) ||
-            (errno == ERANGE && isinf(v))) {
+            (errno == ERANGE && isinf(v)) || pdcbb_kv_enc_float(v, out) != PDCBB_OK) {
             kv_errf(err, errlen, "key '%.64s' is not a FLOAT (a number, NaN refused)", text);
             return PDCBB_ERR_INVAL;
         }
-        pdcbb_kv_key_encode_float(v, out);
         *len = 8;
         return PDCBB_OK;
     }
@@ -187,17 +139,17 @@ pdcbb_err_t pdcbb_kv_key_parse(uint32_t type, const char *text, uint8_t *out, si
     return PDCBB_ERR_INVAL;
 }
 
-void pdcbb_kv_key_format(uint32_t type, const void *key, size_t len, char *out, size_t outlen)
+void pdcbb_kvd_key_format(uint32_t type, const void *key, size_t len, char *out, size_t outlen)
 {
     if (type == PDCBB_KVK_INT && len == 8)
-        snprintf(out, outlen, "%" PRId64, pdcbb_kv_key_decode_int(key));
+        snprintf(out, outlen, "%" PRId64, pdcbb_kv_dec_int(key));
     else if (type == PDCBB_KVK_FLOAT && len == 8)
-        snprintf(out, outlen, "%.17g", pdcbb_kv_key_decode_float(key));
+        snprintf(out, outlen, "%.17g", pdcbb_kv_dec_float(key));
     else
-        snprintf(out, outlen, "%.*s", (int)len, (const char *)key);
+        snprintf(out, outlen, "%.*s", (int)(len > 0 ? len - 1 : 0), (const char *)key);
 }
 
-int64_t pdcbb_kv_resolve(const uint64_t *tags, const uint32_t *flags, uint64_t n, uint64_t tag)
+int64_t pdcbb_kvd_resolve(const uint64_t *tags, const uint32_t *flags, uint64_t n, uint64_t tag)
 {
     /* tags ascending: the last one <= tag */
     uint64_t lo = 0, hi = n;
@@ -304,8 +256,9 @@ pdcbb_err_t pdcbb_kvd_create(const char *path, const pdcbb_kvd_header_t *h,
     put32(hdr + 24, h->rank);
     put32(hdr + 28, 0);
     put64(hdr + 32, h->below_tag);
-    put32(hdr + 40, (uint32_t)cl);
-    put32(hdr + 44, (uint32_t)nl);
+    put64(hdr + 40, h->kv_id);
+    put32(hdr + 48, (uint32_t)cl);
+    put32(hdr + 52, (uint32_t)nl);
     memcpy(hdr + KVD_HDR_FIXED, h->container, cl);
     memcpy(hdr + KVD_HDR_FIXED + cl, h->name, nl);
     size_t hl = KVD_HDR_FIXED + cl + nl;
@@ -326,6 +279,8 @@ pdcbb_err_t pdcbb_kvd_add(pdcbb_kvd_writer_t *w, const void *key, size_t klen, u
     if (w->failed)
         return PDCBB_ERR_IO;
     if (klen == 0 || klen > PDCBB_KVD_KEY_MAX || (vlen > 0 && value == NULL))
+        return PDCBB_ERR_INVAL;
+    if ((flags & PDCBB_KVR_DELETED) && vlen != 0)
         return PDCBB_ERR_INVAL;
     if (w->have_last) {
         int c = pdcbb_kv_key_cmp(w->last_key, w->last_klen, key, klen);
@@ -483,7 +438,7 @@ pdcbb_err_t pdcbb_kvd_open(const char *path, pdcbb_kvd_header_t *h, pdcbb_kvd_re
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
     }
-    uint32_t ver = get32(hdr + 8), cl = get32(hdr + 40), nl = get32(hdr + 44);
+    uint32_t ver = get32(hdr + 8), cl = get32(hdr + 48), nl = get32(hdr + 52);
     if (ver != PDCBB_KVD_VERSION) {
         kv_errf(err, errlen, "KV dump %s: version %u is not supported (this pdcbb reads %d)",
                 path, ver, PDCBB_KVD_VERSION);
@@ -507,6 +462,7 @@ pdcbb_err_t pdcbb_kvd_open(const char *path, pdcbb_kvd_header_t *h, pdcbb_kvd_re
     h->nshards = get32(hdr + 20);
     h->rank = get32(hdr + 24);
     h->below_tag = get64(hdr + 32);
+    h->kv_id = get64(hdr + 40);
     memcpy(h->container, hdr + KVD_HDR_FIXED, cl);
     memcpy(h->name, hdr + KVD_HDR_FIXED + cl, nl);
     if (h->key_type > 2) {
@@ -627,7 +583,8 @@ pdcbb_err_t pdcbb_kvd_next(pdcbb_kvd_reader_t *r, pdcbb_kvd_rec_t *rec, char *er
         (r->key_type != PDCBB_KVK_STRING && rec->klen != 8) ||
         rec->vlen > left - KVD_REC_HDR || rec->klen > left - KVD_REC_HDR - rec->vlen ||
         (rec->flags & ~PDCBB_KVR_DELETED) != 0 ||
-        (r->key_type == PDCBB_KVK_STRING && memchr(p + KVD_REC_HDR, 0, rec->klen) != NULL)) {
+        ((rec->flags & PDCBB_KVR_DELETED) && rec->vlen != 0) ||
+        pdcbb_kv_key_check(r->key_type, p + KVD_REC_HDR, rec->klen, 0, NULL, 0) != PDCBB_OK) {
         kv_errf(err, errlen, "KV dump %s: bad record (key of %u bytes, value of %" PRIu64
                              " bytes) in the block before offset %" PRIu64,
                 r->path, rec->klen, rec->vlen, r->off);
@@ -731,7 +688,7 @@ pdcbb_err_t pdcbb_kv_view_load(pdcbb_kv_view_t *v, const char *path, char *err, 
         return rc;
     if (h.key_type != v->hdr.key_type) {
         kv_errf(err, errlen, "KV dump %s: %s keys, the manifest says %s", path,
-                pdcbb_kv_key_type_name(h.key_type), pdcbb_kv_key_type_name(v->hdr.key_type));
+                pdcbb_kvd_key_type_name(h.key_type), pdcbb_kvd_key_type_name(v->hdr.key_type));
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
     }
@@ -792,7 +749,7 @@ pdcbb_err_t pdcbb_kv_view_sort(pdcbb_kv_view_t *v, char *err, size_t errlen)
     for (uint64_t i = 1; i < v->nrecs; i++) {
         if (view_rec_cmp(&v->recs[i - 1], &v->recs[i]) == 0) {
             char k[PDCBB_KVD_KEY_MAX + 1];
-            pdcbb_kv_key_format(v->hdr.key_type, v->recs[i].key, v->recs[i].klen, k, sizeof(k));
+            pdcbb_kvd_key_format(v->hdr.key_type, v->recs[i].key, v->recs[i].klen, k, sizeof(k));
             kv_errf(err, errlen, "KV object '%s': key '%.100s' tag %" PRIu64
                                  " is in two dumps",
                     v->hdr.name, k, v->recs[i].tag);
@@ -832,7 +789,7 @@ static const pdcbb_kvd_rec_t *view_resolve(const pdcbb_kv_view_t *v, uint64_t fi
             tags[i] = v->recs[first + i].tag;
             flags[i] = v->recs[first + i].flags;
         }
-        int64_t k = pdcbb_kv_resolve(tags, flags, n, tag);
+        int64_t k = pdcbb_kvd_resolve(tags, flags, n, tag);
         out = k < 0 ? NULL : &v->recs[first + (uint64_t)k];
     }
     if (n > 16) {

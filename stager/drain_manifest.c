@@ -184,11 +184,8 @@ void pdcbb_drain_free(pdcbb_drain_t *m)
         free(m->kvs[i].container);
     }
     free(m->kvs);
-    for (uint32_t i = 0; i < m->nkvdumps; i++) {
-        free(m->kvdumps[i].name);
-        free(m->kvdumps[i].container);
+    for (uint32_t i = 0; i < m->nkvdumps; i++)
         free(m->kvdumps[i].file);
-    }
     free(m->kvdumps);
     drain_priv_free(m->priv);
     free(m);
@@ -336,11 +333,28 @@ const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *
     return hit;
 }
 
+const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t id)
+{
+    for (uint32_t i = 0; i < m->nkvs; i++)
+        if (m->kvs[i].id == id)
+            return &m->kvs[i];
+    return NULL;
+}
+
 pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv)
 {
-    if (pdcbb_drain_find_kv(m, kv->container ? kv->container : "", kv->name ? kv->name : "",
-                            NULL) != NULL)
+    pdcbb_drain_kv_t *old = (pdcbb_drain_kv_t *)pdcbb_drain_find_kv_id(m, kv->id);
+    if (old != NULL) {
+        /* a shard's copy may not know the container's name: keep the one that does */
+        if (old->container[0] == '\0' && kv->container && kv->container[0]) {
+            char *c = strdup(kv->container);
+            if (c == NULL)
+                return PDCBB_ERR_NOMEM;
+            free(old->container);
+            old->container = c;
+        }
         return PDCBB_OK;
+    }
     pdcbb_drain_kv_t *g = realloc(m->kvs, ((size_t)m->nkvs + 1) * sizeof(*g));
     if (g == NULL)
         return PDCBB_ERR_NOMEM;
@@ -364,15 +378,9 @@ pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t 
         return PDCBB_ERR_NOMEM;
     m->kvdumps = g;
     pdcbb_drain_kvdump_t x = *d;
-    x.name = drain_strdup0(d->name);
-    x.container = drain_strdup0(d->container);
     x.file = drain_strdup0(d->file);
-    if (x.name == NULL || x.container == NULL || x.file == NULL) {
-        free(x.name);
-        free(x.container);
-        free(x.file);
+    if (x.file == NULL)
         return PDCBB_ERR_NOMEM;
-    }
     m->kvdumps[m->nkvdumps++] = x;
     return PDCBB_OK;
 }
@@ -522,6 +530,17 @@ void pdcbb_drain_sort(pdcbb_drain_t *m)
             if (name != NULL) {
                 free(o->container);
                 o->container = name;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < m->nkvs; i++) {
+        pdcbb_drain_kv_t *k = &m->kvs[i];
+        const pdcbb_drain_cont_t *c;
+        if (k->container[0] == '\0' && (c = pdcbb_drain_find_cont_id(m, k->cont_id)) != NULL) {
+            char *name = strdup(c->name);
+            if (name != NULL) {
+                free(k->container);
+                k->container = name;
             }
         }
     }
@@ -897,15 +916,16 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
             return 0;
         for (uint32_t i = 0; i < m->nkvs; i++) {
             const pdcbb_drain_kv_t *k = &m->kvs[i];
-            const char *kt = pdcbb_kv_key_type_name(k->key_type);
-            const char *sh = pdcbb_kv_shard_name(k->sharding);
+            const char *kt = pdcbb_kvd_key_type_name(k->key_type);
+            const char *sh = pdcbb_kvd_shard_name(k->sharding);
             if (kt == NULL || sh == NULL) {
                 snprintf(whatbuf, whatlen, "KV object '%s': unknown %s", k->name,
                          kt == NULL ? "key type" : "sharding");
                 *what = whatbuf;
                 return 0;
             }
-            if (!mw_map_start(e, 0) || !mw_kv_str(e, "name", k->name) ||
+            if (!mw_map_start(e, 0) || !mw_kv_u64(e, "id", k->id) ||
+                !mw_kv_str(e, "name", k->name) ||
                 !mw_kv_str(e, "container", k->container) ||
                 !mw_kv_u64(e, "container_id", k->cont_id) || !mw_kv_u64(e, "rank", k->rank) ||
                 !mw_kv_plain(e, "key_type", kt) || !mw_kv_plain(e, "sharding", sh) ||
@@ -921,8 +941,8 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
         for (uint32_t i = 0; i < m->nkvdumps; i++) {
             const pdcbb_drain_kvdump_t *d = &m->kvdumps[i];
             snprintf(num, sizeof(num), "0x%08" PRIx32, d->crc32c);
-            if (!mw_map_start(e, 1) || !mw_kv_str(e, "container", d->container) ||
-                !mw_kv_str(e, "name", d->name) || !mw_kv_u64(e, "rank", d->rank) ||
+            if (!mw_map_start(e, 1) || !mw_kv_u64(e, "kv", d->kv) ||
+                !mw_kv_u64(e, "rank", d->rank) ||
                 !mw_kv_str(e, "file", d->file) || !mw_kv_u64(e, "records", d->records) ||
                 !mw_kv_u64(e, "bytes", d->bytes) || !mw_kv_plain(e, "crc32c", num) ||
                 !mw_map_end(e))
@@ -1675,41 +1695,46 @@ static pdcbb_err_t mf_crc(mf_ctx_t *c, const mf_node_t *cv, const char *what, ui
 
 static pdcbb_err_t mf_kv_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 {
-    static const char *const keys[] = {"name",    "container",   "container_id",  "rank",
-                                       "key_type", "sharding",   "nshards",       "max_key_len",
-                                       "max_value_len", NULL};
-    mf_node_t *f[9];
+    static const char *const keys[] = {"id",       "name",     "container",   "container_id",
+                                       "rank",     "key_type", "sharding",    "nshards",
+                                       "max_key_len", "max_value_len", NULL};
+    mf_node_t *f[10];
     char what[300];
     pdcbb_drain_kv_t x = {0};
     pdcbb_err_t rc;
     int t;
 
     snprintf(what, sizeof(what), "kv_objects[%zu]", idx);
-    if ((rc = mf_fields(c, v, what, keys, 0x1ff, f)) != PDCBB_OK)
+    if ((rc = mf_fields(c, v, what, keys, 0x3ff, f)) != PDCBB_OK)
         return rc;
-    if ((rc = mf_str(c, f[0], what, "name", &x.name)) != PDCBB_OK ||
-        (rc = mf_str(c, f[1], what, "container", &x.container)) != PDCBB_OK)
+    if ((rc = mf_u64(c, f[0], what, "id", 1, UINT64_MAX, &x.id)) != PDCBB_OK ||
+        (rc = mf_str(c, f[1], what, "name", &x.name)) != PDCBB_OK ||
+        (rc = mf_str(c, f[2], what, "container", &x.container)) != PDCBB_OK)
         goto done;
     snprintf(what, sizeof(what), "KV object '%s'", x.name);
-    if ((rc = mf_u64(c, f[2], what, "container_id", 0, UINT64_MAX, &x.cont_id)) != PDCBB_OK ||
-        (rc = mf_rank_of(c, f[3], what, &x.rank)) != PDCBB_OK)
+    if ((rc = mf_u64(c, f[3], what, "container_id", 0, UINT64_MAX, &x.cont_id)) != PDCBB_OK ||
+        (rc = mf_rank_of(c, f[4], what, &x.rank)) != PDCBB_OK)
         goto done;
-    if (f[4]->kind != MF_SCALAR || (t = pdcbb_kv_key_type_parse(f[4]->text)) < 0) {
-        rc = mf_bad(c, f[4], what, "key_type", "expected STRING, INT or FLOAT");
+    if (f[5]->kind != MF_SCALAR || (t = pdcbb_kvd_key_type_parse(f[5]->text)) < 0) {
+        rc = mf_bad(c, f[5], what, "key_type", "expected STRING, INT or FLOAT");
         goto done;
     }
     x.key_type = (uint32_t)t;
-    if (f[5]->kind != MF_SCALAR || (t = pdcbb_kv_shard_parse(f[5]->text)) < 0) {
-        rc = mf_bad(c, f[5], what, "sharding", "expected DEFAULT, HASH or RANGE");
+    if (f[6]->kind != MF_SCALAR || (t = pdcbb_kvd_shard_parse(f[6]->text)) < 0) {
+        rc = mf_bad(c, f[6], what, "sharding", "expected DEFAULT, HASH or RANGE");
         goto done;
     }
     x.sharding = (uint32_t)t;
-    if ((rc = mf_u32(c, f[6], what, "nshards", DRAIN_NSERVERS_MAX, &x.nshards)) != PDCBB_OK ||
-        (rc = mf_u32(c, f[7], what, "max_key_len", PDCBB_KVD_KEY_MAX, &x.max_key_len)) !=
+    if ((rc = mf_u32(c, f[7], what, "nshards", DRAIN_NSERVERS_MAX, &x.nshards)) != PDCBB_OK ||
+        (rc = mf_u32(c, f[8], what, "max_key_len", PDCBB_KV_KEY_MAXLEN, &x.max_key_len)) !=
             PDCBB_OK ||
-        (rc = mf_u64(c, f[8], what, "max_value_len", 0, UINT64_MAX, &x.max_value_len)) !=
+        (rc = mf_u64(c, f[9], what, "max_value_len", 0, UINT64_MAX, &x.max_value_len)) !=
             PDCBB_OK)
         goto done;
+    if (pdcbb_drain_find_kv_id(c->m, x.id) != NULL) {
+        rc = mf_bad(c, f[0], what, "id", "two KV objects have this id");
+        goto done;
+    }
     rc = pdcbb_drain_add_kv(c->m, &x);
 done:
     free(x.name);
@@ -1719,31 +1744,24 @@ done:
 
 static pdcbb_err_t mf_kvdump_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 {
-    static const char *const keys[] = {"container", "name", "rank",   "file",
-                                       "records",   "bytes", "crc32c", NULL};
-    mf_node_t *f[7];
+    static const char *const keys[] = {"kv", "rank", "file", "records", "bytes", "crc32c", NULL};
+    mf_node_t *f[6];
     char what[300];
     pdcbb_drain_kvdump_t x = {0};
     pdcbb_err_t rc;
 
     snprintf(what, sizeof(what), "kv_dumps[%zu]", idx);
-    if ((rc = mf_fields(c, v, what, keys, 0x7f, f)) != PDCBB_OK)
+    if ((rc = mf_fields(c, v, what, keys, 0x3f, f)) != PDCBB_OK)
         return rc;
-    if ((rc = mf_str(c, f[0], what, "container", &x.container)) != PDCBB_OK ||
-        (rc = mf_str(c, f[1], what, "name", &x.name)) != PDCBB_OK ||
-        (rc = mf_rank_of(c, f[2], what, &x.rank)) != PDCBB_OK ||
-        (rc = mf_file_name(c, f[3], what, "file")) != PDCBB_OK ||
-        (rc = mf_u64(c, f[4], what, "records", 0, UINT64_MAX, &x.records)) != PDCBB_OK ||
-        (rc = mf_u64(c, f[5], what, "bytes", 1, (uint64_t)INT64_MAX, &x.bytes)) != PDCBB_OK ||
-        (rc = mf_crc(c, f[6], what, &x.crc32c)) != PDCBB_OK)
-        goto done;
-    x.file = f[3]->text;
-    rc = pdcbb_drain_add_kvdump(c->m, &x);
-    x.file = NULL;
-done:
-    free(x.name);
-    free(x.container);
-    return rc;
+    if ((rc = mf_u64(c, f[0], what, "kv", 1, UINT64_MAX, &x.kv)) != PDCBB_OK ||
+        (rc = mf_rank_of(c, f[1], what, &x.rank)) != PDCBB_OK ||
+        (rc = mf_file_name(c, f[2], what, "file")) != PDCBB_OK ||
+        (rc = mf_u64(c, f[3], what, "records", 0, UINT64_MAX, &x.records)) != PDCBB_OK ||
+        (rc = mf_u64(c, f[4], what, "bytes", 1, (uint64_t)INT64_MAX, &x.bytes)) != PDCBB_OK ||
+        (rc = mf_crc(c, f[5], what, &x.crc32c)) != PDCBB_OK)
+        return rc;
+    x.file = f[2]->text;
+    return pdcbb_drain_add_kvdump(c->m, &x);
 }
 
 static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)

@@ -503,9 +503,10 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
             st.kv_bad++;
             if (report != NULL) {
                 char line[PDCBB_DRAIN_ERR_LEN + 600];
-                snprintf(line, sizeof(line), "KV object '%s' in container '%s', rank %" PRIu32
+                const pdcbb_drain_kv_t *k = pdcbb_drain_find_kv_id(m, d->kv);
+                snprintf(line, sizeof(line), "KV object '%s' (id %" PRIu64 "), rank %" PRIu32
                          ": %s",
-                         d->name, d->container, d->rank, why);
+                         k ? k->name : "?", d->kv, d->rank, why);
                 report(line, arg);
             }
         }

@@ -103,8 +103,10 @@ typedef struct pdcbb_drain_extent {
 } pdcbb_drain_extent_t;
 
 /* A KV object (include/pdc_kv.h): what its home rank knew of it. Its records are in dumps
- * (pdcbb_drain_kvdump_t, stager/pdcbb_drain_kv.h). Identified by (container, name). */
+ * (pdcbb_drain_kvdump_t, stager/pdcbb_drain_kv.h). A part knows its container's name only
+ * when the container has the same home rank ("" otherwise; the merge fills it in). */
 typedef struct pdcbb_drain_kv {
+    uint64_t id;            /* its id in the drained job */
     char *name;
     char *container;        /* its container's name */
     uint64_t cont_id;       /* its container's id in the drained job */
@@ -118,8 +120,7 @@ typedef struct pdcbb_drain_kv {
 
 /* The records of one KV object that one daemon rank held, in one dump file. */
 typedef struct pdcbb_drain_kvdump {
-    char *container;
-    char *name;             /* the KV object (container, name) */
+    uint64_t kv;            /* the KV object's id */
     uint32_t rank;
     char *file;             /* relative to the drain directory, "kv/rank-RRRRR.N.kvd" */
     uint64_t records;
@@ -178,14 +179,15 @@ pdcbb_err_t pdcbb_drain_add_cont(pdcbb_drain_t *m, const pdcbb_drain_cont_t *c,
 pdcbb_err_t pdcbb_drain_add_object(pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
                                    pdcbb_drain_object_t **out);
 pdcbb_err_t pdcbb_drain_add_extent(pdcbb_drain_t *m, const pdcbb_drain_extent_t *e);
-/* KV objects and dumps (copies). A KV object already present (same container and name) is
- * not added twice. */
+/* KV objects and dumps (copies). A KV object already present (same id) is not added twice
+ * (the home rank and every shard rank describe it). */
 pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv);
 pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t *d);
 /* The KV object (container may be NULL: the only one of that name; *ambiguous set when
  * several containers have one), NULL if absent. */
 const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *container,
                                             const char *name, int *ambiguous);
+const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t id);
 /* Append everything of part to into (job fields are taken from part when into has none). */
 pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part);
 

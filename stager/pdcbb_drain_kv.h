@@ -20,53 +20,43 @@
 #include <stdint.h>
 
 #include "pdcbb_error.h"
+#include "pdcbb_kv.h"
 
 #define PDCBB_KVD_MAGIC "PDCBBKVD"
 #define PDCBB_KVD_VERSION 1
 #define PDCBB_KVD_BLOCK_MAGIC 0x3142564Bu /* "KVB1" */
 #define PDCBB_KVD_END_MAGIC 0x3145564Bu   /* "KVE1" */
 #define PDCBB_KVD_BLOCK_TARGET ((size_t)1 << 20) /* payload bytes after which a block is cut */
-#define PDCBB_KVD_KEY_MAX 1024u                   /* bytes of an encoded key */
+#define PDCBB_KVD_KEY_MAX PDCBB_KV_ENC_MAX     /* bytes of an encoded key (1025) */
 #define PDCBB_KV_TAG_MAX 0x0FFFFFFFFFFFFFFFull    /* PDC_KV_MAXTAG */
 /* Directory of the KV dumps in a drain directory, and of migrations (PDCkv_migrate). */
 #define PDCBB_DRAIN_KV_DIR "kv"
 #define PDCBB_DRAIN_KV_MIGRATE_DIR "kv-migrate"
 
-/* key types (pdc_kv_key_type_t) and sharding (pdc_kv_shard_t) */
+/* key types (pdc_kv_key_type_t, the same values as PDCBB_KV_STRING/INT/FLOAT) */
 enum { PDCBB_KVK_STRING = 0, PDCBB_KVK_INT = 1, PDCBB_KVK_FLOAT = 2 };
-/* record flags */
+/* record flags (the same value as PDCBB_KV_F_DELETED) */
 #define PDCBB_KVR_DELETED 0x1u /* a deletion marker: the key has no value at this tag */
 
-/* ---- keys ---- */
+/* ---- keys: encoded as in the live store (common/pdcbb_kv.h, docs/KV.md "Storage") ---- */
 
 /* Names "STRING" / "INT" / "FLOAT" and back (-1 if unknown). */
-const char *pdcbb_kv_key_type_name(uint32_t type);
-int pdcbb_kv_key_type_parse(const char *name);
+const char *pdcbb_kvd_key_type_name(uint32_t type);
+int pdcbb_kvd_key_type_parse(const char *name);
 /* Names "DEFAULT" / "HASH" / "RANGE" and back (-1 if unknown). */
-const char *pdcbb_kv_shard_name(uint32_t sharding);
-int pdcbb_kv_shard_parse(const char *name);
-
-/* The order-preserving encodings of a key (memcmp order, shorter prefix first, is key order):
- * STRING its bytes; INT 8 bytes big-endian of the value with the sign bit flipped; FLOAT 8 bytes
- * big-endian of the IEEE-754 bits, negative numbers all bits flipped, others the sign bit set
- * (-0.0 is encoded as 0.0). out has room for 8 bytes (INT, FLOAT). */
-void pdcbb_kv_key_encode_int(int64_t v, uint8_t out[8]);
-void pdcbb_kv_key_encode_float(double v, uint8_t out[8]);
-int64_t pdcbb_kv_key_decode_int(const uint8_t in[8]);
-double pdcbb_kv_key_decode_float(const uint8_t in[8]);
-/* Compare two encoded keys (memcmp order, shorter prefix first). */
-int pdcbb_kv_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
+const char *pdcbb_kvd_shard_name(uint32_t sharding);
+int pdcbb_kvd_shard_parse(const char *name);
 /*
- * Parse text as a key of type into out (room for PDCBB_KVD_KEY_MAX bytes), *len its length.
- * STRING: the text itself (1..PDCBB_KVD_KEY_MAX bytes); INT: a decimal integer (strtoll, whole
- * text, no overflow); FLOAT: a number (strtod, whole text; NaN refused). PDCBB_ERR_INVAL with
- * err "key 'x' is not an INT" / "... not a FLOAT" / "... empty" / "... longer than 1024 bytes".
+ * Parse text as a key of type into out (room for PDCBB_KVD_KEY_MAX bytes), encoded, *len its
+ * length. STRING: the text itself (1..1024 bytes); INT: a decimal integer (strtoll, whole text,
+ * no overflow); FLOAT: a number (strtod, whole text; NaN refused). PDCBB_ERR_INVAL with err
+ * "key 'x' is not an INT ..." / "... not a FLOAT ..." / "key is empty" / "... longer than".
  */
-pdcbb_err_t pdcbb_kv_key_parse(uint32_t type, const char *text, uint8_t *out, size_t *len,
-                               char *err, size_t errlen);
-/* The key as text: STRING its bytes (out is NUL-terminated; a key has no NUL), INT "%lld",
- * FLOAT "%.17g". out needs PDCBB_KVD_KEY_MAX + 1 bytes. */
-void pdcbb_kv_key_format(uint32_t type, const void *key, size_t len, char *out, size_t outlen);
+pdcbb_err_t pdcbb_kvd_key_parse(uint32_t type, const char *text, uint8_t *out, size_t *len,
+                                char *err, size_t errlen);
+/* An encoded key as text: STRING its bytes (out NUL-terminated), INT "%lld", FLOAT "%.17g".
+ * out needs PDCBB_KVD_KEY_MAX + 1 bytes for any string key. */
+void pdcbb_kvd_key_format(uint32_t type, const void *key, size_t len, char *out, size_t outlen);
 
 /* ---- version resolution (the live store's semantics, seed 002 "Versioning") ---- */
 
@@ -75,7 +65,7 @@ void pdcbb_kv_key_format(uint32_t type, const void *key, size_t len, char *out, 
  * one a get at tag sees: the newest with tag <= tag; -1 when there is none or it is a deletion
  * marker. (Uncommitted and aborted transactions are never in a dump.)
  */
-int64_t pdcbb_kv_resolve(const uint64_t *tags, const uint32_t *flags, uint64_t n, uint64_t tag);
+int64_t pdcbb_kvd_resolve(const uint64_t *tags, const uint32_t *flags, uint64_t n, uint64_t tag);
 
 /* ---- dump files ---- */
 
@@ -84,6 +74,7 @@ typedef struct pdcbb_kvd_header {
     uint32_t sharding;   /* pdc_kv_shard_t as decided */
     uint32_t nshards;
     uint32_t rank;       /* the daemon rank that held these records */
+    uint64_t kv_id;      /* the KV object's id in the drained job */
     uint64_t below_tag;  /* 0: every record; else only records with tag < below_tag (migration) */
     char container[256];
     char name[256];

@@ -1,7 +1,7 @@
 /*
- * test_drain_kv.c - KV dumps of the drain format (stager/pdcbb_drain_kv.h): key encodings keep
- * key order, a dump written and read back record for record (a 1024-byte key, several
- * versions, a deletion marker, a 17 MiB value), out-of-order records refused by the writer,
+ * test_drain_kv.c - KV dumps of the drain format (stager/pdcbb_drain_kv.h): a dump written and read back record for record (a 1024-byte key, several
+ * versions, a deletion marker, a 17 MiB value; keys encoded as common/pdcbb_kv.h), out-of-order
+ * records refused by the writer,
  * verification against the manifest's counts, a flipped byte and a truncated file caught by
  * the reader, key parsing errors, and the view's get/list at several tags (shards merged).
  */
@@ -26,63 +26,43 @@ static void path_of(char *out, size_t len, const char *name)
 
 static void test_keys(void)
 {
-    int64_t ints[] = {INT64_MIN, -5, -1, 0, 1, 7, INT64_MAX};
-    uint8_t a[8], b[8];
-    for (size_t i = 0; i + 1 < sizeof(ints) / sizeof(ints[0]); i++) {
-        pdcbb_kv_key_encode_int(ints[i], a);
-        pdcbb_kv_key_encode_int(ints[i + 1], b);
-        CHECK(memcmp(a, b, 8) < 0);
-        CHECK(pdcbb_kv_key_decode_int(a) == ints[i]);
-    }
-    double fl[] = {-INFINITY, -1e300, -2.5, -1e-300, 0.0, 1e-300, 2.5, 1e300, INFINITY};
-    for (size_t i = 0; i + 1 < sizeof(fl) / sizeof(fl[0]); i++) {
-        pdcbb_kv_key_encode_float(fl[i], a);
-        pdcbb_kv_key_encode_float(fl[i + 1], b);
-        CHECK(memcmp(a, b, 8) < 0);
-        CHECK(pdcbb_kv_key_decode_float(a) == fl[i]);
-    }
-    pdcbb_kv_key_encode_float(-0.0, a);
-    pdcbb_kv_key_encode_float(0.0, b);
-    CHECK(memcmp(a, b, 8) == 0);
-    CHECK(pdcbb_kv_key_cmp("ab", 2, "abc", 3) < 0);
-    CHECK(pdcbb_kv_key_cmp("b", 1, "abc", 3) > 0);
-
     uint8_t k[PDCBB_KVD_KEY_MAX];
     size_t kl = 0;
     char err[256];
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_INT, "-42", k, &kl, err, sizeof(err)), PDCBB_OK);
-    CHECK(kl == 8 && pdcbb_kv_key_decode_int(k) == -42);
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_INT, "4x", k, &kl, err, sizeof(err)), PDCBB_ERR_INVAL);
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_INT, "-42", k, &kl, err, sizeof(err)), PDCBB_OK);
+    CHECK(kl == 8 && pdcbb_kv_dec_int(k) == -42);
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_INT, "4x", k, &kl, err, sizeof(err)), PDCBB_ERR_INVAL);
     CHECK(strstr(err, "'4x' is not an INT") != NULL);
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_INT, "99999999999999999999", k, &kl, err, sizeof(err)),
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_INT, "99999999999999999999", k, &kl, err, sizeof(err)),
               PDCBB_ERR_INVAL);
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_FLOAT, "nan", k, &kl, err, sizeof(err)),
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_FLOAT, "nan", k, &kl, err, sizeof(err)),
               PDCBB_ERR_INVAL);
     CHECK(strstr(err, "not a FLOAT") != NULL);
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_FLOAT, "2.5e3", k, &kl, err, sizeof(err)), PDCBB_OK);
-    CHECK(pdcbb_kv_key_decode_float(k) == 2500.0);
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_STRING, "", k, &kl, err, sizeof(err)), PDCBB_ERR_INVAL);
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_FLOAT, "2.5e3", k, &kl, err, sizeof(err)), PDCBB_OK);
+    CHECK(pdcbb_kv_dec_float(k) == 2500.0);
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_STRING, "", k, &kl, err, sizeof(err)), PDCBB_ERR_INVAL);
     char big[1100];
     memset(big, 'x', sizeof(big));
     big[1025] = '\0';
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_STRING, big, k, &kl, err, sizeof(err)),
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_STRING, big, k, &kl, err, sizeof(err)),
               PDCBB_ERR_INVAL);
     big[1024] = '\0';
-    CHECK_ERR(pdcbb_kv_key_parse(PDCBB_KVK_STRING, big, k, &kl, err, sizeof(err)), PDCBB_OK);
-    CHECK(kl == 1024);
+    CHECK_ERR(pdcbb_kvd_key_parse(PDCBB_KVK_STRING, big, k, &kl, err, sizeof(err)), PDCBB_OK);
+    CHECK(kl == 1025 && k[1024] == 0);
     char txt[64];
-    pdcbb_kv_key_encode_float(0.1, a);
-    pdcbb_kv_key_format(PDCBB_KVK_FLOAT, a, 8, txt, sizeof(txt));
+    uint8_t a[8];
+    pdcbb_kv_enc_float(0.1, a);
+    pdcbb_kvd_key_format(PDCBB_KVK_FLOAT, a, 8, txt, sizeof(txt));
     CHECK(strtod(txt, NULL) == 0.1);
 
     uint64_t tags[] = {0, 3, 5, 9};
     uint32_t flags[] = {0, 0, PDCBB_KVR_DELETED, 0};
-    CHECK(pdcbb_kv_resolve(tags, flags, 4, 0) == 0);
-    CHECK(pdcbb_kv_resolve(tags, flags, 4, 4) == 1);
-    CHECK(pdcbb_kv_resolve(tags, flags, 4, 5) == -1);
-    CHECK(pdcbb_kv_resolve(tags, flags, 4, 8) == -1);
-    CHECK(pdcbb_kv_resolve(tags, flags, 4, PDCBB_KV_TAG_MAX) == 3);
-    CHECK(pdcbb_kv_resolve(tags + 1, flags + 1, 3, 2) == -1);
+    CHECK(pdcbb_kvd_resolve(tags, flags, 4, 0) == 0);
+    CHECK(pdcbb_kvd_resolve(tags, flags, 4, 4) == 1);
+    CHECK(pdcbb_kvd_resolve(tags, flags, 4, 5) == -1);
+    CHECK(pdcbb_kvd_resolve(tags, flags, 4, 8) == -1);
+    CHECK(pdcbb_kvd_resolve(tags, flags, 4, PDCBB_KV_TAG_MAX) == 3);
+    CHECK(pdcbb_kvd_resolve(tags + 1, flags + 1, 3, 2) == -1);
 }
 
 /* shard 0: "a" tags 0,4 ; "b" tag 2 then deleted at 6 ; 1024-byte key ; "big" 17 MiB value
@@ -100,28 +80,29 @@ static int write_dumps(pdcbb_kvd_stats_t *s0, pdcbb_kvd_stats_t *s1)
     CHECK_ERR(pdcbb_kvd_create(p, &h, &w, err, sizeof(err)), PDCBB_OK);
     if (w == NULL)
         return -1;
-    char longkey[1024];
-    memset(longkey, 'L', sizeof(longkey));
+    char longkey[1025];
+    memset(longkey, 'L', 1024);
+    longkey[1024] = '\0';
     uint8_t *big = malloc(BIG);
     for (size_t i = 0; i < BIG; i++)
         big[i] = (uint8_t)(i * 7 + 1);
-    CHECK_ERR(pdcbb_kvd_add(w, "L", 1, 0, 0, "x", 1), PDCBB_OK); /* "L" < "LLL..." < "a" */
-    CHECK_ERR(pdcbb_kvd_add(w, longkey, 1024, 7, 0, "long", 4), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "a", 1, 0, 0, "a0", 2), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "a", 1, 4, 0, "a4", 2), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "a", 1, 4, 0, "dup", 3), PDCBB_ERR_INVAL); /* same tag */
-    CHECK_ERR(pdcbb_kvd_add(w, "b", 1, 2, 0, "", 0), PDCBB_OK);              /* empty value */
-    CHECK_ERR(pdcbb_kvd_add(w, "b", 1, 6, PDCBB_KVR_DELETED, NULL, 0), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "big", 3, 1, 0, big, BIG), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "a", 1, 9, 0, "late", 4), PDCBB_ERR_INVAL); /* out of order */
+    CHECK_ERR(pdcbb_kvd_add(w, "L", 2, 0, 0, "x", 1), PDCBB_OK); /* "L" < "LLL..." < "a" */
+    CHECK_ERR(pdcbb_kvd_add(w, longkey, 1025, 7, 0, "long", 4), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "a", 2, 0, 0, "a0", 2), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "a", 2, 4, 0, "a4", 2), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "a", 2, 4, 0, "dup", 3), PDCBB_ERR_INVAL); /* same tag */
+    CHECK_ERR(pdcbb_kvd_add(w, "b", 2, 2, 0, "", 0), PDCBB_OK);              /* empty value */
+    CHECK_ERR(pdcbb_kvd_add(w, "b", 2, 6, PDCBB_KVR_DELETED, NULL, 0), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "big", 4, 1, 0, big, BIG), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "a", 2, 9, 0, "late", 4), PDCBB_ERR_INVAL); /* out of order */
     CHECK_ERR(pdcbb_kvd_close(w, s0, err, sizeof(err)), PDCBB_OK);
     free(big);
     CHECK(s0->records == 7);
     h.rank = 1;
     path_of(p, sizeof(p), "s1.kvd");
     CHECK_ERR(pdcbb_kvd_create(p, &h, &w, err, sizeof(err)), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "c", 1, 1, 0, "c1", 2), PDCBB_OK);
-    CHECK_ERR(pdcbb_kvd_add(w, "c", 1, 3, 0, "c3", 2), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "c", 2, 1, 0, "c1", 2), PDCBB_OK);
+    CHECK_ERR(pdcbb_kvd_add(w, "c", 2, 3, 0, "c3", 2), PDCBB_OK);
     CHECK_ERR(pdcbb_kvd_close(w, s1, err, sizeof(err)), PDCBB_OK);
     return 0;
 }
@@ -134,7 +115,7 @@ typedef struct collect {
 static int collect_fn(const pdcbb_kvd_rec_t *r, void *arg)
 {
     collect_t *c = arg;
-    snprintf(c->keys[c->n++], 8, "%.*s", r->klen > 3 ? 3 : (int)r->klen, (const char *)r->key);
+    snprintf(c->keys[c->n++], 8, "%.*s", r->klen > 4 ? 3 : (int)r->klen - 1, (const char *)r->key);
     return 0;
 }
 
@@ -159,12 +140,12 @@ static void test_dumps(void)
     int n = 0, big_ok = 0, del_ok = 0;
     while (pdcbb_kvd_next(r, &rec, err, sizeof(err)) == PDCBB_OK) {
         n++;
-        if (rec.klen == 3 && memcmp(rec.key, "big", 3) == 0) {
+        if (rec.klen == 4 && memcmp(rec.key, "big", 4) == 0) {
             big_ok = rec.vlen == BIG;
             for (size_t i = 0; big_ok && i < BIG; i += 4099)
                 big_ok = rec.value[i] == (uint8_t)(i * 7 + 1);
         }
-        if (rec.klen == 1 && rec.key[0] == 'b' && rec.tag == 6)
+        if (rec.klen == 2 && rec.key[0] == 'b' && rec.tag == 6)
             del_ok = rec.flags == PDCBB_KVR_DELETED && rec.vlen == 0;
     }
     CHECK(n == 7 && big_ok && del_ok);
@@ -182,15 +163,15 @@ static void test_dumps(void)
     CHECK_ERR(pdcbb_kv_view_load(v, p0, err, sizeof(err)), PDCBB_OK);
     CHECK_ERR(pdcbb_kv_view_sort(v, err, sizeof(err)), PDCBB_OK);
     CHECK(v->nrecs == 9);
-    const pdcbb_kvd_rec_t *g = pdcbb_kv_view_get(v, "a", 1, 3);
+    const pdcbb_kvd_rec_t *g = pdcbb_kv_view_get(v, "a", 2, 3);
     CHECK(g != NULL && g->vlen == 2 && memcmp(g->value, "a0", 2) == 0);
-    g = pdcbb_kv_view_get(v, "a", 1, PDCBB_KV_TAG_MAX);
+    g = pdcbb_kv_view_get(v, "a", 2, PDCBB_KV_TAG_MAX);
     CHECK(g != NULL && memcmp(g->value, "a4", 2) == 0);
-    CHECK(pdcbb_kv_view_get(v, "b", 1, 6) == NULL);
-    g = pdcbb_kv_view_get(v, "b", 1, 5);
+    CHECK(pdcbb_kv_view_get(v, "b", 2, 6) == NULL);
+    g = pdcbb_kv_view_get(v, "b", 2, 5);
     CHECK(g != NULL && g->vlen == 0 && g->tag == 2);
-    CHECK(pdcbb_kv_view_get(v, "c", 1, 0) == NULL);
-    CHECK(pdcbb_kv_view_get(v, "zz", 2, 100) == NULL);
+    CHECK(pdcbb_kv_view_get(v, "c", 2, 0) == NULL);
+    CHECK(pdcbb_kv_view_get(v, "zz", 3, 100) == NULL);
     collect_t c = {0};
     uint64_t total = 0;
     pdcbb_kv_view_list(v, PDCBB_KV_TAG_MAX, 0, 0, collect_fn, &c, &total);
