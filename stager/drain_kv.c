@@ -247,7 +247,7 @@ pdcbb_err_t pdcbb_kvd_create(const char *path, const pdcbb_kvd_header_t *h,
         free(w);
         return pdcbb_err_from_errno(e);
     }
-    uint8_t hdr[KVD_HDR_FIXED + 2 * 256 + 4];
+    uint8_t hdr[KVD_HDR_FIXED + 2 * 1024 + 4];
     memcpy(hdr, PDCBB_KVD_MAGIC, 8);
     put32(hdr + 8, PDCBB_KVD_VERSION);
     put32(hdr + 12, h->key_type);
@@ -431,7 +431,7 @@ pdcbb_err_t pdcbb_kvd_open(const char *path, pdcbb_kvd_header_t *h, pdcbb_kvd_re
         free(r);
         return pdcbb_err_from_errno(e);
     }
-    uint8_t hdr[KVD_HDR_FIXED + 2 * 256 + 4];
+    uint8_t hdr[KVD_HDR_FIXED + 2 * 1024 + 4];
     memset(h, 0, sizeof(*h));
     if (kvd_read(r, hdr, KVD_HDR_FIXED) != 0 || memcmp(hdr, PDCBB_KVD_MAGIC, 8) != 0) {
         kv_errf(err, errlen, "KV dump %s: not a KV dump (no %s header)", path, PDCBB_KVD_MAGIC);
@@ -445,7 +445,7 @@ pdcbb_err_t pdcbb_kvd_open(const char *path, pdcbb_kvd_header_t *h, pdcbb_kvd_re
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_VERSION;
     }
-    if (cl > 255 || nl > 255 || kvd_read(r, hdr + KVD_HDR_FIXED, cl + nl) != 0) {
+    if (cl > 1023 || nl > 1023 || kvd_read(r, hdr + KVD_HDR_FIXED, cl + nl) != 0) {
         kv_errf(err, errlen, "KV dump %s: bad header (names of %u and %u bytes)", path, cl, nl);
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;

@@ -76,8 +76,8 @@ typedef struct pdcbb_kvd_header {
     uint32_t rank;       /* the daemon rank that held these records */
     uint64_t kv_id;      /* the KV object's id in the drained job */
     uint64_t below_tag;  /* 0: every record; else only records with tag < below_tag (migration) */
-    char container[256];
-    char name[256];
+    char container[1024];
+    char name[1024];
 } pdcbb_kvd_header_t;
 
 typedef struct pdcbb_kvd_stats {
