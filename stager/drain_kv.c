@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "pdcbb_crc32c.h"
+#include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
 
 #define KVD_BLOCK_HDR 24
@@ -835,4 +836,41 @@ int pdcbb_kv_view_list(const pdcbb_kv_view_t *v, uint64_t tag, uint64_t offset, 
     if (total != NULL)
         *total = seen;
     return stop;
+}
+
+pdcbb_err_t pdcbb_drain_kv_view_open(const pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv,
+                                     pdcbb_kv_view_t **out, char *err, size_t errlen)
+{
+    pdcbb_kv_view_t *v = pdcbb_kv_view_new(kv->key_type);
+    pdcbb_err_t rc = PDCBB_OK;
+    if (v == NULL) {
+        kv_errf(err, errlen, "out of memory");
+        return PDCBB_ERR_NOMEM;
+    }
+    snprintf(v->hdr.name, sizeof(v->hdr.name), "%s", kv->name);
+    snprintf(v->hdr.container, sizeof(v->hdr.container), "%s", kv->container);
+    for (uint32_t i = 0; i < m->nkvdumps && rc == PDCBB_OK; i++) {
+        const pdcbb_drain_kvdump_t *d = &m->kvdumps[i];
+        if (d->kv != kv->id)
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/%s", m->dir ? m->dir : ".", d->file);
+        uint64_t before = v->nrecs;
+        rc = pdcbb_kv_view_load(v, path, err, errlen);
+        if (rc == PDCBB_OK && v->nrecs - before != d->records) {
+            kv_errf(err, errlen, "KV dump %s: %" PRIu64 " records, the manifest says %" PRIu64,
+                    path, v->nrecs - before, d->records);
+            rc = PDCBB_ERR_IO;
+        }
+    }
+    if (rc == PDCBB_OK)
+        rc = pdcbb_kv_view_sort(v, err, errlen);
+    if (rc != PDCBB_OK) {
+        pdcbb_kv_view_free(v);
+        return rc;
+    }
+    v->hdr.key_type = kv->key_type;
+    snprintf(v->hdr.name, sizeof(v->hdr.name), "%s", kv->name);
+    *out = v;
+    return PDCBB_OK;
 }

@@ -163,4 +163,12 @@ int pdcbb_kv_view_list(const pdcbb_kv_view_t *v, uint64_t tag, uint64_t offset, 
                        int (*fn)(const pdcbb_kvd_rec_t *rec, void *arg), void *arg,
                        uint64_t *total);
 
+/* Load a drained KV object: every dump of kv listed in m (files under m->dir), each checked
+ * block by block and its record count against the manifest. An object without dumps is empty.
+ * err names the dump that was wrong. */
+struct pdcbb_drain;
+struct pdcbb_drain_kv;
+pdcbb_err_t pdcbb_drain_kv_view_open(const struct pdcbb_drain *m, const struct pdcbb_drain_kv *kv,
+                                     pdcbb_kv_view_t **out, char *err, size_t errlen);
+
 #endif
