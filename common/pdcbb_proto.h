@@ -145,7 +145,8 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(KV_COUNT, 75, kv_count, PDCBB_KV_COUNT_REQ, PDCBB_KV_COUNT_REP)                             \
     X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                 \
     X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                    \
-    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)
+    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                      \
+    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -321,6 +322,15 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
 #define PDCBB_KV_LIST_REP(F, T) F(T, U32, count) F(T, U32, more) F(T, U64, skipped) F(T, BLOB, recs)
 #define PDCBB_KV_TRANS_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, U32, mode)
 #define PDCBB_KV_PART_REQ(F, T) F(T, U64, id) F(T, U64, upload) F(T, U64, offset) F(T, BLOB, data)
+/*
+ * KV_MIGRATE (bbd/bbd_kv_migrate.c, PDCkv_migrate): sent to every daemon of the job. Each writes
+ * the records of KV object id with tag < tag it holds (a KV dump, docs/DRAIN-FORMAT.md) and its
+ * part into <the job's drain directory>/subdir (subdir: "kv-migrate/..." as the client names
+ * it), then finishes the migration's manifest when every part exists. Reply: the directory
+ * (absolute), records written, complete 1 when that daemon wrote manifest.yaml and COMPLETE.
+ */
+#define PDCBB_KV_MIGRATE_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, STR, subdir)
+#define PDCBB_KV_MIGRATE_REP(F, T) F(T, STR, dir) F(T, U64, records) F(T, U32, complete)
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2
