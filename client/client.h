@@ -304,5 +304,8 @@ void client_iter_cleanup(void);
 void client_info_cache_cleanup(void);
 /* pdc_kv.c: free a KV object handle's state. */
 void client_kv_free(void *kv);
+/* pdc_kv.c hook for pdc_kv_migrate.c: id, container id and name of an open KV object. */
+pdcbb_err_t client_kv_identity(pdcid_t kv_id, const char *fn, uint64_t *id, uint64_t *cont_id,
+                               const char **name);
 
 #endif

@@ -51,6 +51,22 @@ static client_kv_t *kv_get(pdcid_t id, const char *fn)
     return kv;
 }
 
+/* Hook for client/pdc_kv_migrate.c (kvdrain): the identity of an open KV object (client
+ * lock held). NULL name/cont_id allowed. */
+pdcbb_err_t client_kv_identity(pdcid_t kv_id, const char *fn, uint64_t *id, uint64_t *cont_id,
+                               const char **name)
+{
+    client_kv_t *kv = kv_get(kv_id, fn);
+    if (kv == NULL)
+        return PDCBB_ERR_BAD_ID;
+    *id = kv->id;
+    if (cont_id)
+        *cont_id = kv->cont_id;
+    if (name)
+        *name = kv->name;
+    return PDCBB_OK;
+}
+
 void client_kv_free(void *p)
 {
     client_kv_t *kv = p;
