@@ -243,7 +243,7 @@ static int do_report(const char *cont_name)
             printf("%s tag %" PRIu64 " num %" PRIu64 "\n", NAMES[o], tag, num);
             pdc_kv_t *recs = NULL;
             uint64_t n = 0;
-            CHECK(PDCkv_get_list(kv, tag, 0, 0, &recs, &n, NULL) == SUCCEED, "get_list");
+            CHECK(PDCkv_get_list(kv, tag, 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED, "get_list");
             CHECK(n == num, "get_list %" PRIu64 " records, get_num %" PRIu64, n, num);
             for (uint64_t i = 0; i < n; i++) {
                 printf("  list ");
@@ -314,7 +314,7 @@ static int do_cli(const char *cont_name, const char *outdir)
             if (TAGS[t] != PDC_KV_MAXTAG)
                 snprintf(path, sizeof(path), "%s/keys.%s.%" PRIu64, outdir, NAMES[o], TAGS[t]);
             FILE *f = fopen(path, "w");
-            CHECK(PDCkv_list_key(kv, TAGS[t], 0, 0, &recs, &n, NULL) == SUCCEED, "list_key");
+            CHECK(PDCkv_list_key(kv, TAGS[t], 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED, "list_key");
             for (uint64_t i = 0; f && i < n; i++) {
                 print_key(f, &recs[i].key);
                 fprintf(f, "\t%" PRIu64 "\n", recs[i].tag);
@@ -327,7 +327,7 @@ static int do_cli(const char *cont_name, const char *outdir)
         uint64_t n = 0;
         snprintf(path, sizeof(path), "%s/records.%s", outdir, NAMES[o]);
         FILE *f = fopen(path, "w");
-        CHECK(PDCkv_get_list(kv, PDC_KV_MAXTAG, 0, 0, &recs, &n, NULL) == SUCCEED, "get_list");
+        CHECK(PDCkv_get_list(kv, PDC_KV_MAXTAG, 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED, "get_list");
         for (uint64_t i = 0; f && i < n; i++) {
             if (recs[i].key.type == PDC_KV_STRING) {
                 for (const char *c = recs[i].key.str; *c; c++)
