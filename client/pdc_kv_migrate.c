@@ -96,7 +96,9 @@ perr_t PDCkv_migrate(pdcid_t kv_id, pdc_kv_tag_t tag)
             goto out;
         }
     }
-    int complete = 0, failed = 0;
+    int complete = 0;
+    pdcbb_err_t failed = PDCBB_OK;
+    unsigned failed_daemon = 0;
     uint64_t records = 0;
     char dir[4096] = "";
     for (unsigned d = 0; d < n; d++) {
@@ -106,18 +108,10 @@ perr_t PDCkv_migrate(pdcid_t kv_id, pdc_kv_tag_t tag)
         rc = client_rpc_finish(p[d], &mp, &k);
         p[d] = NULL;
         if (rc != PDCBB_OK) {
-            if (!failed) {
-                const char *why = rc == PDCBB_ERR_NOT_FOUND
-                                      ? "no drain directory of this job (run the job with a drain "
-                                        "destination, --drain DEST or drain=DEST), or the KV "
-                                        "object is unknown there"
-                                  : rc == PDCBB_ERR_EXISTS ? "this migration exists already"
-                                                           : pdcbb_strerror(rc);
-                client_fail(rc, "%s: KV object '%s', tags below %" PRIu64
-                                ": daemon %u failed: %s (%s)",
-                            fn, name, (uint64_t)tag, d, pdcbb_errname(rc), why);
+            if (failed == PDCBB_OK) {
+                failed = rc;
+                failed_daemon = d;
             }
-            failed = 1;
             continue;
         }
         records += mp.records;
@@ -126,7 +120,18 @@ perr_t PDCkv_migrate(pdcid_t kv_id, pdc_kv_tag_t tag)
             snprintf(dir, sizeof(dir), "%s", mp.dir);
         client_rpc_release(PDCBB_OP_KV_MIGRATE, &mp, k);
     }
-    if (failed)
+    if (failed != PDCBB_OK) {
+        const char *why = failed == PDCBB_ERR_NOT_FOUND
+                              ? "no drain directory of this job (run the job with a drain "
+                                "destination, --drain DEST or drain=DEST), or the KV object is "
+                                "unknown there"
+                          : failed == PDCBB_ERR_EXISTS
+                              ? "this migration exists already (kv-migrate/.../NAME@TAG)"
+                              : pdcbb_strerror(failed);
+        client_fail(failed, "%s: KV object '%s', tags below %" PRIu64 ": daemon %u failed: %s (%s)",
+                    fn, name, (uint64_t)tag, failed_daemon, pdcbb_errname(failed), why);
+    }
+    if (failed != PDCBB_OK)
         goto out;
     if (!complete) {
         client_fail(PDCBB_ERR_INTERNAL, "%s: KV object '%s': every daemon answered, but none "
