@@ -167,6 +167,28 @@ pdcbb_err_t bbd_op_kv_migrate(bbd_req_t *r, const pdcbb_kv_migrate_req_t *q,
         PDCBB_WARN("KV_MIGRATE: %s", err);
         goto out;
     }
+    /* the KV object's container, from the daemon that holds its record: the drained API
+     * opens KV objects through their container */
+    if (have_meta) {
+        pdcbb_kv_meta_t *meta = bbd_req_alloc(r, sizeof(*meta));
+        uint8_t ck[8];
+        bbd_val_t cv;
+        if (meta != NULL &&
+            d->store_ops->get(r->txn, BBD_T_KVMETA, (bbd_val_t){ik, iklen}, &v) == PDCBB_OK &&
+            pdcbb_kv_meta_decode(v.data, v.len, meta) == PDCBB_OK &&
+            (bbd_key_u64(ck, meta->cont_id),
+             d->store_ops->get(r->txn, BBD_T_CONT, (bbd_val_t){ck, 8}, &cv)) == PDCBB_OK) {
+            pdcbb_cont_info_rep_t rec;
+            if (pdcbb_body_decode(PDCBB_OP_CONT_INFO, 1, cv.data, cv.len, &rec) == PDCBB_OK) {
+                pdcbb_drain_cont_t dc = {.id = rec.id, .name = (char *)rec.name,
+                                         .lifetime = rec.lifetime, .rank = d->rank};
+                rc = pdcbb_drain_add_cont(part, &dc, NULL);
+                pdcbb_body_free(PDCBB_OP_CONT_INFO, 1, &rec);
+                if (rc != PDCBB_OK)
+                    goto out;
+            }
+        }
+    }
     snprintf(part_path, sizeof(part_path), "%s/%s/rank-%05u.yaml", dir, PDCBB_DRAIN_PARTS_DIR,
              d->rank);
     if ((rc = pdcbb_drain_write_manifest(part, part_path, err, sizeof(err))) != PDCBB_OK) {

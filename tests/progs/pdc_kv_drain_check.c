@@ -4,7 +4,7 @@
  * tests/bats/79-kv-drain.bats. The report must be byte for byte the same in every case.
  *
  *   pdc_kv_drain_check write CONT        create CONT and the KV objects below, write them
- *   pdc_kv_drain_check report CONT       the report (stdout)
+ *   pdc_kv_drain_check report CONT [OBJ [T]]  the report (stdout); only OBJ, tags <= T
  *   pdc_kv_drain_check cli CONT OUTDIR   what `pdcbb kv keys/get` must print, as files:
  *                                        OUTDIR/keys.OBJ.TAG (KEY TAB TAG lines at each tag),
  *                                        OUTDIR/records.OBJ (key, tag, value hex at MAXTAG,
@@ -219,7 +219,7 @@ static void probes(int obj, pdc_kv_key_t *out, int *n)
     }
 }
 
-static int do_report(const char *cont_name)
+static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
 {
     pdcid_t cont = PDCcont_open(cont_name, pdc);
     CHECK(cont != 0, "PDCcont_open %s", cont_name);
@@ -227,6 +227,8 @@ static int do_report(const char *cont_name)
         return 1;
     uint8_t *buf = malloc(BIG + 16);
     for (int o = 0; o < 3; o++) {
+        if (only && strcmp(only, NAMES[o]) != 0)
+            continue;
         pdcid_t kv = PDCkv_open(cont, NAMES[o]);
         CHECK(kv != 0, "PDCkv_open %s", NAMES[o]);
         if (kv == 0)
@@ -238,6 +240,8 @@ static int do_report(const char *cont_name)
                info.max_value_len);
         for (size_t t = 0; t < NTAGS; t++) {
             pdc_kv_tag_t tag = TAGS[t];
+            if (tag > upto)
+                continue;
             uint64_t num = 0;
             CHECK(PDCkv_get_num(kv, tag, &num, NULL) == SUCCEED, "get_num");
             printf("%s tag %" PRIu64 " num %" PRIu64 "\n", NAMES[o], tag, num);
@@ -412,7 +416,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "write") == 0) {
         rc = do_write(argv[2]);
     } else if (strcmp(argv[1], "report") == 0) {
-        rc = do_report(argv[2]);
+        rc = do_report(argv[2], argc > 3 ? argv[3] : NULL,
+                       argc > 4 ? strtoull(argv[4], NULL, 10) : PDC_KV_MAXTAG);
     } else if (strcmp(argv[1], "cli") == 0 && argc == 4) {
         rc = do_cli(argv[2], argv[3]);
     } else if (strcmp(argv[1], "readonly") == 0) {
