@@ -103,8 +103,12 @@ setup() {
     cmp "$KV_WORK/cli/big.value" "$BATS_TEST_TMPDIR/big"
     run "$PDCBB" kv get "$D" s "$(printf 'L%01023d' 0 | tr 0 K)"
     assert_output "the long key"
-    run "$PDCBB" kv get --tag 14 "$D" i -- -963
+    run "$PDCBB" kv get --tag 14 "$D" i -- -926
+    assert_output "int -926 at 1"
+    run "$PDCBB" kv get --tag 13 "$D" i -- -963
     assert_output "int -963 at 1"
+    run "$PDCBB" kv get --tag 14 "$D" i -- -963
+    assert_failure 1
     run "$PDCBB" kv get "$D" f -- -0.0
     assert_output "minus zero is zero"
     run "$PDCBB" kv get "$D" f inf
