@@ -5,6 +5,7 @@
  *                             [--sharding hash|range] [--big] [--phase model|shared]
  *   pdc_kv_model --phase ackwrite --ack FILE [--seed S]   (no MPI needed: -np 1)
  *   pdc_kv_model --phase ackverify --ack FILE [--seed S]
+ *   pdc_kv_model --phase txwrite | txcommit     (a transaction across a daemon restart)
  *
  * model: every rank runs the same random sequence of steps (same seed) and so keeps the whole
  *   model; in each step the ranks write concurrently (each rank the keys it owns: key index %
@@ -659,6 +660,55 @@ static int run_ackverify(const char *file)
     return nb > 0 ? 0 : 1;
 }
 
+/* txwrite: an open transaction with writes on every shard, invisible; txcommit (after the
+ * daemons were killed and restarted): still invisible, then committed: visible together. */
+static int run_tx(int commit)
+{
+    char key[32], buf[32];
+    for (int k = 0; k < 40; k++) {
+        snprintf(key, sizeof(key), "tx-%02d", k);
+        pdc_kv_key_t kk = PDC_KV_KEY_STR(key);
+        uint64_t len = sizeof(buf);
+        pdc_kv_tag_t ft = 0;
+        if (!commit) {
+            if (PDCkv_set(kv, PDC_KV_NULLTAG, &kk, "old", 3, NULL) != SUCCEED)
+                die("tx set old");
+            continue;
+        }
+        if (PDCkv_get_value(kv, PDC_KV_MAXTAG, &kk, buf, &len, &ft, NULL) != SUCCEED || len != 3 ||
+            memcmp(buf, "old", 3) != 0)
+            die("an open transaction's write became visible after the restart");
+    }
+    if (!commit) {
+        if (PDCkv_trans_start(kv, 50) != SUCCEED)
+            die("trans_start");
+        for (int k = 0; k < 40; k++) {
+            snprintf(key, sizeof(key), "tx-%02d", k);
+            pdc_kv_key_t kk = PDC_KV_KEY_STR(key);
+            if (PDCkv_set(kv, 50, &kk, "new", 3, NULL) != SUCCEED)
+                die("tx set new");
+        }
+        printf("txwrite: transaction 50 open with 40 writes\n");
+        return 0;
+    }
+    if (PDCkv_trans_commit(kv, 50) != SUCCEED)
+        die("trans_commit after restart");
+    for (int k = 0; k < 40; k++) {
+        snprintf(key, sizeof(key), "tx-%02d", k);
+        pdc_kv_key_t kk = PDC_KV_KEY_STR(key);
+        uint64_t len = sizeof(buf);
+        pdc_kv_tag_t ft = 0;
+        if (PDCkv_get_value(kv, PDC_KV_MAXTAG, &kk, buf, &len, &ft, NULL) != SUCCEED || len != 3 ||
+            memcmp(buf, "new", 3) != 0 || ft != 50)
+            die("a committed write is not visible");
+        len = sizeof(buf);
+        if (PDCkv_get_value(kv, 49, &kk, buf, &len, &ft, NULL) != SUCCEED || memcmp(buf, "old", 3) != 0)
+            die("a reader at an older tag does not see the old state");
+    }
+    printf("txcommit: invisible after the restart, all 40 visible after the commit\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -697,13 +747,21 @@ int main(int argc, char **argv)
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     char name[128];
     snprintf(name, sizeof(name), "kvmodel-%s-%llu", phase, (unsigned long long)seed);
-    pdcid_t cont = PDCcont_create_col(strncmp(phase, "ack", 3) ? name : "kvack", cprop);
+    int durable = !strncmp(phase, "ack", 3) || !strncmp(phase, "tx", 2);
+    pdcid_t cont = durable ? (phase[2] == 'w' || phase[3] == 'w' ? PDCcont_create(durable && phase[0] == 't' ? "kvtx" : "kvack", cprop)
+                                                                  : PDCcont_open(phase[0] == 't' ? "kvtx" : "kvack", pdc))
+                           : PDCcont_create_col(name, cprop);
     if (cont == 0)
         die("container");
     pdc_kv_info_t info = {(pdc_kv_key_type_t)key_type,
                           !strcmp(sharding, "range") ? PDC_KV_SHARD_RANGE : PDC_KV_SHARD_HASH, 0, 0, 0};
     int rc = 0;
-    if (!strcmp(phase, "ackwrite") || !strcmp(phase, "ackverify")) {
+    if (!strcmp(phase, "txwrite") || !strcmp(phase, "txcommit")) {
+        kv = phase[2] == 'w' ? PDCkv_create(cont, "tx", &info) : PDCkv_open(cont, "tx");
+        if (kv == 0)
+            die("create/open tx");
+        rc = run_tx(phase[2] == 'c');
+    } else if (!strcmp(phase, "ackwrite") || !strcmp(phase, "ackverify")) {
         info.key_type = PDC_KV_STRING;
         kv = !strcmp(phase, "ackwrite") ? PDCkv_create(cont, "acked", &info) : PDCkv_open(cont, "acked");
         if (kv == 0)
