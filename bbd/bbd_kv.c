@@ -359,8 +359,8 @@ static pdcbb_err_t walk_group(bbd_req_t *r, bbd_cursor_t *c, const uint8_t *idb,
     if (glen > sizeof(gcopy))
         return PDCBB_ERR_STORE;
     memcpy(gcopy, g0, glen);
-    uint64_t prepared_tag = 0;
-    int have_prepared = 0, have_cand = 0, cand_deleted = 0;
+    pdcbb_kv_resolve_t res; /* the shared resolution (common/pdcbb_kv.c) */
+    pdcbb_kv_resolve_init(&res, tag);
     memset(v, 0, sizeof(*v));
     pdcbb_err_t rc = PDCBB_OK;
     for (;;) {
@@ -376,18 +376,11 @@ static pdcbb_err_t walk_group(bbd_req_t *r, bbd_cursor_t *c, const uint8_t *idb,
             v->fullkey = fk ? fk : gcopy; /* gcopy is replaced below for short keys */
             v->fklen = fk ? fkl : glen;
         }
-        if (vt <= tag) {
-            unsigned st = ps->n ? pend_state(ps, vt) : 0;
-            if (st == PDCBB_KV_TX_PREPARED) {
-                have_prepared = 1;
-                prepared_tag = vt;
-            } else if (st == 0) {
-                have_cand = 1;
-                cand_deleted = (flags & PDCBB_KV_F_DELETED) != 0;
-                v->tag = vt;
-                v->value = val;
-                v->vlen = vl;
-            }
+        unsigned st = vt <= tag && ps->n ? pend_state(ps, vt) : 0;
+        if (pdcbb_kv_resolve_add(&res, vt, flags, st)) {
+            v->tag = vt;
+            v->value = val;
+            v->vlen = vl;
         }
         *crc = OPS->cursor_next(c, kk, vv);
         if (*crc != PDCBB_OK)
@@ -398,9 +391,9 @@ static pdcbb_err_t walk_group(bbd_req_t *r, bbd_cursor_t *c, const uint8_t *idb,
     }
     if (*crc != PDCBB_OK && *crc != PDCBB_ERR_NOT_FOUND)
         return *crc;
-    if (have_prepared && (!have_cand || prepared_tag > v->tag))
-        v->busy = 1;
-    v->found = have_cand && !cand_deleted;
+    int res_out = pdcbb_kv_resolve_result(&res);
+    v->busy = res_out == PDCBB_KV_RES_BUSY;
+    v->found = res_out == PDCBB_KV_RES_FOUND;
     (void)r;
     return PDCBB_OK;
 }

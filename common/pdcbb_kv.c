@@ -461,3 +461,35 @@ pdcbb_err_t pdcbb_kv_wlist_get(const uint8_t *b, size_t len, size_t *pos, pdcbb_
     *pos = p;
     return PDCBB_OK;
 }
+
+/* ---------------------------------------------------------------- version resolution */
+
+void pdcbb_kv_resolve_init(pdcbb_kv_resolve_t *r, uint64_t tag)
+{
+    memset(r, 0, sizeof(*r));
+    r->tag = tag;
+}
+
+int pdcbb_kv_resolve_add(pdcbb_kv_resolve_t *r, uint64_t vtag, unsigned flags, unsigned state)
+{
+    if (vtag > r->tag)
+        return 0;
+    if (state == PDCBB_KV_TX_PREPARED) {
+        r->have_prepared = 1;
+        r->prepared_tag = vtag;
+        return 0;
+    }
+    if (state != 0)
+        return 0; /* an open transaction: invisible */
+    r->have_cand = 1;
+    r->cand_deleted = (flags & PDCBB_KV_F_DELETED) != 0;
+    r->cand_tag = vtag;
+    return 1;
+}
+
+int pdcbb_kv_resolve_result(const pdcbb_kv_resolve_t *r)
+{
+    if (r->have_prepared && (!r->have_cand || r->prepared_tag > r->cand_tag))
+        return PDCBB_KV_RES_BUSY;
+    return r->have_cand && !r->cand_deleted ? PDCBB_KV_RES_FOUND : PDCBB_KV_RES_NONE;
+}

@@ -134,6 +134,27 @@ void pdcbb_kv_rec_val_build(const uint8_t *enc, size_t len, int deleted, const v
 pdcbb_err_t pdcbb_kv_rec_val_parse(const void *v, size_t len, unsigned *flags, const uint8_t **fk,
                                    size_t *fklen, const uint8_t **value, uint64_t *vlen);
 
+/* ---------------------------------------------------------------- version resolution */
+/*
+ * Which version of one key a read at tag sees (seed 002 "Versioning", docs/KV.md): feed the
+ * key's versions in ascending tag order with their flags and transaction state (0: plain or
+ * committed; PDCBB_KV_TX_OPEN: invisible; PDCBB_KV_TX_PREPARED: in doubt). The newest version
+ * with tag <= the read's tag of a visible transaction wins; a deletion marker there means no
+ * value; a prepared version newer than it (or without one) makes the answer in doubt. Shared
+ * by the daemon (bbd/bbd_kv.c) and the readers of drained KV dumps (stager/drain_kv.c).
+ */
+typedef struct pdcbb_kv_resolve {
+    uint64_t tag;      /* the read's tag */
+    int have_cand, cand_deleted, have_prepared;
+    uint64_t cand_tag, prepared_tag;
+} pdcbb_kv_resolve_t;
+enum { PDCBB_KV_RES_NONE = 0, PDCBB_KV_RES_FOUND = 1, PDCBB_KV_RES_BUSY = 2 };
+void pdcbb_kv_resolve_init(pdcbb_kv_resolve_t *r, uint64_t tag);
+/* One version; returns 1 when it becomes the candidate (the caller keeps its value). */
+int pdcbb_kv_resolve_add(pdcbb_kv_resolve_t *r, uint64_t vtag, unsigned flags, unsigned state);
+/* PDCBB_KV_RES_BUSY, _FOUND (the candidate, cand_tag) or _NONE (no version or deleted). */
+int pdcbb_kv_resolve_result(const pdcbb_kv_resolve_t *r);
+
 /* ---------------------------------------------------------------- KV object metadata */
 typedef struct pdcbb_kv_meta {
     uint64_t id;

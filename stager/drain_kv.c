@@ -152,18 +152,15 @@ void pdcbb_kvd_key_format(uint32_t type, const void *key, size_t len, char *out,
 
 int64_t pdcbb_kvd_resolve(const uint64_t *tags, const uint32_t *flags, uint64_t n, uint64_t tag)
 {
-    /* tags ascending: the last one <= tag */
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (tags[mid] <= tag)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return -1;
-    return (flags[lo - 1] & PDCBB_KVR_DELETED) ? -1 : (int64_t)(lo - 1);
+    /* the daemon's resolution (common/pdcbb_kv.c); a dump holds no uncommitted versions */
+    pdcbb_kv_resolve_t r;
+    int64_t cand = -1;
+    pdcbb_kv_resolve_init(&r, tag);
+    for (uint64_t i = 0; i < n && tags[i] <= tag; i++)
+        if (pdcbb_kv_resolve_add(&r, tags[i],
+                                 (flags[i] & PDCBB_KVR_DELETED) ? PDCBB_KV_F_DELETED : 0, 0))
+            cand = (int64_t)i;
+    return pdcbb_kv_resolve_result(&r) == PDCBB_KV_RES_FOUND ? cand : -1;
 }
 
 /* ------------------------------------------------------------------ writer */
