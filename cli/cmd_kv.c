@@ -10,6 +10,7 @@
  * CRC-32C checked. Export: JSON Lines or CSV; keys and values that are not UTF-8 text (or hold
  * a NUL byte) are written in base64, and each record says which encoding it used.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -42,7 +43,8 @@ static void kv_usage(FILE *out)
             "CONTAINER/NAME when several containers hold one of that name.\n"
             "\n"
             "  ls      list the KV objects: container, name, key type, sharding, shards,\n"
-            "          records (every version) and keys visible at the latest tag\n"
+            "          records (every version) and keys visible at the latest tag, then the\n"
+            "          migrations in the drain directory (migration: PATH)\n"
             "  keys    the keys visible at --tag, in key order, one per line: KEY TAB TAG\n"
             "          (the tag of the version a get would return)\n"
             "  get     the value of KEY at --tag on standard output (raw bytes, or --hex)\n"
@@ -467,12 +469,68 @@ static int kv_keys_rec(const pdcbb_kvd_rec_t *r, void *arg)
     return ferror(stdout) ? 1 : 0;
 }
 
+/* The migrations of a drain (kv-migrate/CONTAINER/NAME@T/ with COMPLETE), sorted. */
+static int kv_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void kv_ls_migrations(const pdcbb_drain_t *m)
+{
+    char base[4200];
+    snprintf(base, sizeof(base), "%s/%s", m->dir, PDCBB_DRAIN_KV_MIGRATE_DIR);
+    DIR *d = opendir(base);
+    if (d == NULL)
+        return;
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[8600];
+        snprintf(sub, sizeof(sub), "%s/%s", base, e->d_name);
+        DIR *c = opendir(sub);
+        if (c == NULL)
+            continue;
+        struct dirent *f;
+        while ((f = readdir(c)) != NULL) {
+            char done[17000];
+            if (f->d_name[0] == '.')
+                continue;
+            snprintf(done, sizeof(done), "%s/%s/%s", sub, f->d_name, PDCBB_DRAIN_COMPLETE);
+            if (access(done, F_OK) != 0)
+                continue;
+            char **g = realloc(names, (n + 1) * sizeof(*g));
+            if (g == NULL)
+                break;
+            names = g;
+            size_t len = strlen(e->d_name) + strlen(f->d_name) + 64;
+            if ((names[n] = malloc(len)) == NULL)
+                break;
+            snprintf(names[n++], len, "%s/%s/%s", PDCBB_DRAIN_KV_MIGRATE_DIR, e->d_name,
+                     f->d_name);
+        }
+        closedir(c);
+    }
+    closedir(d);
+    if (n > 1)
+        qsort(names, n, sizeof(*names), kv_name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        printf("migration: %s/%s\n", m->dir, names[i]);
+        free(names[i]);
+    }
+    free(names);
+}
+
 static int kv_ls(pdcbb_drain_t *m)
 {
     printf("job %" PRIu64 ": %" PRIu32 " KV objects in %s%s\n", m->job_id, m->nkvs, m->dir,
            m->complete ? "" : " (INCOMPLETE drain)");
-    if (m->nkvs == 0)
+    if (m->nkvs == 0) {
+        kv_ls_migrations(m);
         return 0;
+    }
     printf("%-16s %-20s %-6s %-7s %6s %10s %10s\n", "CONTAINER", "NAME", "KEYS", "SHARDS", "N",
            "RECORDS", "VISIBLE");
     int status = 0;
@@ -490,6 +548,7 @@ static int kv_ls(pdcbb_drain_t *m)
                k->nshards, v ? v->nrecs : 0, visible);
         pdcbb_kv_view_free(v);
     }
+    kv_ls_migrations(m);
     return status;
 }
 

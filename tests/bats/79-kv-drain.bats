@@ -285,7 +285,9 @@ print(len(tags), max(tags))' "$PDCBB" "$M"
     PDCBB_DRAINED_DIR="$M" run "$TOOL" report C s 19
     assert_success
     diff "$BATS_TEST_TMPDIR/live.s19.txt" <(echo "$output")
-    # the job's own drain holds everything
+    # the job's own drain holds everything, and lists the migration
+    run "$PDCBB" kv ls "$BATS_TEST_TMPDIR/dest/pdcbb.7902"
+    assert_line "migration: $BATS_TEST_TMPDIR/dest/pdcbb.7902/kv-migrate/C/s@20"
     run "$PDCBB" kv keys "$BATS_TEST_TMPDIR/dest/pdcbb.7902" s --tag max
     assert_success
     cmp "$BATS_TEST_TMPDIR/cli/keys.s.max" <(echo "$output")
