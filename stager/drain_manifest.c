@@ -1885,6 +1885,16 @@ static pdcbb_err_t drain_check(const pdcbb_drain_t *m, const char *path, const u
             }
         }
     }
+    /* a KV dump belongs to a KV object of the manifest (a part may list dumps of KV objects
+     * homed elsewhere only when it does not hold their meta: never, but stay lenient there) */
+    for (uint32_t i = 0; require_objects && i < m->nkvdumps; i++) {
+        if (pdcbb_drain_find_kv_id(m, m->kvdumps[i].kv) == NULL) {
+            drain_errf(err, errlen, "%s: kv_dumps[%" PRIu32 "]: key 'kv': no KV object has id %" PRIu64,
+                       path, i, m->kvdumps[i].kv);
+            rc = PDCBB_ERR_CONFIG;
+            goto done;
+        }
+    }
 done:
     free(ix);
     return rc;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
 #include "unit_check.h"
 
@@ -228,6 +229,73 @@ static void test_dumps(void)
     unlink(p1);
 }
 
+/* kv_objects / kv_dumps written into a manifest and read back; a dump of an unknown KV object
+ * is refused in a complete manifest. */
+static void test_manifest(void)
+{
+    char path[4200], err[1024] = "";
+    pdcbb_drain_t *m = pdcbb_drain_new();
+    m->job_id = 5;
+    m->uid = 1000;
+    m->nservers = 1;
+    m->servers_per_node = 1;
+    m->user = strdup("u");
+    m->instance = strdup("");
+    pdcbb_drain_rank_t r = {.rank = 0, .node = "n0", .data_file = "data/rank-00000.dat"};
+    CHECK_ERR(pdcbb_drain_add_rank(m, &r), PDCBB_OK);
+    pdcbb_drain_kv_t k = {.id = 77, .name = "params", .container = "run1", .cont_id = 9,
+                          .rank = 0, .key_type = PDCBB_KVK_FLOAT, .sharding = 2, .nshards = 1,
+                          .max_key_len = 1024, .max_value_len = 5000};
+    CHECK_ERR(pdcbb_drain_add_kv(m, &k), PDCBB_OK);
+    CHECK_ERR(pdcbb_drain_add_kv(m, &k), PDCBB_OK); /* the same id: kept once */
+    CHECK(m->nkvs == 1);
+    pdcbb_drain_kvdump_t d = {.kv = 77, .rank = 0, .file = "kv/rank-00000.0.kvd",
+                              .records = 12, .bytes = 345, .crc32c = 0xdeadbeef};
+    CHECK_ERR(pdcbb_drain_add_kvdump(m, &d), PDCBB_OK);
+    path_of(path, sizeof(path), "manifest.yaml");
+    CHECK_ERR(pdcbb_drain_write_manifest(m, path, err, sizeof(err)), PDCBB_OK);
+    pdcbb_drain_t *b = NULL;
+    CHECK_ERR(pdcbb_drain_load_manifest(path, &b, err, sizeof(err)), PDCBB_OK);
+    if (b != NULL) {
+        CHECK(b->nkvs == 1 && b->kvs[0].id == 77 && strcmp(b->kvs[0].name, "params") == 0 &&
+              strcmp(b->kvs[0].container, "run1") == 0 && b->kvs[0].key_type == PDCBB_KVK_FLOAT &&
+              b->kvs[0].sharding == 2 && b->kvs[0].max_value_len == 5000);
+        CHECK(b->nkvdumps == 1 && b->kvdumps[0].kv == 77 && b->kvdumps[0].records == 12 &&
+              b->kvdumps[0].bytes == 345 && b->kvdumps[0].crc32c == 0xdeadbeef &&
+              strcmp(b->kvdumps[0].file, "kv/rank-00000.0.kvd") == 0);
+        const pdcbb_drain_kv_t *f = pdcbb_drain_find_kv(b, NULL, "params", NULL);
+        CHECK(f != NULL && f->id == 77);
+        pdcbb_drain_free(b);
+    }
+    /* a dump of an unknown KV object */
+    m->kvdumps[0].kv = 78;
+    CHECK_ERR(pdcbb_drain_write_manifest(m, path, err, sizeof(err)), PDCBB_OK);
+    b = NULL;
+    CHECK_ERR(pdcbb_drain_load_manifest(path, &b, err, sizeof(err)), PDCBB_ERR_CONFIG);
+    CHECK(strstr(err, "no KV object has id 78") != NULL);
+    pdcbb_drain_free(b);
+    /* a bad key type is named */
+    FILE *fh = fopen(path, "r");
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, fh);
+    fclose(fh);
+    buf[n] = 0;
+    char *t = strstr(buf, "key_type: FLOAT");
+    CHECK(t != NULL);
+    if (t) {
+        memcpy(t + 10, "FLOAX", 5);
+        fh = fopen(path, "w");
+        fwrite(buf, 1, n, fh);
+        fclose(fh);
+        b = NULL;
+        CHECK_ERR(pdcbb_drain_load_manifest(path, &b, err, sizeof(err)), PDCBB_ERR_CONFIG);
+        CHECK(strstr(err, "key 'key_type'") != NULL);
+        pdcbb_drain_free(b);
+    }
+    unlink(path);
+    pdcbb_drain_free(m);
+}
+
 int main(void)
 {
     snprintf(g_dir, sizeof(g_dir), "/tmp/test_drain_kv.XXXXXX");
@@ -235,6 +303,7 @@ int main(void)
         return 1;
     test_keys();
     test_dumps();
+    test_manifest();
     rmdir(g_dir);
     UNIT_DONE("drain_kv");
 }
