@@ -235,13 +235,23 @@ with open(p, "r+b") as fh:
     assert_success
 }
 
-@test "stage-in into 1 and into 3 daemons answers identically" {
+@test "stage-in into 1 and into 3 daemons answers identically, and drains again unchanged" {
+    mkdir -p "$BATS_TEST_TMPDIR/dest"
     for n in 1 3; do
         run "$PDCBB" run --nodes "$n" --workdir "$BATS_TEST_TMPDIR/w$n" --job-id "79$n" \
-            --stage-in "$D" -- sh -c "\"$TOOL\" report C >\"$BATS_TEST_TMPDIR/staged$n.txt\""
+            --stage-in "$D" --drain "$BATS_TEST_TMPDIR/dest" \
+            -- sh -c "\"$TOOL\" report C >\"$BATS_TEST_TMPDIR/staged$n.txt\""
         assert_success
         diff "$KV_WORK/live.txt" "$BATS_TEST_TMPDIR/staged$n.txt"
+        PDCBB_DRAINED_DIR="$BATS_TEST_TMPDIR/dest/pdcbb.79$n" run "$TOOL" report C
+        assert_success
+        diff "$KV_WORK/live.txt" <(echo "$output")
     done
+    # the 3-daemon job re-sharded the string keys over its daemons
+    run "$PDCBB" kv ls "$BATS_TEST_TMPDIR/dest/pdcbb.793"
+    assert_line --regexp '^C +s +STRING +HASH +3 +18 +9$'
+    run "$PDCBB" kv ls "$BATS_TEST_TMPDIR/dest/pdcbb.791"
+    assert_line --regexp '^C +s +STRING +HASH +1 +18 +9$'
 }
 
 @test "PDCkv_migrate during the job drains the records below T; they stay in the burst buffer" {
