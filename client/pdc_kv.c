@@ -1254,6 +1254,13 @@ static pdcbb_err_t consume(kv_call_t *c, stream_t *s, int keep_it)
     return PDCBB_OK;
 }
 
+/* Shards hold consecutive key ranges (RANGE, or a single shard): a listing walks them in order
+ * and lets each daemon skip the offset; else (HASH) it merges them. */
+static int walk_in_order(const client_kv_t *kv)
+{
+    return kv->sharding == PDCBB_KV_SHARD_RANGE || kv->nshards == 1;
+}
+
 static pdcbb_err_t streams_init(kv_call_t *c)
 {
     list_ctx_t *g = c->ctx;
@@ -1266,7 +1273,7 @@ static pdcbb_err_t streams_init(kv_call_t *c)
     g->consumed = 0;
     if (g->count == 0 || g->resume)
         return PDCBB_OK; /* a resumed listing validates the cursor first (list_finish) */
-    if (c->kv.sharding == PDCBB_KV_SHARD_RANGE) {
+    if (walk_in_order(&c->kv)) {
         /* Shards in key order: the first one skips the offset itself. */
         g->st[0].skip = g->offset;
         return stream_post(c, &g->st[0], g->count);
@@ -1443,7 +1450,7 @@ static pdcbb_err_t resume_init(kv_call_t *c)
             s->more = 0;
         }
     }
-    if (c->kv.sharding != PDCBB_KV_SHARD_RANGE)
+    if (!walk_in_order(&c->kv))
         g->consumed = g->offset; /* HASH: the offset is behind the positions */
     return PDCBB_OK;
 }
@@ -1473,7 +1480,7 @@ static void cursor_save(kv_call_t *c)
         sp->poslen = s->conslen;
         memcpy(sp->pos, s->cons, s->conslen);
         /* a RANGE shard read only through its daemon-side skip has no position to resume at */
-        if (sp->started && !sp->done && sp->poslen == 0 && c->kv.sharding == PDCBB_KV_SHARD_RANGE) {
+        if (sp->started && !sp->done && sp->poslen == 0 && walk_in_order(&c->kv)) {
             free(cu);
             return;
         }
@@ -1493,7 +1500,7 @@ static pdcbb_err_t list_finish(kv_call_t *c)
     for (;;) {
         rc = g->resume && g->count ? resume_init(c) : PDCBB_OK;
         if (rc == PDCBB_OK)
-            rc = c->kv.sharding == PDCBB_KV_SHARD_RANGE ? list_range(c) : list_hash(c);
+            rc = walk_in_order(&c->kv) ? list_range(c) : list_hash(c);
         for (size_t i = 0; rc == PDCBB_OK && g->values && i < g->nres; i++)
             if (g->res[i].value == NULL) {
                 uint32_t sh = pdcbb_kv_shard_of(c->kv.sharding, c->kv.key_type, c->kv.nshards,
