@@ -116,6 +116,31 @@ static uint8_t *vbuf_get(size_t n)
     return vbuf;
 }
 
+/* The object's write generation here ('G' entry of "kvtx"); bump adds one. */
+static pdcbb_err_t gen_get(bbd_req_t *r, uint64_t id, uint64_t *gen)
+{
+    uint8_t k[9];
+    bbd_val_t v;
+    put_be64(k, id);
+    k[8] = 'G';
+    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, &v);
+    *gen = rc == PDCBB_OK && v.len == 8 ? bbd_key_get_u64(v.data) : 0;
+    return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
+}
+
+static pdcbb_err_t gen_bump(bbd_req_t *r, uint64_t id)
+{
+    uint64_t g;
+    uint8_t k[9], v[8];
+    pdcbb_err_t rc = gen_get(r, id, &g);
+    if (rc != PDCBB_OK)
+        return rc;
+    put_be64(k, id);
+    k[8] = 'G';
+    put_be64(v, g + 1);
+    return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, (bbd_val_t){v, 8}, 0);
+}
+
 /* ------------------------------------------------------------------ create / open / delete */
 
 /* Fill a KV_CREATE / KV_OPEN reply (same fields) from a meta record. */
@@ -545,7 +570,7 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
         vbuf_cap = 0;
     }
     p->applied = q->count;
-    return PDCBB_OK;
+    return gen_bump(r, q->id);
 }
 
 pdcbb_err_t bbd_op_kv_part(bbd_req_t *r, const pdcbb_kv_part_req_t *q, pdcbb_kv_part_rep_t *p)
@@ -785,7 +810,7 @@ pdcbb_err_t bbd_op_kv_count(bbd_req_t *r, const pdcbb_kv_count_req_t *q, pdcbb_k
     if (s.busy)
         return PDCBB_ERR_BUSY;
     p->count = s.count;
-    return PDCBB_OK;
+    return gen_get(r, q->id, &p->gen);
 }
 
 typedef struct listout {
@@ -886,7 +911,7 @@ pdcbb_err_t bbd_op_kv_list(bbd_req_t *r, const pdcbb_kv_list_req_t *q, pdcbb_kv_
     p->skipped = s.skipped;
     p->recs = out;
     p->recs_len = (uint32_t)o.len;
-    return PDCBB_OK;
+    return gen_get(r, q->id, &p->gen);
 }
 
 /* ------------------------------------------------------------------ transactions */
@@ -925,7 +950,8 @@ pdcbb_err_t bbd_op_kv_trans(bbd_req_t *r, const pdcbb_kv_trans_req_t *q, pdcbb_k
     case PDCBB_KV_TRANS_COMMIT:
         if (prc != PDCBB_OK)
             return crc == PDCBB_OK ? PDCBB_OK : PDCBB_ERR_NOT_FOUND; /* a retried commit */
-        if ((rc = OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17})) != PDCBB_OK)
+        if ((rc = OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17})) != PDCBB_OK ||
+            (rc = gen_bump(r, q->id)) != PDCBB_OK)
             return rc;
         return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, (bbd_val_t){"", 0}, 0);
     default: { /* ABORT */
@@ -934,7 +960,8 @@ pdcbb_err_t bbd_op_kv_trans(bbd_req_t *r, const pdcbb_kv_trans_req_t *q, pdcbb_k
         uint8_t idb[8];
         put_be64(idb, q->id);
         uint64_t n = 0;
-        if ((rc = delete_prefix(r, BBD_T_KV, idb, 8, 1, q->tag, &n)) != PDCBB_OK)
+        if ((rc = delete_prefix(r, BBD_T_KV, idb, 8, 1, q->tag, &n)) != PDCBB_OK ||
+            (rc = gen_bump(r, q->id)) != PDCBB_OK)
             return rc;
         return OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17});
     }

@@ -39,7 +39,22 @@ typedef struct client_kv {
     uint32_t key_type, sharding, max_key_len, nshards;
     uint64_t max_value_len;
     uint32_t shards[PDCBB_KV_SHARDS_MAX];
+    struct kv_cursor *cur; /* where the last listing ended (owned by the handle, not by copies) */
 } client_kv_t;
+
+/* Where a paged listing ended, per shard: the next page at offset next_off and the same tag
+ * resumes from there when no shard's write generation changed (docs/KV.md "Sharding"). */
+typedef struct kv_shard_pos {
+    int started, done, gen_known;
+    uint64_t gen;
+    size_t poslen; /* 0: nothing consumed */
+    uint8_t pos[PDCBB_KV_ENC_MAX];
+} kv_shard_pos_t;
+typedef struct kv_cursor {
+    uint64_t tag, next_off;
+    uint32_t ns;
+    kv_shard_pos_t sh[];
+} kv_cursor_t;
 
 static client_kv_t *kv_get(pdcid_t id, const char *fn)
 {
@@ -72,6 +87,7 @@ void client_kv_free(void *p)
     client_kv_t *kv = p;
     if (kv) {
         free(kv->name);
+        free(kv->cur);
         free(kv);
     }
 }
@@ -125,7 +141,8 @@ struct kv_call {
     pdcbb_err_t (*finish)(kv_call_t *c);
     void (*cleanup)(kv_call_t *c);
     const char *fn;
-    client_kv_t kv; /* a copy: the id may be closed before the event is waited */
+    client_kv_t kv; /* a copy: the id may be closed before the event is waited (kv.cur unused) */
+    pdcid_t hid;    /* the handle, for the listing cursor */
     pdcbb_err_t status;
     int finished;
     char *msg;      /* the error message of a failed call finished by event_test */
@@ -1074,10 +1091,15 @@ typedef struct stream {
     size_t n, pos;
     int more;           /* the daemon has records after the page */
     int started;
+    int done_before;    /* finished in an earlier page (resumed listing) */
     uint8_t *last;      /* key of the last record received: the next page starts after it */
     size_t lastlen;
     uint64_t skip;      /* records to skip on the daemon (RANGE offset) */
     client_pending_t *p;
+    uint64_t gen, vgen; /* generation of the last reply; the one to validate against */
+    int gen_known, check_gen;
+    uint8_t cons[PDCBB_KV_ENC_MAX]; /* key of the last record consumed */
+    size_t conslen;
 } stream_t;
 
 typedef struct list_ctx {
@@ -1090,6 +1112,9 @@ typedef struct list_ctx {
     lrec_t *res;
     size_t nres, capres;
     uint64_t consumed; /* records passed over by the merge (HASH offset) */
+    int resume;        /* continue from the handle's cursor */
+    int stale;         /* a shard changed since the cursor: list again from the offset */
+    kv_cursor_t *cur;  /* copy of the cursor to resume from */
 } list_ctx_t;
 
 static void lrecs_free(lrec_t *r, size_t from, size_t n)
@@ -1123,6 +1148,14 @@ static void list_cleanup(kv_call_t *c)
     free(g->res);
     g->res = NULL;
     g->nres = g->capres = 0;
+}
+
+static void list_cleanup_all(kv_call_t *c)
+{
+    list_ctx_t *g = c->ctx;
+    list_cleanup(c);
+    free(g->cur);
+    g->cur = NULL;
 }
 
 static pdcbb_err_t stream_post(kv_call_t *c, stream_t *s, uint64_t want)
@@ -1198,6 +1231,12 @@ static pdcbb_err_t stream_take(kv_call_t *c, stream_t *s)
     }
     s->more = rep.more != 0;
     s->skip = rep.skipped <= s->skip ? s->skip - rep.skipped : 0;
+    s->gen = rep.gen;
+    s->gen_known = 1;
+    if (s->check_gen && rep.gen != s->vgen && rc == PDCBB_OK) {
+        g->stale = 1;
+        rc = PDCBB_ERR_BUSY;
+    }
     client_rpc_release(PDCBB_OP_KV_LIST, &rep, keep);
     return rc;
 }
@@ -1207,6 +1246,8 @@ static pdcbb_err_t consume(kv_call_t *c, stream_t *s, int keep_it)
 {
     list_ctx_t *g = c->ctx;
     lrec_t *r = &s->r[s->pos++];
+    memcpy(s->cons, r->key, r->klen);
+    s->conslen = r->klen;
     if (!keep_it) {
         free(r->key);
         free(r->value);
@@ -1229,6 +1270,13 @@ static pdcbb_err_t consume(kv_call_t *c, stream_t *s, int keep_it)
     return PDCBB_OK;
 }
 
+/* Shards hold consecutive key ranges (RANGE, or a single shard): a listing walks them in order
+ * and lets each daemon skip the offset; else (HASH) it merges them. */
+static int walk_in_order(const client_kv_t *kv)
+{
+    return kv->sharding == PDCBB_KV_SHARD_RANGE || kv->nshards == 1;
+}
+
 static pdcbb_err_t streams_init(kv_call_t *c)
 {
     list_ctx_t *g = c->ctx;
@@ -1239,9 +1287,9 @@ static pdcbb_err_t streams_init(kv_call_t *c)
     for (uint32_t s = 0; s < g->ns; s++)
         g->st[s].daemon = c->kv.shards[s];
     g->consumed = 0;
-    if (g->count == 0)
-        return PDCBB_OK;
-    if (c->kv.sharding == PDCBB_KV_SHARD_RANGE) {
+    if (g->count == 0 || g->resume)
+        return PDCBB_OK; /* a resumed listing validates the cursor first (list_finish) */
+    if (walk_in_order(&c->kv)) {
         /* Shards in key order: the first one skips the offset itself. */
         g->st[0].skip = g->offset;
         return stream_post(c, &g->st[0], g->count);
@@ -1257,20 +1305,23 @@ static pdcbb_err_t streams_init(kv_call_t *c)
 static pdcbb_err_t list_range(kv_call_t *c)
 {
     list_ctx_t *g = c->ctx;
-    uint64_t skip_left = g->offset;
+    uint64_t skip_left = g->resume ? 0 : g->offset;
     for (uint32_t i = 0; i < g->ns && g->nres < g->count; i++) {
         stream_t *s = &g->st[i];
+        pdcbb_err_t rc;
+        if (s->done_before)
+            continue;
         if (!s->started) {
             s->skip = skip_left;
-            pdcbb_err_t rc = stream_post(c, s, g->count - g->nres);
-            if (rc != PDCBB_OK)
+            if ((rc = stream_post(c, s, g->count - g->nres)) != PDCBB_OK)
                 return rc;
         }
         for (;;) {
-            pdcbb_err_t rc = stream_take(c, s);
-            if (rc != PDCBB_OK)
-                return rc;
-            skip_left = s->skip;
+            if (s->p) {
+                if ((rc = stream_take(c, s)) != PDCBB_OK)
+                    return rc;
+                skip_left = s->skip;
+            }
             while (s->pos < s->n && g->nres < g->count)
                 if ((rc = consume(c, s, 1)) != PDCBB_OK)
                     return rc;
@@ -1295,7 +1346,7 @@ static pdcbb_err_t list_hash(kv_call_t *c)
             return rc;
     while (g->nres < g->count) {
         /* Refill the streams that ran dry and have more, together. */
-        uint64_t want = g->offset > g->consumed ? g->offset - g->consumed : 0;
+        uint64_t want = g->offset > g->consumed ? g->offset - g->consumed : 0; /* (resumed: 0) */
         want += g->count - g->nres;
         int posted = 0;
         for (uint32_t i = 0; i < g->ns; i++) {
@@ -1364,13 +1415,108 @@ static pdcbb_err_t fetch_value(kv_call_t *c, unsigned daemon, lrec_t *r, uint64_
     return PDCBB_OK;
 }
 
+/*
+ * Resume from the cursor: every shard that was read validates its generation (a one-record
+ * listing after its position), then the streams continue from their positions. Returns
+ * PDCBB_ERR_BUSY with g->stale set when a shard changed.
+ */
+static pdcbb_err_t resume_init(kv_call_t *c)
+{
+    list_ctx_t *g = c->ctx;
+    kv_cursor_t *cu = g->cur;
+    pdcbb_err_t rc;
+    for (uint32_t i = 0; i < g->ns; i++) {
+        stream_t *s = &g->st[i];
+        kv_shard_pos_t *sp = &cu->sh[i];
+        if (sp->poslen) {
+            if ((s->last = malloc(sp->poslen)) == NULL)
+                return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", c->fn);
+            memcpy(s->last, sp->pos, sp->poslen);
+            s->lastlen = sp->poslen;
+            memcpy(s->cons, sp->pos, sp->poslen);
+            s->conslen = sp->poslen;
+        }
+        if (!sp->started)
+            continue;
+        if (!sp->gen_known) {
+            g->stale = 1;
+            return PDCBB_ERR_BUSY;
+        }
+        s->check_gen = 1;
+        s->vgen = sp->gen;
+        s->started = 1;
+        if (sp->done) {
+            /* nothing after its position: a one-record probe checks that with the generation */
+            s->done_before = 1;
+        }
+        if ((rc = stream_post(c, s, sp->done ? 1 : g->count)) != PDCBB_OK)
+            return rc;
+    }
+    for (uint32_t i = 0; i < g->ns; i++) {
+        stream_t *s = &g->st[i];
+        if (s->p == NULL)
+            continue;
+        /* a changed generation makes stream_take answer BUSY with g->stale set */
+        if ((rc = stream_take(c, s)) != PDCBB_OK)
+            return rc;
+        if (s->done_before) {
+            /* unchanged and finished: its probe's records were already passed */
+            lrecs_free(s->r, s->pos, s->n);
+            s->n = s->pos = 0;
+            s->more = 0;
+        }
+    }
+    if (!walk_in_order(&c->kv))
+        g->consumed = g->offset; /* HASH: the offset is behind the positions */
+    return PDCBB_OK;
+}
+
+/* Remember where this listing ended on the handle (if it is still open). */
+static void cursor_save(kv_call_t *c)
+{
+    list_ctx_t *g = c->ctx;
+    client_kv_t *kv = client_handle_get(c->hid, CLIENT_H_KV, NULL);
+    if (kv == NULL || kv->id != c->kv.id)
+        return;
+    free(kv->cur);
+    kv->cur = NULL;
+    kv_cursor_t *cu = calloc(1, sizeof(*cu) + g->ns * sizeof(kv_shard_pos_t));
+    if (cu == NULL)
+        return;
+    cu->tag = g->tag;
+    cu->next_off = g->offset + g->nres;
+    cu->ns = g->ns;
+    for (uint32_t i = 0; i < g->ns; i++) {
+        stream_t *s = &g->st[i];
+        kv_shard_pos_t *sp = &cu->sh[i];
+        sp->started = s->started || s->done_before;
+        sp->done = s->done_before || (s->started && s->p == NULL && s->pos == s->n && !s->more);
+        sp->gen = s->gen_known ? s->gen : s->vgen;
+        sp->gen_known = s->gen_known || s->check_gen;
+        sp->poslen = s->conslen;
+        memcpy(sp->pos, s->cons, s->conslen);
+        /* a RANGE shard read only through its daemon-side skip has no position to resume at */
+        if (sp->started && !sp->done && sp->poslen == 0 && walk_in_order(&c->kv)) {
+            free(cu);
+            return;
+        }
+        if (s->p != NULL) { /* a page still in flight: its records were not seen */
+            free(cu);
+            return;
+        }
+    }
+    kv->cur = cu;
+}
+
 static pdcbb_err_t list_finish(kv_call_t *c)
 {
     list_ctx_t *g = c->ctx;
     double deadline = 0;
     pdcbb_err_t rc;
     for (;;) {
-        rc = c->kv.sharding == PDCBB_KV_SHARD_RANGE ? list_range(c) : list_hash(c);
+        rc = g->resume && g->count ? resume_init(c) : PDCBB_OK;
+        if (rc == PDCBB_OK)
+            rc = walk_in_order(&c->kv) ? list_range(c) : list_hash(c);
         for (size_t i = 0; rc == PDCBB_OK && g->values && i < g->nres; i++)
             if (g->res[i].value == NULL) {
                 uint32_t sh = pdcbb_kv_shard_of(c->kv.sharding, c->kv.key_type, c->kv.nshards,
@@ -1379,8 +1525,16 @@ static pdcbb_err_t list_finish(kv_call_t *c)
             }
         if (rc != PDCBB_ERR_BUSY && rc != PDCBB_ERR_NOT_FOUND)
             break;
-        /* A transaction was being committed (or a value changed under the listing): again. */
         list_cleanup(c);
+        if (g->stale) {
+            /* The object changed since the cursor: list from the offset. */
+            g->stale = 0;
+            g->resume = 0;
+            if ((rc = streams_init(c)) != PDCBB_OK)
+                return rc;
+            continue;
+        }
+        /* A transaction was being committed (or a value changed under the listing): again. */
         busy_pause(&deadline);
         if (client_now() > deadline)
             return client_fail(PDCBB_ERR_BUSY, "%s: KV object '%s': a transaction stayed in doubt", c->fn, c->kv.name);
@@ -1422,6 +1576,7 @@ static pdcbb_err_t list_finish(kv_call_t *c)
     }
     *g->out = out;
     *g->nout = g->nres;
+    cursor_save(c);
     return PDCBB_OK;
 }
 
@@ -1444,8 +1599,17 @@ static perr_t kv_list(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t offset, uint64_t
     kv_call_t *c = call_new(kv, fn, list_finish, sizeof(list_ctx_t));
     if (c == NULL)
         goto out;
-    c->cleanup = list_cleanup;
+    c->cleanup = list_cleanup_all;
+    c->hid = kv_id;
     list_ctx_t *g = c->ctx;
+    if (kv->cur && kv->cur->tag == tag && kv->cur->next_off == offset && offset > 0 &&
+        kv->cur->ns == kv->nshards) {
+        size_t sz = sizeof(kv_cursor_t) + kv->cur->ns * sizeof(kv_shard_pos_t);
+        if ((g->cur = malloc(sz)) != NULL) {
+            memcpy(g->cur, kv->cur, sz);
+            g->resume = 1;
+        }
+    }
     g->tag = tag;
     g->offset = offset;
     g->count = count;

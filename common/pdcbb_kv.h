@@ -38,6 +38,10 @@
  *             skip (OPEN) or answer PDCBB_ERR_BUSY for ("in doubt, retry": PREPARED);
  *             kv id BE(8) | 'C' | tag BE(8) -> "" : a committed transaction (its tag cannot
  *             be started again). An aborted transaction leaves no entry and no record.
+ *             kv id BE(8) | 'G' -> u64 BE: the object's write generation here (bumped by
+ *             every KV_SET message, commit and abort; listings resume only when unchanged).
+ *             kv id BE(8) | 'U' | upload BE(8) | offset BE(8) -> bytes: a piece of a value
+ *             larger than one message, until the SET_PART record that takes it.
  *
  * KV ids are meta ids (common/pdcbb_proto.h) of kind PDCBB_META_KIND_KV, allocated by the
  * object's home daemon (hash of the name % ndaemons) from its sequence.

@@ -476,13 +476,37 @@ static void write_step(int big)
     }
 }
 
+/* A paged listing continued across steps (the library resumes it from where the previous
+ * page ended unless a shard changed meanwhile). */
+static uint64_t page_tag, page_off, page_len;
+static int page_on;
+
 static void reads(int nget)
 {
     for (int i = 0; i < nget; i++)
         check_get((int)lrnd(NKEYS), rand_read_tag());
     check_num(rand_read_tag());
+    /* First the page after the last one (before any other listing): the writes since then
+     * must make the library list again from the offset. */
+    if (page_on && page_off <= NKEYS) {
+        check_list(page_tag, page_off, page_len, (int)lrnd(2));
+        page_off += page_len;
+    }
     check_list(rand_read_tag(), lrnd(3) ? lrnd(20) : lrnd(NKEYS), 1 + lrnd(40), 1);
     check_list(rand_read_tag(), lrnd(NKEYS), 1 + lrnd(NKEYS), 0);
+    if (!page_on || lrnd(4) == 0) {
+        page_on = 1;
+        page_tag = rand_read_tag();
+        page_off = 0;
+        page_len = 1 + lrnd(12);
+    }
+    /* two pages now (the second resumes), the next one after the following writes */
+    check_list(page_tag, page_off, page_len, (int)lrnd(2));
+    page_off += page_len;
+    check_list(page_tag, page_off, page_len, (int)lrnd(2));
+    page_off += page_len;
+    if (page_off > NKEYS)
+        page_on = 0;
 }
 
 static void run_model(int steps, int big)
