@@ -16,7 +16,8 @@
  * KV objects of CONT:
  *   s (STRING keys, HASH over every daemon): NULLTAG versions, versions at 5/10/20, a deletion
  *     marker at 15, a committed transaction 30, an aborted transaction 40, a 1024-byte key, a
- *     17 MiB value at 7, values that are binary, empty, or hold commas, quotes and newlines
+ *     17 MiB value at 7, values that are binary, empty, or hold commas, quotes and newlines,
+ *     a key that is not UTF-8
  *   i (INT keys, RANGE over every daemon): -1000..1000 step 37, versions, deletions
  *   f (FLOAT keys, HASH on 2 shards): -inf, -2.5, 0, 1e-300, 3.25, 1e300, inf
  * Exit status: 0 on success, 1 on a failed check, 2 on usage errors.
@@ -109,6 +110,7 @@ static int do_write(const char *cont_name)
     set_s(s, 5, "binary", bin, sizeof(bin));
     set_str(s, 20, "unicode", "gr\xc3\xbc\xc3\x9f dich \xe2\x82\xac");
     set_str(s, 0, "key with spaces, commas", "v");
+    set_str(s, 3, "not-utf8-\xff\xfe", "a key that is not UTF-8");
     set_str(s, 5, longkey, "the long key");
     uint8_t *big = big_value();
     set_s(s, 7, "big", big, BIG);
