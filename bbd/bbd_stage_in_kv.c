@@ -14,8 +14,9 @@
  *     (every block's CRC-32C checked) and the shard daemons keep the ones whose key shards to
  *     them (pdcbb_kv_shard_of), written into "kv" with the live layout (pdcbb_kv.h), in the
  *     stage-in's one transaction.
- * So gets and lists answer as in the drained job at every tag. Not restored: the set of
- * committed transaction tags (a later job may start a transaction with such a tag again).
+ *   - the tags of its committed transactions are recorded on the home and shard daemons, so
+ *     they cannot be started again, as in the drained job.
+ * So gets and lists answer as in the drained job at every tag.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -162,6 +163,18 @@ pdcbb_err_t bbd_stage_in_kv(bbd_req_t *r, const pdcbb_drain_t *m, const uint64_t
         if (got != kv_ids[i]) {
             snprintf(err, errlen, "KV object '%s' got an unexpected id", k->name);
             rc = PDCBB_ERR_INTERNAL;
+            break;
+        }
+        /* committed transaction tags: they cannot be started again, as in the drained job */
+        for (uint32_t t = 0; t < k->ncommitted && rc == PDCBB_OK; t++) {
+            uint8_t ck[17];
+            pdcbb_kv_tx_key(kv_ids[i], 'C', k->committed[t], ck);
+            rc = d->store_ops->put(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, (bbd_val_t){"", 0},
+                                   0);
+        }
+        if (rc != PDCBB_OK) {
+            snprintf(err, errlen, "KV object '%s': cannot record its transactions: %s", k->name,
+                     pdcbb_strerror(rc));
             break;
         }
         uint64_t before = *records;

@@ -4,6 +4,7 @@
  * KV_MIGRATE op, bbd/bbd_kv_migrate.c) read the tables "kvmeta", "kv" and "kvtx" (layout in
  * common/pdcbb_kv.h, docs/KV.md "Storage") in one read transaction.
  *
+ * The tags of its committed transactions ('C' entries) go into the manifest (committed_tags).
  * For each KV object whose meta record ('I' entry) this daemon holds: every record version of
  * its id in "kv", except versions of a transaction that is not committed (a 'P' entry: open or
  * prepared; those were never visible, and the job can no longer commit them) and, for a
@@ -46,9 +47,9 @@ static void be64(uint8_t *out, uint64_t v)
         out[i] = (uint8_t)v;
 }
 
-/* Tags of the transactions of kv id that are not committed ('P' entries), sorted. */
-static pdcbb_err_t kvs_pending(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id,
-                               uint64_t **out, size_t *nout)
+/* Tags of the transactions of kv id of kind 'P' (not committed) or 'C' (committed), sorted. */
+static pdcbb_err_t kvs_txtags(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id,
+                              uint8_t kind, uint64_t **out, size_t *nout)
 {
     uint8_t prefix[9];
     bbd_cursor_t *cur;
@@ -56,7 +57,7 @@ static pdcbb_err_t kvs_pending(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint6
     uint64_t *tags = NULL;
     size_t n = 0, cap = 0;
     be64(prefix, id);
-    prefix[8] = 'P';
+    prefix[8] = kind;
     pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_KVTX, &cur);
     if (rc != PDCBB_OK)
         return rc;
@@ -104,7 +105,7 @@ static pdcbb_err_t kvs_dump_one(const bbd_store_ops_t *ops, bbd_txn_t *txn,
     kvs_rec_t *recs = NULL;
     size_t n = 0, cap = 0;
     pdcbb_kvd_writer_t *w = NULL;
-    pdcbb_err_t rc = kvs_pending(ops, txn, meta->id, &pending, &npending);
+    pdcbb_err_t rc = kvs_txtags(ops, txn, meta->id, 'P', &pending, &npending);
     if (rc != PDCBB_OK) {
         snprintf(err, errlen, "KV object '%s': cannot read its transactions: %s", meta->name,
                  pdcbb_strerror(rc));
@@ -248,17 +249,29 @@ pdcbb_err_t pdcbb_drain_kv_from_store(const bbd_store_ops_t *ops, bbd_txn_t *txn
         if ((rc = kvs_dump_one(ops, txn, meta, container, q->rank, q->below_tag, path, &st, err,
                                errlen)) != PDCBB_OK)
             break;
+        uint64_t *committed = NULL;
+        size_t ncommitted = 0;
+        if ((rc = kvs_txtags(ops, txn, meta->id, 'C', &committed, &ncommitted)) != PDCBB_OK) {
+            snprintf(err, errlen, "KV object '%s': cannot read its transactions: %s",
+                     meta->name, pdcbb_strerror(rc));
+            break;
+        }
+        /* a migration keeps only what lies below its tag */
+        while (q->below_tag != 0 && ncommitted > 0 && committed[ncommitted - 1] >= q->below_tag)
+            ncommitted--;
         pdcbb_drain_kv_t dk = {.id = meta->id, .name = meta->name, .container = container,
                                .cont_id = meta->cont_id,
                                .rank = pdcbb_meta_id_server(meta->id),
                                .key_type = meta->key_type, .sharding = meta->sharding,
                                .nshards = meta->nshards, .max_key_len = meta->max_key_len,
-                               .max_value_len = meta->max_value_len};
+                               .max_value_len = meta->max_value_len,
+                               .committed = committed, .ncommitted = (uint32_t)ncommitted};
         pdcbb_drain_kvdump_t dd = {.kv = meta->id, .rank = q->rank, .file = rel,
                                    .records = st.records, .bytes = st.bytes,
                                    .crc32c = st.crc32c};
-        if ((rc = pdcbb_drain_add_kv(part, &dk)) != PDCBB_OK ||
-            (rc = pdcbb_drain_add_kvdump(part, &dd)) != PDCBB_OK) {
+        rc = pdcbb_drain_add_kv(part, &dk);
+        free(committed);
+        if (rc != PDCBB_OK || (rc = pdcbb_drain_add_kvdump(part, &dd)) != PDCBB_OK) {
             snprintf(err, errlen, "out of memory");
             break;
         }

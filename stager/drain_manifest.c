@@ -182,6 +182,7 @@ void pdcbb_drain_free(pdcbb_drain_t *m)
     for (uint32_t i = 0; i < m->nkvs; i++) {
         free(m->kvs[i].name);
         free(m->kvs[i].container);
+        free(m->kvs[i].committed);
     }
     free(m->kvs);
     for (uint32_t i = 0; i < m->nkvdumps; i++)
@@ -341,6 +342,31 @@ const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t 
     return NULL;
 }
 
+static int drain_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Merge tags (n of them) into k's committed tags: sorted, without duplicates. */
+static pdcbb_err_t drain_kv_merge_committed(pdcbb_drain_kv_t *k, const uint64_t *tags, uint32_t n)
+{
+    if (n == 0)
+        return PDCBB_OK;
+    uint64_t *all = realloc(k->committed, ((size_t)k->ncommitted + n) * sizeof(uint64_t));
+    if (all == NULL)
+        return PDCBB_ERR_NOMEM;
+    memcpy(all + k->ncommitted, tags, (size_t)n * sizeof(uint64_t));
+    uint32_t total = k->ncommitted + n, out = 0;
+    qsort(all, total, sizeof(uint64_t), drain_u64_cmp);
+    for (uint32_t i = 0; i < total; i++)
+        if (out == 0 || all[out - 1] != all[i])
+            all[out++] = all[i];
+    k->committed = all;
+    k->ncommitted = out;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv)
 {
     pdcbb_drain_kv_t *old = (pdcbb_drain_kv_t *)pdcbb_drain_find_kv_id(m, kv->id);
@@ -353,7 +379,7 @@ pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv)
             free(old->container);
             old->container = c;
         }
-        return PDCBB_OK;
+        return drain_kv_merge_committed(old, kv->committed, kv->ncommitted);
     }
     pdcbb_drain_kv_t *g = realloc(m->kvs, ((size_t)m->nkvs + 1) * sizeof(*g));
     if (g == NULL)
@@ -362,9 +388,13 @@ pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv)
     pdcbb_drain_kv_t x = *kv;
     x.name = drain_strdup0(kv->name);
     x.container = drain_strdup0(kv->container);
-    if (x.name == NULL || x.container == NULL) {
+    x.committed = NULL;
+    x.ncommitted = 0;
+    if (x.name == NULL || x.container == NULL ||
+        drain_kv_merge_committed(&x, kv->committed, kv->ncommitted) != PDCBB_OK) {
         free(x.name);
         free(x.container);
+        free(x.committed);
         return PDCBB_ERR_NOMEM;
     }
     m->kvs[m->nkvs++] = x;
@@ -931,7 +961,10 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
                 !mw_kv_plain(e, "key_type", kt) || !mw_kv_plain(e, "sharding", sh) ||
                 !mw_kv_u64(e, "nshards", k->nshards) ||
                 !mw_kv_u64(e, "max_key_len", k->max_key_len) ||
-                !mw_kv_u64(e, "max_value_len", k->max_value_len) || !mw_map_end(e))
+                !mw_kv_u64(e, "max_value_len", k->max_value_len) ||
+                (k->ncommitted > 0 && (!mw_plain(e, "committed_tags") ||
+                                       !mw_u64_list(e, k->committed, k->ncommitted, 0))) ||
+                !mw_map_end(e))
                 return 0;
         }
         if (!mw_seq_end(e))
@@ -1697,8 +1730,9 @@ static pdcbb_err_t mf_kv_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 {
     static const char *const keys[] = {"id",       "name",     "container",   "container_id",
                                        "rank",     "key_type", "sharding",    "nshards",
-                                       "max_key_len", "max_value_len", NULL};
-    mf_node_t *f[10];
+                                       "max_key_len", "max_value_len", "committed_tags",
+                                       NULL};
+    mf_node_t *f[11];
     char what[300];
     pdcbb_drain_kv_t x = {0};
     pdcbb_err_t rc;
@@ -1731,6 +1765,22 @@ static pdcbb_err_t mf_kv_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
         (rc = mf_u64(c, f[9], what, "max_value_len", 0, UINT64_MAX, &x.max_value_len)) !=
             PDCBB_OK)
         goto done;
+    if (f[10] != NULL) {
+        if (f[10]->kind != MF_SEQ) {
+            rc = mf_bad(c, f[10], what, "committed_tags", "expected a list of tags");
+            goto done;
+        }
+        if (f[10]->nkids > 0 &&
+            (x.committed = calloc(f[10]->nkids, sizeof(uint64_t))) == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            goto done;
+        }
+        for (size_t i = 0; i < f[10]->nkids; i++)
+            if ((rc = mf_u64(c, f[10]->kids[i], what, "committed_tags", 1, PDCBB_KV_MAXTAG - 1,
+                             &x.committed[i])) != PDCBB_OK)
+                goto done;
+        x.ncommitted = (uint32_t)f[10]->nkids;
+    }
     if (pdcbb_drain_find_kv_id(c->m, x.id) != NULL) {
         rc = mf_bad(c, f[0], what, "id", "two KV objects have this id");
         goto done;
@@ -1739,6 +1789,7 @@ static pdcbb_err_t mf_kv_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 done:
     free(x.name);
     free(x.container);
+    free(x.committed);
     return rc;
 }
 

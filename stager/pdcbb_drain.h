@@ -116,6 +116,9 @@ typedef struct pdcbb_drain_kv {
     uint32_t nshards;
     uint32_t max_key_len;
     uint64_t max_value_len;
+    uint64_t *committed;    /* tags of its committed transactions (they cannot be started
+                             * again), ascending; manifest key committed_tags (optional) */
+    uint32_t ncommitted;
 } pdcbb_drain_kv_t;
 
 /* The records of one KV object that one daemon rank held, in one dump file. */
@@ -180,7 +183,7 @@ pdcbb_err_t pdcbb_drain_add_object(pdcbb_drain_t *m, const pdcbb_drain_object_t 
                                    pdcbb_drain_object_t **out);
 pdcbb_err_t pdcbb_drain_add_extent(pdcbb_drain_t *m, const pdcbb_drain_extent_t *e);
 /* KV objects and dumps (copies). A KV object already present (same id) is not added twice
- * (the home rank and every shard rank describe it). */
+ * (the home rank and every shard rank describe it): its committed tags are merged. */
 pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv);
 pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t *d);
 /* The KV object (container may be NULL: the only one of that name; *ambiguous set when

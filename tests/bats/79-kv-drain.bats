@@ -26,6 +26,7 @@ set -e
 "$TOOL" write C
 "$TOOL" report C >"$KV_WORK/live.txt"
 "$TOOL" cli C "$KV_WORK/cli"
+"$TOOL" txcheck C >"$KV_WORK/live.tx"
 EOF
     chmod +x "$KV_WORK/job.sh"
     "$PDCBB" run --nodes 3 --workdir "$KV_WORK/job" --job-id "$JOB_ID" \
@@ -51,6 +52,8 @@ setup() {
 }
 
 @test "the job read its KV objects live as the semantics say" {
+    run cat "$KV_WORK/live.tx"
+    assert_output "$(printf 'trans_start 30: PDCBB_ERR_EXISTS\ntrans_start 31: SUCCEED')"
     run grep -ac FAILED "$KV_WORK/live.txt"
     assert_output 0
     # versions, a deletion marker at 15, the committed transaction 30, the aborted 40
@@ -76,6 +79,7 @@ setup() {
     assert_line --regexp '^C +f +FLOAT +HASH +2 '
     grep -q "^kv_objects:" "$D/manifest.yaml"
     grep -q "^kv_dumps:" "$D/manifest.yaml"
+    grep -q "committed_tags: \[30\]" "$D/manifest.yaml"
     run "$PDCBB" verify "$D"
     assert_success
     assert_output --regexp 'verified [0-9]+ extents, [0-9]+ bytes, [0-9]+ KV dumps \([0-9]+ records\): OK'
@@ -242,9 +246,12 @@ with open(p, "r+b") as fh:
     for n in 1 3; do
         run "$PDCBB" run --nodes "$n" --workdir "$BATS_TEST_TMPDIR/w$n" --job-id "79$n" \
             --stage-in "$D" --drain "$BATS_TEST_TMPDIR/dest" \
-            -- sh -c "\"$TOOL\" report C >\"$BATS_TEST_TMPDIR/staged$n.txt\""
+            -- sh -c "\"$TOOL\" report C >\"$BATS_TEST_TMPDIR/staged$n.txt\" &&
+                      \"$TOOL\" txcheck C >\"$BATS_TEST_TMPDIR/staged$n.tx\""
         assert_success
         diff "$KV_WORK/live.txt" "$BATS_TEST_TMPDIR/staged$n.txt"
+        # the committed transaction 30 stays committed: it cannot be started again
+        diff "$KV_WORK/live.tx" "$BATS_TEST_TMPDIR/staged$n.tx"
         PDCBB_DRAINED_DIR="$BATS_TEST_TMPDIR/dest/pdcbb.79$n" run "$TOOL" report C
         assert_success
         diff "$KV_WORK/live.txt" <(echo "$output")

@@ -10,6 +10,7 @@
  *                                        OUTDIR/records.OBJ (key, tag, value hex at MAXTAG,
  *                                        one line each, for the JSONL/CSV checks),
  *                                        OUTDIR/big.value (the 17 MiB value)
+ *   pdc_kv_drain_check txcheck CONT      trans_start of the committed tag 30 and of a new one
  *   pdc_kv_drain_check readonly CONT     every modifying call must fail PDCBB_ERR_READ_ONLY
  *   pdc_kv_drain_check migrate CONT OBJ T  PDCkv_migrate(OBJ, T)
  *
@@ -364,6 +365,25 @@ static int do_cli(const char *cont_name, const char *outdir)
     return 0;
 }
 
+/* Transactions: a committed tag cannot be started again; a new one can (then aborted). */
+static int do_txcheck(const char *cont_name)
+{
+    pdcid_t cont = PDCcont_open(cont_name, pdc);
+    pdcid_t kv = cont ? PDCkv_open(cont, "s") : 0;
+    CHECK(kv != 0, "PDCkv_open s");
+    if (kv == 0)
+        return 1;
+    perr_t rc = PDCkv_trans_start(kv, 30);
+    printf("trans_start 30: %s\n", rc == SUCCEED ? "SUCCEED" : PDCbb_last_error_name());
+    rc = PDCkv_trans_start(kv, 31);
+    printf("trans_start 31: %s\n", rc == SUCCEED ? "SUCCEED" : PDCbb_last_error_name());
+    if (rc == SUCCEED)
+        CHECK(PDCkv_trans_abort(kv, 31) == SUCCEED, "abort 31");
+    PDCkv_close(kv);
+    PDCcont_close(cont);
+    return 0;
+}
+
 static int do_readonly(const char *cont_name)
 {
     pdcid_t cont = PDCcont_open(cont_name, pdc);
@@ -422,6 +442,8 @@ int main(int argc, char **argv)
                        argc > 4 ? strtoull(argv[4], NULL, 10) : PDC_KV_MAXTAG);
     } else if (strcmp(argv[1], "cli") == 0 && argc == 4) {
         rc = do_cli(argv[2], argv[3]);
+    } else if (strcmp(argv[1], "txcheck") == 0) {
+        rc = do_txcheck(argv[2]);
     } else if (strcmp(argv[1], "readonly") == 0) {
         rc = do_readonly(argv[2]);
     } else if (strcmp(argv[1], "migrate") == 0 && argc == 5) {

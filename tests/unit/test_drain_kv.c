@@ -246,9 +246,15 @@ static void test_manifest(void)
     pdcbb_drain_kv_t k = {.id = 77, .name = "params", .container = "run1", .cont_id = 9,
                           .rank = 0, .key_type = PDCBB_KVK_FLOAT, .sharding = 2, .nshards = 1,
                           .max_key_len = 1024, .max_value_len = 5000};
+    uint64_t c1[] = {30, 10}, c2[] = {30, 42};
+    k.committed = c1;
+    k.ncommitted = 2;
     CHECK_ERR(pdcbb_drain_add_kv(m, &k), PDCBB_OK);
-    CHECK_ERR(pdcbb_drain_add_kv(m, &k), PDCBB_OK); /* the same id: kept once */
+    k.committed = c2;
+    CHECK_ERR(pdcbb_drain_add_kv(m, &k), PDCBB_OK); /* the same id: kept once, tags merged */
     CHECK(m->nkvs == 1);
+    CHECK(m->kvs[0].ncommitted == 3 && m->kvs[0].committed[0] == 10 &&
+          m->kvs[0].committed[1] == 30 && m->kvs[0].committed[2] == 42);
     pdcbb_drain_kvdump_t d = {.kv = 77, .rank = 0, .file = "kv/rank-00000.0.kvd",
                               .records = 12, .bytes = 345, .crc32c = 0xdeadbeef};
     CHECK_ERR(pdcbb_drain_add_kvdump(m, &d), PDCBB_OK);
@@ -260,6 +266,7 @@ static void test_manifest(void)
         CHECK(b->nkvs == 1 && b->kvs[0].id == 77 && strcmp(b->kvs[0].name, "params") == 0 &&
               strcmp(b->kvs[0].container, "run1") == 0 && b->kvs[0].key_type == PDCBB_KVK_FLOAT &&
               b->kvs[0].sharding == 2 && b->kvs[0].max_value_len == 5000);
+        CHECK(b->kvs[0].ncommitted == 3 && b->kvs[0].committed[2] == 42);
         CHECK(b->nkvdumps == 1 && b->kvdumps[0].kv == 77 && b->kvdumps[0].records == 12 &&
               b->kvdumps[0].bytes == 345 && b->kvdumps[0].crc32c == 0xdeadbeef &&
               strcmp(b->kvdumps[0].file, "kv/rank-00000.0.kvd") == 0);
