@@ -116,29 +116,46 @@ static uint8_t *vbuf_get(size_t n)
     return vbuf;
 }
 
-/* The object's write generation here ('G' entry of "kvtx"); bump adds one. */
-static pdcbb_err_t gen_get(bbd_req_t *r, uint64_t id, uint64_t *gen)
+/* The object's write ('G') and transaction ('X') generations here; bump adds one. */
+static pdcbb_err_t gen_getk(bbd_req_t *r, uint64_t id, uint8_t kind, uint64_t *gen)
 {
     uint8_t k[9];
     bbd_val_t v;
     put_be64(k, id);
-    k[8] = 'G';
+    k[8] = kind;
     pdcbb_err_t rc = OPS->get(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, &v);
     *gen = rc == PDCBB_OK && v.len == 8 ? bbd_key_get_u64(v.data) : 0;
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
-static pdcbb_err_t gen_bump(bbd_req_t *r, uint64_t id)
+static pdcbb_err_t gen_get(bbd_req_t *r, uint64_t id, uint64_t *gen)
+{
+    return gen_getk(r, id, 'G', gen);
+}
+
+static pdcbb_err_t gen_bumpk(bbd_req_t *r, uint64_t id, uint8_t kind)
 {
     uint64_t g;
     uint8_t k[9], v[8];
-    pdcbb_err_t rc = gen_get(r, id, &g);
+    pdcbb_err_t rc = gen_getk(r, id, kind, &g);
     if (rc != PDCBB_OK)
         return rc;
     put_be64(k, id);
-    k[8] = 'G';
+    k[8] = kind;
     put_be64(v, g + 1);
     return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, (bbd_val_t){v, 8}, 0);
+}
+
+static pdcbb_err_t gen_bump(bbd_req_t *r, uint64_t id)
+{
+    return gen_bumpk(r, id, 'G');
+}
+
+/* A transaction's state changes: both generations move. */
+static pdcbb_err_t tgen_bump(bbd_req_t *r, uint64_t id)
+{
+    pdcbb_err_t rc = gen_bumpk(r, id, 'G');
+    return rc == PDCBB_OK ? gen_bumpk(r, id, 'X') : rc;
 }
 
 /* ------------------------------------------------------------------ create / open / delete */
@@ -817,7 +834,8 @@ pdcbb_err_t bbd_op_kv_count(bbd_req_t *r, const pdcbb_kv_count_req_t *q, pdcbb_k
     if (s.busy)
         return PDCBB_ERR_BUSY;
     p->count = s.count;
-    return gen_get(r, q->id, &p->gen);
+    pdcbb_err_t grc = gen_get(r, q->id, &p->gen);
+    return grc == PDCBB_OK ? gen_getk(r, q->id, 'X', &p->tgen) : grc;
 }
 
 typedef struct listout {
@@ -918,7 +936,8 @@ pdcbb_err_t bbd_op_kv_list(bbd_req_t *r, const pdcbb_kv_list_req_t *q, pdcbb_kv_
     p->skipped = s.skipped;
     p->recs = out;
     p->recs_len = (uint32_t)o.len;
-    return gen_get(r, q->id, &p->gen);
+    pdcbb_err_t grc = gen_get(r, q->id, &p->gen);
+    return grc == PDCBB_OK ? gen_getk(r, q->id, 'X', &p->tgen) : grc;
 }
 
 /* ------------------------------------------------------------------ transactions */
@@ -953,12 +972,14 @@ pdcbb_err_t bbd_op_kv_trans(bbd_req_t *r, const pdcbb_kv_trans_req_t *q, pdcbb_k
         if (prc != PDCBB_OK)
             return PDCBB_ERR_NOT_FOUND;
         st = PDCBB_KV_TX_PREPARED;
+        if ((rc = tgen_bump(r, q->id)) != PDCBB_OK)
+            return rc;
         return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17}, (bbd_val_t){&st, 1}, 0);
     case PDCBB_KV_TRANS_COMMIT:
         if (prc != PDCBB_OK)
             return crc == PDCBB_OK ? PDCBB_OK : PDCBB_ERR_NOT_FOUND; /* a retried commit */
         if ((rc = OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17})) != PDCBB_OK ||
-            (rc = gen_bump(r, q->id)) != PDCBB_OK)
+            (rc = tgen_bump(r, q->id)) != PDCBB_OK)
             return rc;
         return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, (bbd_val_t){"", 0}, 0);
     default: { /* ABORT */
