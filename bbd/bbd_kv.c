@@ -521,6 +521,19 @@ static pdcbb_err_t take_upload(bbd_req_t *r, uint64_t id, uint64_t upload, uint6
     return delete_prefix(r, BBD_T_KVTX, k, 17, 0, 0, NULL);
 }
 
+typedef struct setord {
+    const uint8_t *key;
+    size_t klen, pos;
+    uint32_t idx;
+} setord_t;
+
+static int cmp_setord(const void *a, const void *b)
+{
+    const setord_t *x = a, *y = b;
+    int c = pdcbb_kv_key_cmp(x->key, x->klen, y->key, y->klen);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
 pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_set_rep_t *p)
 {
     pdcbb_kv_meta_t m;
@@ -548,9 +561,24 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
     }
     if (pos != q->recs_len)
         return PDCBB_ERR_PROTO; /* bytes after the last record: count and records disagree */
+    /* Apply the records in key order (the same key keeps its order in the batch), so LMDB's
+     * B-tree pages are visited in order. */
+    setord_t *ord = q->count > 1 ? bbd_req_alloc(r, q->count * sizeof(*ord)) : NULL; /* freed with the request */
+    pos = 0;
+    for (uint32_t i = 0; ord && i < q->count; i++) {
+        ord[i].pos = pos;
+        ord[i].idx = i;
+        pdcbb_kv_wset_get(b, q->recs_len, &pos, &w);
+        ord[i].key = w.key;
+        ord[i].klen = w.key_len;
+    }
+    if (ord)
+        qsort(ord, q->count, sizeof(*ord), cmp_setord);
     uint8_t rk[PDCBB_KV_RECKEY_MAX];
     pos = 0;
     for (uint32_t i = 0; i < q->count; i++) {
+        if (ord)
+            pos = ord[i].pos;
         pdcbb_kv_wset_get(b, q->recs_len, &pos, &w);
         int is_long = pdcbb_kv_is_long(w.key_len);
         if (is_long && w.op != PDCBB_KV_OP_UNLINK && (rc = long_key_check(r, q->id, w.key, w.key_len)) != PDCBB_OK)
