@@ -124,6 +124,7 @@ struct kv_call {
     size_t np, capp;
     pdcbb_err_t (*finish)(kv_call_t *c);
     void (*cleanup)(kv_call_t *c);
+    int (*ready)(kv_call_t *c); /* requests kept elsewhere all answered (listings), or NULL */
     const char *fn;
     client_kv_t kv; /* a copy: the id may be closed before the event is waited (kv.cur unused) */
     pdcid_t hid;    /* the handle, for the listing cursor */
@@ -238,6 +239,8 @@ perr_t PDCkv_event_test(pdc_kv_event_t *ev, int *done)
     for (size_t i = 0; i < c->np; i++)
         if (c->p[i] && !c->p[i]->done)
             all = 0;
+    if (all && c->ready && !c->ready(c))
+        all = 0;
     if (all) {
         if (call_complete(c) != PDCBB_OK) {
             const char *m = PDCbb_last_error_message();
@@ -1153,6 +1156,16 @@ static void list_cleanup_all(kv_call_t *c)
     g->cur = NULL;
 }
 
+/* Every stream's posted page has arrived (PDCkv_event_test). */
+static int list_ready(kv_call_t *c)
+{
+    list_ctx_t *g = c->ctx;
+    for (uint32_t i = 0; g->st && i < g->ns; i++)
+        if (g->st[i].p && !g->st[i].p->done)
+            return 0;
+    return 1;
+}
+
 static pdcbb_err_t stream_post(kv_call_t *c, stream_t *s, uint64_t want)
 {
     list_ctx_t *g = c->ctx;
@@ -1649,6 +1662,7 @@ static perr_t kv_list(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t offset, uint64_t
     if (c == NULL)
         goto out;
     c->cleanup = list_cleanup_all;
+    c->ready = list_ready;
     c->hid = kv_id;
     list_ctx_t *g = c->ctx;
     if (kv->cur && kv->cur->tag == tag && kv->cur->next_off == offset && offset > 0 &&
