@@ -116,29 +116,46 @@ static uint8_t *vbuf_get(size_t n)
     return vbuf;
 }
 
-/* The object's write generation here ('G' entry of "kvtx"); bump adds one. */
-static pdcbb_err_t gen_get(bbd_req_t *r, uint64_t id, uint64_t *gen)
+/* The object's write ('G') and transaction ('X') generations here; bump adds one. */
+static pdcbb_err_t gen_getk(bbd_req_t *r, uint64_t id, uint8_t kind, uint64_t *gen)
 {
     uint8_t k[9];
     bbd_val_t v;
     put_be64(k, id);
-    k[8] = 'G';
+    k[8] = kind;
     pdcbb_err_t rc = OPS->get(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, &v);
     *gen = rc == PDCBB_OK && v.len == 8 ? bbd_key_get_u64(v.data) : 0;
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
-static pdcbb_err_t gen_bump(bbd_req_t *r, uint64_t id)
+static pdcbb_err_t gen_get(bbd_req_t *r, uint64_t id, uint64_t *gen)
+{
+    return gen_getk(r, id, 'G', gen);
+}
+
+static pdcbb_err_t gen_bumpk(bbd_req_t *r, uint64_t id, uint8_t kind)
 {
     uint64_t g;
     uint8_t k[9], v[8];
-    pdcbb_err_t rc = gen_get(r, id, &g);
+    pdcbb_err_t rc = gen_getk(r, id, kind, &g);
     if (rc != PDCBB_OK)
         return rc;
     put_be64(k, id);
-    k[8] = 'G';
+    k[8] = kind;
     put_be64(v, g + 1);
     return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, (bbd_val_t){v, 8}, 0);
+}
+
+static pdcbb_err_t gen_bump(bbd_req_t *r, uint64_t id)
+{
+    return gen_bumpk(r, id, 'G');
+}
+
+/* A transaction's state changes: both generations move. */
+static pdcbb_err_t tgen_bump(bbd_req_t *r, uint64_t id)
+{
+    pdcbb_err_t rc = gen_bumpk(r, id, 'G');
+    return rc == PDCBB_OK ? gen_bumpk(r, id, 'X') : rc;
 }
 
 /* ------------------------------------------------------------------ create / open / delete */
@@ -497,6 +514,19 @@ static pdcbb_err_t take_upload(bbd_req_t *r, uint64_t id, uint64_t upload, uint6
     return delete_prefix(r, BBD_T_KVTX, k, 17, 0, 0, NULL);
 }
 
+typedef struct setord {
+    const uint8_t *key;
+    size_t klen, pos;
+    uint32_t idx;
+} setord_t;
+
+static int cmp_setord(const void *a, const void *b)
+{
+    const setord_t *x = a, *y = b;
+    int c = pdcbb_kv_key_cmp(x->key, x->klen, y->key, y->klen);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
 pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_set_rep_t *p)
 {
     pdcbb_kv_meta_t m;
@@ -524,9 +554,24 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
     }
     if (pos != q->recs_len)
         return PDCBB_ERR_PROTO; /* bytes after the last record: count and records disagree */
+    /* Apply the records in key order (the same key keeps its order in the batch), so LMDB's
+     * B-tree pages are visited in order. */
+    setord_t *ord = q->count > 1 ? bbd_req_alloc(r, q->count * sizeof(*ord)) : NULL; /* freed with the request */
+    pos = 0;
+    for (uint32_t i = 0; ord && i < q->count; i++) {
+        ord[i].pos = pos;
+        ord[i].idx = i;
+        pdcbb_kv_wset_get(b, q->recs_len, &pos, &w);
+        ord[i].key = w.key;
+        ord[i].klen = w.key_len;
+    }
+    if (ord)
+        qsort(ord, q->count, sizeof(*ord), cmp_setord);
     uint8_t rk[PDCBB_KV_RECKEY_MAX];
     pos = 0;
     for (uint32_t i = 0; i < q->count; i++) {
+        if (ord)
+            pos = ord[i].pos;
         pdcbb_kv_wset_get(b, q->recs_len, &pos, &w);
         int is_long = pdcbb_kv_is_long(w.key_len);
         if (is_long && w.op != PDCBB_KV_OP_UNLINK && (rc = long_key_check(r, q->id, w.key, w.key_len)) != PDCBB_OK)
@@ -810,7 +855,8 @@ pdcbb_err_t bbd_op_kv_count(bbd_req_t *r, const pdcbb_kv_count_req_t *q, pdcbb_k
     if (s.busy)
         return PDCBB_ERR_BUSY;
     p->count = s.count;
-    return gen_get(r, q->id, &p->gen);
+    pdcbb_err_t grc = gen_get(r, q->id, &p->gen);
+    return grc == PDCBB_OK ? gen_getk(r, q->id, 'X', &p->tgen) : grc;
 }
 
 typedef struct listout {
@@ -911,7 +957,8 @@ pdcbb_err_t bbd_op_kv_list(bbd_req_t *r, const pdcbb_kv_list_req_t *q, pdcbb_kv_
     p->skipped = s.skipped;
     p->recs = out;
     p->recs_len = (uint32_t)o.len;
-    return gen_get(r, q->id, &p->gen);
+    pdcbb_err_t grc = gen_get(r, q->id, &p->gen);
+    return grc == PDCBB_OK ? gen_getk(r, q->id, 'X', &p->tgen) : grc;
 }
 
 /* ------------------------------------------------------------------ transactions */
@@ -946,12 +993,14 @@ pdcbb_err_t bbd_op_kv_trans(bbd_req_t *r, const pdcbb_kv_trans_req_t *q, pdcbb_k
         if (prc != PDCBB_OK)
             return PDCBB_ERR_NOT_FOUND;
         st = PDCBB_KV_TX_PREPARED;
+        if ((rc = tgen_bump(r, q->id)) != PDCBB_OK)
+            return rc;
         return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17}, (bbd_val_t){&st, 1}, 0);
     case PDCBB_KV_TRANS_COMMIT:
         if (prc != PDCBB_OK)
             return crc == PDCBB_OK ? PDCBB_OK : PDCBB_ERR_NOT_FOUND; /* a retried commit */
         if ((rc = OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17})) != PDCBB_OK ||
-            (rc = gen_bump(r, q->id)) != PDCBB_OK)
+            (rc = tgen_bump(r, q->id)) != PDCBB_OK)
             return rc;
         return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, (bbd_val_t){"", 0}, 0);
     default: { /* ABORT */

@@ -140,6 +140,7 @@ struct kv_call {
     size_t np, capp;
     pdcbb_err_t (*finish)(kv_call_t *c);
     void (*cleanup)(kv_call_t *c);
+    int (*ready)(kv_call_t *c); /* requests kept elsewhere all answered (listings), or NULL */
     const char *fn;
     client_kv_t kv; /* a copy: the id may be closed before the event is waited (kv.cur unused) */
     pdcid_t hid;    /* the handle, for the listing cursor */
@@ -254,6 +255,8 @@ perr_t PDCkv_event_test(pdc_kv_event_t *ev, int *done)
     for (size_t i = 0; i < c->np; i++)
         if (c->p[i] && !c->p[i]->done)
             all = 0;
+    if (all && c->ready && !c->ready(c))
+        all = 0;
     if (all) {
         if (call_complete(c) != PDCBB_OK) {
             const char *m = PDCbb_last_error_message();
@@ -991,19 +994,24 @@ out:
 
 /* ------------------------------------------------------------------ get_num */
 
+static pdcbb_err_t tgen_check(kv_call_t *c, uint64_t tag, uint32_t n, const unsigned *daemons,
+                              const uint64_t *tgen0);
+
 typedef struct num_ctx {
     uint64_t tag;
     uint64_t *num;
+    unsigned d[PDCBB_KV_SHARDS_MAX + 1];
+    uint64_t tgen[PDCBB_KV_SHARDS_MAX + 1];
+    uint32_t nd;
 } num_ctx_t;
 
 static pdcbb_err_t num_post(kv_call_t *c)
 {
     num_ctx_t *g = c->ctx;
-    unsigned d[PDCBB_KV_SHARDS_MAX + 1];
-    uint32_t nd = kv_daemons(&c->kv, d);
-    for (uint32_t i = 0; i < nd; i++) {
+    g->nd = kv_daemons(&c->kv, g->d);
+    for (uint32_t i = 0; i < g->nd; i++) {
         pdcbb_kv_count_req_t q = {.id = c->kv.id, .tag = g->tag};
-        pdcbb_err_t rc = call_post(c, d[i], PDCBB_OP_KV_COUNT, &q);
+        pdcbb_err_t rc = call_post(c, g->d[i], PDCBB_OP_KV_COUNT, &q);
         if (rc != PDCBB_OK)
             return rc;
     }
@@ -1027,12 +1035,16 @@ static pdcbb_err_t num_finish(kv_call_t *c)
             pdcbb_err_t rc = take(c, i, &p, &keep, "a count");
             if (rc == PDCBB_OK) {
                 sum += p.count;
+                if (i < g->nd)
+                    g->tgen[i] = p.tgen;
                 client_rpc_release(PDCBB_OP_KV_COUNT, &p, keep);
             } else if (first == PDCBB_OK || first == PDCBB_ERR_BUSY) {
                 first = rc;
             }
         }
         c->np = 0;
+        if (first == PDCBB_OK && g->nd > 1)
+            first = tgen_check(c, g->tag, g->nd, g->d, g->tgen);
         if (first == PDCBB_ERR_BUSY) {
             busy_pause(&deadline);
             if (client_now() > deadline)
@@ -1100,6 +1112,8 @@ typedef struct stream {
     int gen_known, check_gen;
     uint8_t cons[PDCBB_KV_ENC_MAX]; /* key of the last record consumed */
     size_t conslen;
+    uint64_t tgen0;     /* transaction generation at the first reply of this listing */
+    int has_tgen;
 } stream_t;
 
 typedef struct list_ctx {
@@ -1156,6 +1170,16 @@ static void list_cleanup_all(kv_call_t *c)
     list_cleanup(c);
     free(g->cur);
     g->cur = NULL;
+}
+
+/* Every stream's posted page has arrived (PDCkv_event_test). */
+static int list_ready(kv_call_t *c)
+{
+    list_ctx_t *g = c->ctx;
+    for (uint32_t i = 0; g->st && i < g->ns; i++)
+        if (g->st[i].p && !g->st[i].p->done)
+            return 0;
+    return 1;
 }
 
 static pdcbb_err_t stream_post(kv_call_t *c, stream_t *s, uint64_t want)
@@ -1233,6 +1257,10 @@ static pdcbb_err_t stream_take(kv_call_t *c, stream_t *s)
     s->skip = rep.skipped <= s->skip ? s->skip - rep.skipped : 0;
     s->gen = rep.gen;
     s->gen_known = 1;
+    if (!s->has_tgen) {
+        s->tgen0 = rep.tgen;
+        s->has_tgen = 1;
+    }
     if (s->check_gen && rep.gen != s->vgen && rc == PDCBB_OK) {
         g->stale = 1;
         rc = PDCBB_ERR_BUSY;
@@ -1471,6 +1499,54 @@ static pdcbb_err_t resume_init(kv_call_t *c)
     return PDCBB_OK;
 }
 
+/*
+ * A read of several shards is consistent only if no transaction was prepared or committed on
+ * one of them while it read (it could have read one shard before a commit and another after):
+ * ask each daemon read for its transaction generation again. Returns PDCBB_ERR_BUSY if one
+ * changed (read again), PDCBB_OK if none did.
+ */
+static pdcbb_err_t tgen_check(kv_call_t *c, uint64_t tag, uint32_t n, const unsigned *daemons,
+                              const uint64_t *tgen0)
+{
+    client_pending_t *p[PDCBB_KV_SHARDS_MAX + 1];
+    pdcbb_err_t rc = PDCBB_OK, first = PDCBB_OK;
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        pdcbb_kv_list_req_t q = {.id = c->kv.id, .tag = tag, .max = 1, .max_bytes = 4096};
+        if ((rc = client_rpc_post(daemons[i], PDCBB_OP_KV_LIST, &q, NULL, 0, NULL, 0, &p[np])) != PDCBB_OK)
+            break;
+        np++;
+    }
+    for (uint32_t i = 0; i < np; i++) {
+        client_rpc_wait(p[i], client_g.cfg.request_timeout);
+        pdcbb_kv_list_rep_t rep;
+        void *keep;
+        pdcbb_err_t r2 = client_rpc_finish(p[i], &rep, &keep);
+        if (r2 == PDCBB_OK) {
+            if (rep.tgen != tgen0[i] && first == PDCBB_OK)
+                first = PDCBB_ERR_BUSY;
+            client_rpc_release(PDCBB_OP_KV_LIST, &rep, keep);
+        } else if (first == PDCBB_OK || first == PDCBB_ERR_BUSY) {
+            first = r2;
+        }
+    }
+    return rc != PDCBB_OK ? rc : first;
+}
+
+static pdcbb_err_t list_tgen_check(kv_call_t *c)
+{
+    list_ctx_t *g = c->ctx;
+    unsigned d[PDCBB_KV_SHARDS_MAX];
+    uint64_t t0[PDCBB_KV_SHARDS_MAX];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->ns; i++)
+        if (g->st[i].has_tgen) {
+            d[n] = g->st[i].daemon;
+            t0[n++] = g->st[i].tgen0;
+        }
+    return n > 1 ? tgen_check(c, g->tag, n, d, t0) : PDCBB_OK;
+}
+
 /* Remember where this listing ended on the handle (if it is still open). */
 static void cursor_save(kv_call_t *c)
 {
@@ -1523,6 +1599,8 @@ static pdcbb_err_t list_finish(kv_call_t *c)
                                                 g->res[i].key, g->res[i].klen);
                 rc = fetch_value(c, c->kv.shards[sh], &g->res[i], g->tag);
             }
+        if (rc == PDCBB_OK)
+            rc = list_tgen_check(c);
         if (rc != PDCBB_ERR_BUSY && rc != PDCBB_ERR_NOT_FOUND)
             break;
         list_cleanup(c);
@@ -1600,6 +1678,7 @@ static perr_t kv_list(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t offset, uint64_t
     if (c == NULL)
         goto out;
     c->cleanup = list_cleanup_all;
+    c->ready = list_ready;
     c->hid = kv_id;
     list_ctx_t *g = c->ctx;
     if (kv->cur && kv->cur->tag == tag && kv->cur->next_off == offset && offset > 0 &&

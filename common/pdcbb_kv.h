@@ -39,7 +39,9 @@
  *             kv id BE(8) | 'C' | tag BE(8) -> "" : a committed transaction (its tag cannot
  *             be started again). An aborted transaction leaves no entry and no record.
  *             kv id BE(8) | 'G' -> u64 BE: the object's write generation here (bumped by
- *             every KV_SET message, commit and abort; listings resume only when unchanged).
+ *             every KV_SET message, prepare, commit and abort; listings resume only when
+ *             unchanged); kv id BE(8) | 'X' -> u64 BE: its transaction generation (bumped by
+ *             every prepare and commit; multi-shard reads check it did not change meanwhile).
  *             kv id BE(8) | 'U' | upload BE(8) | offset BE(8) -> bytes: a piece of a value
  *             larger than one message, until the SET_PART record that takes it.
  *

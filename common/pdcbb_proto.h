@@ -298,8 +298,10 @@ static inline unsigned pdcbb_dart_home(uint64_t data, unsigned nservers)
  * visible keys, then at most max records and about max_bytes of reply (flags
  * PDCBB_KV_LIST_VALUES: with values), records recs (pdcbb_kv_wlist_*), more 1 if keys remain.
  * KV_COUNT and KV_LIST also answer gen, the object's write generation on this daemon (changed by
- * every KV_SET and every commit or abort): a client resumes a paged listing from where the
- * previous page ended only if no shard's generation changed.
+ * every KV_SET and every prepare, commit or abort): a client resumes a paged listing from where
+ * the previous page ended only if no shard's generation changed; and tgen, its transaction
+ * generation (changed by every prepare and commit): a reader of several shards whose tgen
+ * changed on one of them while it read reads again (it could have seen part of a commit).
  * KV_TRANS: mode PDCBB_KV_TRANS_* of transaction tag. KV_PART: a piece of a value larger than
  * one message (upload id, offset), kept until a SET_PART record takes it.
  */
@@ -318,12 +320,13 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
     F(T, U64, id) F(T, U64, tag) F(T, BLOB, key) F(T, U64, value_off) F(T, U64, max_len)
 #define PDCBB_KV_GET_REP(F, T) F(T, U64, found_tag) F(T, U64, total_len) F(T, BLOB, value)
 #define PDCBB_KV_COUNT_REQ(F, T) F(T, U64, id) F(T, U64, tag)
-#define PDCBB_KV_COUNT_REP(F, T) F(T, U64, count) F(T, U64, gen)
+#define PDCBB_KV_COUNT_REP(F, T) F(T, U64, count) F(T, U64, gen) F(T, U64, tgen)
 #define PDCBB_KV_LIST_REQ(F, T)                                                                   \
     F(T, U64, id) F(T, U64, tag) F(T, BLOB, start) F(T, U32, flags) F(T, U64, skip)              \
     F(T, U32, max) F(T, U64, max_bytes)
 #define PDCBB_KV_LIST_REP(F, T)                                                                   \
-    F(T, U32, count) F(T, U32, more) F(T, U64, skipped) F(T, BLOB, recs) F(T, U64, gen)
+    F(T, U32, count) F(T, U32, more) F(T, U64, skipped) F(T, BLOB, recs) F(T, U64, gen)        \
+    F(T, U64, tgen)
 #define PDCBB_KV_TRANS_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, U32, mode)
 #define PDCBB_KV_PART_REQ(F, T) F(T, U64, id) F(T, U64, upload) F(T, U64, offset) F(T, BLOB, data)
 /*

@@ -87,6 +87,14 @@ MPIRUN='timeout 300 mpirun --oversubscribe -x PDCBB_JOB_DIR -x PDCBB_JOB_ID -x U
     assert_no_daemons "$WORKDIR"
 }
 
+@test "transactions: while one rank commits, readers of 3 shards never see part of a commit" {
+    in_job 3 "$MPIRUN -np 3 \"\$MODEL\" --phase atomic --steps 30"
+    assert_success
+    assert_output --regexp "atomic: [1-9][0-9]* transactions committed while 600 listings read, none mixed"
+    refute_output --partial MISMATCH
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "durability: records acknowledged before a daemon's kill -9 are all there after its restart" {
     in_job 2 '
         IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"

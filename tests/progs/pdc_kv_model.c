@@ -6,6 +6,9 @@
  *   pdc_kv_model --phase ackwrite --ack FILE [--seed S]   (no MPI needed: -np 1)
  *   pdc_kv_model --phase ackverify --ack FILE [--seed S]
  *   pdc_kv_model --phase txwrite | txcommit     (a transaction across a daemon restart)
+ *   mpirun -np N pdc_kv_model --phase atomic [--steps K]
+ *       rank 0 commits transactions that each rewrite 30 keys on every shard while the other
+ *       ranks list them: every listing must show all 30 from one transaction.
  *
  * model: every rank runs the same random sequence of steps (same seed) and so keeps the whole
  *   model; in each step the ranks write concurrently (each rank the keys it owns: key index %
@@ -612,6 +615,72 @@ static void run_shared(int steps)
     }
 }
 
+/* ------------------------------------------------------------------ atomic commits */
+
+static void run_atomic(int steps)
+{
+    enum { NK = 30 };
+    pdc_kv_t recs[NK];
+    char keysb[NK][16];
+    uint64_t vals[NK];
+    for (int i = 0; i < NK; i++) {
+        snprintf(keysb[i], sizeof(keysb[i]), "atom-%02d", i);
+        vals[i] = 0;
+        recs[i] = (pdc_kv_t){PDC_KV_KEY_STR(keysb[i]), 0, &vals[i], 8};
+    }
+    if (rank == 0 && PDCkv_set_list(kv, PDC_KV_NULLTAG, NK, recs, NULL) != SUCCEED)
+        die("atomic: initial set");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request done;
+    uint64_t commits = 0, lists = 0, mixed = 0;
+    MPI_Ibarrier(MPI_COMM_WORLD, &done);
+    if (rank == 0) {
+        int flag = 0;
+        for (uint64_t t = 1; !flag; t++) {
+            if (PDCkv_trans_start(kv, t) != SUCCEED)
+                die("atomic: trans_start");
+            for (int i = 0; i < NK; i++)
+                vals[i] = t;
+            if (PDCkv_set_list(kv, t, NK, recs, NULL) != SUCCEED || PDCkv_trans_commit(kv, t) != SUCCEED)
+                die("atomic: write or commit");
+            commits++;
+            MPI_Test(&done, &flag, MPI_STATUS_IGNORE);
+        }
+    } else {
+        for (int it = 0; it < steps * 10; it++) {
+            pdc_kv_t *l = NULL;
+            uint64_t n = 0, v0 = 0;
+            if (PDCkv_get_list(kv, PDC_KV_MAXTAG, 0, 100, &l, &n, NULL) != SUCCEED || n != NK)
+                die("atomic: get_list");
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t v;
+                memcpy(&v, l[i].value, 8);
+                if (i == 0)
+                    v0 = v;
+                else if (v != v0)
+                    mixed++;
+            }
+            if (mixed) {
+                char what[160];
+                snprintf(what, sizeof(what), "atomic: a listing mixed transactions (%llu and others)",
+                         (unsigned long long)v0);
+                die(what);
+            }
+            PDCkv_list_free(l);
+            uint64_t num = 0;
+            if (PDCkv_get_num(kv, PDC_KV_MAXTAG, &num, NULL) != SUCCEED || num != NK)
+                die("atomic: get_num");
+            lists++;
+        }
+        MPI_Wait(&done, MPI_STATUS_IGNORE);
+    }
+    uint64_t c[2] = {commits, lists}, t[2];
+    MPI_Reduce(c, t, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("atomic: %llu transactions committed while %llu listings read, none mixed\n",
+               (unsigned long long)t[0], (unsigned long long)t[1]);
+}
+
 /* ------------------------------------------------------------------ kill -9 */
 
 static void ack_record(uint64_t batch, int i, char *key, size_t klen, uint8_t **val, uint64_t *len)
@@ -792,13 +861,15 @@ int main(int argc, char **argv)
             die("create/open acked");
         rc = !strcmp(phase, "ackwrite") ? run_ackwrite(ack) : run_ackverify(ack);
     } else {
-        kv = PDCkv_create_coll(cont, !strcmp(phase, "shared") ? "shared" : "model", &info, MPI_COMM_WORLD);
+        kv = PDCkv_create_coll(cont, phase, &info, MPI_COMM_WORLD);
         if (kv == 0)
             die("PDCkv_create_coll");
         pdc_kv_info_t got;
         PDCkv_get_info(kv, &got);
         if (!strcmp(phase, "shared"))
             run_shared(steps);
+        else if (!strcmp(phase, "atomic"))
+            run_atomic(steps);
         else
             run_model(steps, big);
         MPI_Barrier(MPI_COMM_WORLD);
