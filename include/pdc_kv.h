@@ -229,7 +229,16 @@ PDC_EXPORT perr_t PDCkv_trans_abort(pdcid_t kv_id, pdc_kv_tag_t tag);
 
 /** @brief The seed's migration (iod_obj_set_layout): drain this KV object's records with
  * tag < tag (all shards) to the job's drain destination now (a partial drain, same format);
- * the records stay readable in the burst buffer. (Implemented with the drain, docs/KV.md.) */
+ * the records stay readable in the burst buffer. They go to
+ * DEST/pdcbb.<job id>/kv-migrate/<container>/<name>@<tag>/ (characters other than
+ * A-Z a-z 0-9 . _ - in the names become _), a directory `pdcbb kv` and PDCBB_DRAINED_DIR read
+ * (docs/DRAIN-FORMAT.md "KV objects"). Blocking; every daemon of the job takes part.
+ * @param kv_id an open KV object
+ * @param tag 1..PDC_KV_MAXTAG: the records with a smaller tag are migrated
+ * @return SUCCEED when the migration directory is complete, else FAIL.
+ * Errors: PDCBB_ERR_INVAL (tag 0 or above PDC_KV_MAXTAG), PDCBB_ERR_NOT_FOUND (the job has no
+ * drain destination), PDCBB_ERR_EXISTS (this object was already migrated at this tag),
+ * PDCBB_ERR_READ_ONLY (a drained job), errors writing the destination (PDCBB_ERR_NOSPC, ...). */
 PDC_EXPORT perr_t PDCkv_migrate(pdcid_t kv_id, pdc_kv_tag_t tag);
 
 #ifdef __cplusplus
