@@ -55,7 +55,12 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_DATA_RESIZE:
     case PDCBB_OP_DART_INSERT:
     case PDCBB_OP_DART_DELETE:
-    case PDCBB_OP_MAP_PUT: return 1;
+    case PDCBB_OP_MAP_PUT:
+    case PDCBB_OP_KV_CREATE:
+    case PDCBB_OP_KV_DELETE:
+    case PDCBB_OP_KV_SET:
+    case PDCBB_OP_KV_TRANS:
+    case PDCBB_OP_KV_PART: return 1;
     default: return 0;
     }
 }

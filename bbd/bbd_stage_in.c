@@ -32,7 +32,9 @@
 #include <unistd.h>
 
 #include "bbd.h"
+#include "bbd_stage_in_kv.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_kv.h"
 #include "pdcbb_log.h"
 
 #define SLAB_MAX ((uint64_t)64 << 20)
@@ -52,6 +54,8 @@ typedef struct stage {
     uint64_t *obj_ids;  /* new id of m->objs[i] (0: not staged) */
     id_pair_t *cont_map; /* the same, sorted by drained id */
     id_pair_t *obj_map;
+    uint64_t *kv_ids;   /* new id of m->kvs[i] (0: not staged), bbd_stage_in_kv.c */
+    uint64_t *kv_conts; /* its new container id */
     uint8_t *buf;
     uint64_t bytes;     /* data bytes written */
     char *err;
@@ -139,6 +143,26 @@ static pdcbb_err_t plan_ids(stage_t *s)
         s->obj_map[i] = (id_pair_t){o->id, s->obj_ids[i]};
     }
     qsort(s->obj_map, no, sizeof(id_pair_t), id_pair_cmp);
+    /* KV objects: created on their home daemons after the objects (bbd_stage_in_kv.c) */
+    s->kv_ids = calloc(s->m->nkvs + 1, sizeof(uint64_t));
+    s->kv_conts = calloc(s->m->nkvs + 1, sizeof(uint64_t));
+    if (s->kv_ids == NULL || s->kv_conts == NULL) {
+        free(seq);
+        return PDCBB_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < s->m->nkvs; i++) {
+        const pdcbb_drain_kv_t *k = &s->m->kvs[i];
+        unsigned home = pdcbb_home_server(k->name, n);
+        s->kv_conts[i] = new_cont_id(s, k->cont_id);
+        if (s->kv_conts[i] == 0) {
+            if (home == s->d->rank)
+                PDCBB_WARN("stage-in: KV object '%s' is not staged: its container (id %" PRIu64
+                           ") is not in the drain",
+                           k->name, k->cont_id);
+            continue;
+        }
+        s->kv_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_KV, home, ++seq[home]);
+    }
     free(seq);
     return PDCBB_OK;
 }
@@ -502,6 +526,15 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
     for (uint32_t i = 0; rc == PDCBB_OK && i < s.m->nobjs; i++)
         if (s.obj_ids[i] != 0)
             rc = stage_obj_data(&s, i);
+    if (rc == PDCBB_OK && s.m->nkvs > 0) {
+        char kerr[PDCBB_DRAIN_ERR_LEN + 256] = "";
+        uint64_t kvrecs = 0;
+        rc = bbd_stage_in_kv(&s.r, s.m, s.kv_ids, s.kv_conts, &kvrecs, kerr, sizeof(kerr));
+        if (rc != PDCBB_OK)
+            stage_fail(&s, rc, "%s", kerr);
+        else
+            PDCBB_INFO("stage-in: %" PRIu64 " KV record versions loaded here", kvrecs);
+    }
     if (rc == PDCBB_OK) {
         rc = ops->put(s.r.txn, BBD_T_STATE, key,
                       (bbd_val_t){d->cfg.stage_in, strlen(d->cfg.stage_in)}, 0);
@@ -529,6 +562,8 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
     free(s.obj_ids);
     free(s.cont_map);
     free(s.obj_map);
+    free(s.kv_ids);
+    free(s.kv_conts);
     pdcbb_drain_free(s.m);
     return rc;
 }

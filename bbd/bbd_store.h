@@ -33,6 +33,9 @@ typedef enum bbd_table {
     BBD_T_MAP,        /* object id + sequence -> data daemon and box (REGION_LOCAL/DYNAMIC) */
     BBD_T_TAGIDX,     /* tag search index entries (bbd_tagidx.c) -> "" */
     BBD_T_DART,       /* DART reference: data + ref type + record hash -> key NUL value */
+    BBD_T_KV,         /* KV records: kv id + key group + tag -> flags + value (pdcbb_kv.h) */
+    BBD_T_KVMETA,     /* KV objects: 'N' + container + name -> id; 'I' + id -> meta record */
+    BBD_T_KVTX,       /* KV transactions: id + 'P'/'C' + tag -> state */
     BBD_T_COUNT_
 } bbd_table_t;
 

@@ -40,7 +40,7 @@
 
 static const char *const table_names[BBD_T_COUNT_] = {
     "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids", "data", "map",
-    "tagidx", "dart",
+    "tagidx", "dart", "kv", "kvmeta", "kvtx",
 };
 
 struct bbd_store {

@@ -15,5 +15,7 @@ int cli_cmd_ls(int argc, char **argv);
 int cli_cmd_get(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
+/* cmd_kv.c: `pdcbb kv ls|keys|get|export`, the KV objects of a drained job */
+int cli_cmd_kv(int argc, char **argv);
 
 #endif

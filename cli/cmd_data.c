@@ -1096,7 +1096,9 @@ static void verify_usage(FILE *out)
             "Usage: pdcbb verify [--partial] [--rank R] [-q] DIR\n"
             "\n"
             "Re-read every extent of a drained job's data files and compare its CRC-32C with\n"
-            "the manifest. Each bad extent is printed on standard output with its object,\n"
+            "the manifest, and every KV dump (each block's CRC-32C, the file's CRC-32C, size\n"
+            "and record count). Each bad extent or KV dump is printed on standard output,\n"
+            "an extent with its object,\n"
             "data file and offset, followed by a summary:\n"
             "  verified N extents, X bytes: OK\n"
             "  verified N extents, X bytes: K bad, M missing\n"
@@ -1193,15 +1195,20 @@ int cli_cmd_verify(int argc, char **argv)
         status = 1;
     } else {
         printf("verified %" PRIu64 " extents, %" PRIu64 " bytes", st.extents, st.bytes);
-        if (st.bad == 0 && st.missing == 0)
+        if (st.kv_dumps > 0)
+            printf(", %" PRIu64 " KV dumps (%" PRIu64 " records)", st.kv_dumps, st.kv_records);
+        if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0)
             printf(": OK");
+        else if (st.kv_dumps > 0)
+            printf(": %" PRIu64 " bad, %" PRIu64 " missing, %" PRIu64 " bad KV dumps", st.bad,
+                   st.missing, st.kv_bad);
         else
             printf(": %" PRIu64 " bad, %" PRIu64 " missing", st.bad, st.missing);
         if (!m->complete)
             printf(" (INCOMPLETE drain: %" PRIu32 " of %" PRIu32 " ranks)", m->nranks,
                    m->nservers);
         printf("\n");
-        status = (st.bad || st.missing) ? 1 : 0;
+        status = (st.bad || st.missing || st.kv_bad) ? 1 : 0;
     }
     pdcbb_drain_free(m);
     if (fflush(stdout) != 0)

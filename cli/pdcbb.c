@@ -60,6 +60,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
     {"export", cli_cmd_export, "write every object of a drained job as .raw or .npy files"},
     {"verify", cli_cmd_verify, "check every checksum of a drained job"},
+    {"kv", cli_cmd_kv, "list, get and export the KV objects of a drained job"},
     {"admin", cli_cmd_admin, "list (and drain or remove) job directories left on this node"},
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))

@@ -36,6 +36,7 @@ typedef enum client_hkind {
     CLIENT_H_OBJ = 5,
     CLIENT_H_REGION = 6,
     CLIENT_H_TRANSFER = 7,
+    CLIENT_H_KV = 8,
     CLIENT_H_KIND_MAX_
 } client_hkind_t;
 
@@ -301,5 +302,10 @@ pdcbb_err_t client_obj_prop_copy(client_obj_prop_t *dst, const client_obj_prop_t
 /* Release iteration snapshots and cached info structs (PDCclose). */
 void client_iter_cleanup(void);
 void client_info_cache_cleanup(void);
+/* pdc_kv.c: free a KV object handle's state. */
+void client_kv_free(void *kv);
+/* pdc_kv.c hook for pdc_kv_migrate.c: id, container id and name of an open KV object. */
+pdcbb_err_t client_kv_identity(pdcid_t kv_id, const char *fn, uint64_t *id, uint64_t *cont_id,
+                               const char **name);
 
 #endif

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "client_drained_kv.h"
 #include "pdcbb_pattern.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_log.h"
@@ -128,6 +129,7 @@ pdcbb_err_t client_drained_open(const char *dir, char *err, size_t errlen)
 
 void client_drained_close(void)
 {
+    client_drained_kv_close();
     pdcbb_drain_free(client_g.drained);
     client_g.drained = NULL;
 }
@@ -664,7 +666,13 @@ static int op_is_write(unsigned op)
     case PDCBB_OP_MAP_PUT:
     case PDCBB_OP_DART_INSERT:
     case PDCBB_OP_DART_DELETE:
-    case PDCBB_OP_DATA_RESIZE: return 1;
+    case PDCBB_OP_DATA_RESIZE:
+    case PDCBB_OP_KV_CREATE:
+    case PDCBB_OP_KV_DELETE:
+    case PDCBB_OP_KV_SET:
+    case PDCBB_OP_KV_PART:
+    case PDCBB_OP_KV_TRANS:
+    case PDCBB_OP_KV_MIGRATE: return 1;
     default: return 0;
     }
 }
@@ -798,6 +806,12 @@ static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint
         *owned = e;
         return PDCBB_OK;
     }
+    case PDCBB_OP_KV_OPEN:
+    case PDCBB_OP_KV_GET:
+    case PDCBB_OP_KV_COUNT:
+    case PDCBB_OP_KV_LIST:
+        /* KV objects: client_drained_kv.c, from the drain's KV dumps */
+        return client_drained_kv_answer(op, req, rep, owned);
     default:
         return PDCBB_ERR_UNSUPPORTED;
     }

@@ -30,7 +30,7 @@ static size_t live_kind[CLIENT_H_KIND_MAX_];
 
 static const char *const kind_names[CLIENT_H_KIND_MAX_] = {
     "none", "PDC instance", "container property", "object property",
-    "container", "object", "region", "transfer request",
+    "container", "object", "region", "transfer request", "KV object",
 };
 
 const char *client_hkind_name(client_hkind_t kind)

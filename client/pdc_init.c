@@ -136,6 +136,7 @@ static void free_handle(pdcid_t id, void *ptr, void *arg)
     case CLIENT_H_CONT_PROP: free(ptr); break;
     case CLIENT_H_REGION: free(ptr); break;
     case CLIENT_H_TRANSFER: client_xfer_free(ptr); break;
+    case CLIENT_H_KV: client_kv_free(ptr); break;
     default: break;
     }
     (void)arg;

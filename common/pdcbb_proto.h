@@ -136,7 +136,17 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DART_SEARCH, 52, dart_search, PDCBB_DART_REF_REQ, PDCBB_IDS_REP)                            \
     X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP)                            \
     X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)               \
-    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)
+    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)                     \
+    X(KV_CREATE, 70, kv_create, PDCBB_KV_CREATE_REQ, PDCBB_KV_INFO_REP)                           \
+    X(KV_OPEN, 71, kv_open, PDCBB_KV_OPEN_REQ, PDCBB_KV_INFO_REP)                                 \
+    X(KV_DELETE, 72, kv_delete, PDCBB_KV_DELETE_REQ, PDCBB_EMPTY)                                 \
+    X(KV_SET, 73, kv_set, PDCBB_KV_SET_REQ, PDCBB_KV_SET_REP)                                     \
+    X(KV_GET, 74, kv_get, PDCBB_KV_GET_REQ, PDCBB_KV_GET_REP)                                     \
+    X(KV_COUNT, 75, kv_count, PDCBB_KV_COUNT_REQ, PDCBB_KV_COUNT_REP)                             \
+    X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                 \
+    X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                    \
+    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                      \
+    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -275,6 +285,59 @@ static inline unsigned pdcbb_dart_home(uint64_t data, unsigned nservers)
     F(T, U64, scanned) F(T, U64, skipped) F(T, U64S, stats) F(T, U64S, bins)
 #define PDCBB_QUERY_VALUES_REQ(F, T) F(T, U64, id) F(T, I32, type) F(T, U64S, dims) F(T, U64S, idx)
 #define PDCBB_QUERY_VALUES_REP(F, T) F(T, U64, count)
+/*
+ * KV objects (bbd/bbd_kv.c, common/pdcbb_kv.h, docs/KV.md). Keys travel encoded (pdcbb_kv.h).
+ * KV_CREATE: id 0 on the home daemon: create (cont_id, name) with that layout and allocate the
+ * id; id != 0: register the meta record of id on a shard daemon. KV_OPEN: by (cont_id, name)
+ * on the home daemon when id is 0, else by id on any daemon holding its meta. KV_DELETE: every
+ * record, transaction and the meta of id on this daemon (and the name on the home daemon).
+ * KV_SET: count records recs (pdcbb_kv_wset_*) with tag, one store transaction; replies how
+ * many were applied. KV_GET: the version of key visible at tag: value bytes from value_off, at
+ * most max_len; total_len is the whole length. KV_COUNT: keys visible at tag here. KV_LIST:
+ * from key start (empty: the first key; flags PDCBB_KV_LIST_AFTER: strictly after it), skip
+ * visible keys, then at most max records and about max_bytes of reply (flags
+ * PDCBB_KV_LIST_VALUES: with values), records recs (pdcbb_kv_wlist_*), more 1 if keys remain.
+ * KV_COUNT and KV_LIST also answer gen, the object's write generation on this daemon (changed by
+ * every KV_SET and every prepare, commit or abort): a client resumes a paged listing from where
+ * the previous page ended only if no shard's generation changed; and tgen, its transaction
+ * generation (changed by every prepare and commit): a reader of several shards whose tgen
+ * changed on one of them while it read reads again (it could have seen part of a commit).
+ * KV_TRANS: mode PDCBB_KV_TRANS_* of transaction tag. KV_PART: a piece of a value larger than
+ * one message (upload id, offset), kept until a SET_PART record takes it.
+ */
+enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
+#define PDCBB_KV_CREATE_REQ(F, T)                                                                 \
+    F(T, U64, id) F(T, U64, cont_id) F(T, STR, name) F(T, U32, key_type) F(T, U32, sharding)     \
+    F(T, U32, max_key_len) F(T, U64, max_value_len) F(T, U64S, shards)
+#define PDCBB_KV_INFO_REP(F, T)                                                                   \
+    F(T, U64, id) F(T, U64, cont_id) F(T, STR, name) F(T, U32, key_type) F(T, U32, sharding)     \
+    F(T, U32, max_key_len) F(T, U64, max_value_len) F(T, U64S, shards)
+#define PDCBB_KV_OPEN_REQ(F, T) F(T, U64, id) F(T, U64, cont_id) F(T, STR, name)
+#define PDCBB_KV_DELETE_REQ(F, T) F(T, U64, id) F(T, U32, home)
+#define PDCBB_KV_SET_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, U32, count) F(T, BLOB, recs)
+#define PDCBB_KV_SET_REP(F, T) F(T, U32, applied)
+#define PDCBB_KV_GET_REQ(F, T)                                                                    \
+    F(T, U64, id) F(T, U64, tag) F(T, BLOB, key) F(T, U64, value_off) F(T, U64, max_len)
+#define PDCBB_KV_GET_REP(F, T) F(T, U64, found_tag) F(T, U64, total_len) F(T, BLOB, value)
+#define PDCBB_KV_COUNT_REQ(F, T) F(T, U64, id) F(T, U64, tag)
+#define PDCBB_KV_COUNT_REP(F, T) F(T, U64, count) F(T, U64, gen) F(T, U64, tgen)
+#define PDCBB_KV_LIST_REQ(F, T)                                                                   \
+    F(T, U64, id) F(T, U64, tag) F(T, BLOB, start) F(T, U32, flags) F(T, U64, skip)              \
+    F(T, U32, max) F(T, U64, max_bytes)
+#define PDCBB_KV_LIST_REP(F, T)                                                                   \
+    F(T, U32, count) F(T, U32, more) F(T, U64, skipped) F(T, BLOB, recs) F(T, U64, gen)        \
+    F(T, U64, tgen)
+#define PDCBB_KV_TRANS_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, U32, mode)
+#define PDCBB_KV_PART_REQ(F, T) F(T, U64, id) F(T, U64, upload) F(T, U64, offset) F(T, BLOB, data)
+/*
+ * KV_MIGRATE (bbd/bbd_kv_migrate.c, PDCkv_migrate): sent to every daemon of the job. Each writes
+ * the records of KV object id with tag < tag it holds (a KV dump, docs/DRAIN-FORMAT.md) and its
+ * part into <the job's drain directory>/subdir (subdir: "kv-migrate/..." as the client names
+ * it), then finishes the migration's manifest when every part exists. Reply: the directory
+ * (absolute), records written, complete 1 when that daemon wrote manifest.yaml and COMPLETE.
+ */
+#define PDCBB_KV_MIGRATE_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, STR, subdir)
+#define PDCBB_KV_MIGRATE_REP(F, T) F(T, STR, dir) F(T, U64, records) F(T, U32, complete)
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

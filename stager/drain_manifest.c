@@ -27,6 +27,7 @@
 
 #include "drain_internal.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_drain_kv.h"
 
 #define DRAIN_TAG_VALUE_MAX (1u << 20) /* bytes of one tag value */
 #define DRAIN_NSERVERS_MAX 65535u      /* PDCBB_SERVERS_MAX of the wire protocol */
@@ -178,6 +179,15 @@ void pdcbb_drain_free(pdcbb_drain_t *m)
     free(m->objs);
     /* extent file names are interned: the table in priv owns them */
     free(m->extents);
+    for (uint32_t i = 0; i < m->nkvs; i++) {
+        free(m->kvs[i].name);
+        free(m->kvs[i].container);
+        free(m->kvs[i].committed);
+    }
+    free(m->kvs);
+    for (uint32_t i = 0; i < m->nkvdumps; i++)
+        free(m->kvdumps[i].file);
+    free(m->kvdumps);
     drain_priv_free(m->priv);
     free(m);
 }
@@ -304,6 +314,107 @@ pdcbb_err_t pdcbb_drain_add_extent(pdcbb_drain_t *m, const pdcbb_drain_extent_t 
     return PDCBB_OK;
 }
 
+const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *container,
+                                            const char *name, int *ambiguous)
+{
+    const pdcbb_drain_kv_t *hit = NULL;
+    if (ambiguous != NULL)
+        *ambiguous = 0;
+    for (uint32_t i = 0; i < m->nkvs; i++) {
+        const pdcbb_drain_kv_t *k = &m->kvs[i];
+        if (strcmp(k->name, name) != 0 || (container != NULL && strcmp(k->container, container)))
+            continue;
+        if (hit != NULL) {
+            if (ambiguous != NULL)
+                *ambiguous = 1;
+            return NULL;
+        }
+        hit = k;
+    }
+    return hit;
+}
+
+const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t id)
+{
+    for (uint32_t i = 0; i < m->nkvs; i++)
+        if (m->kvs[i].id == id)
+            return &m->kvs[i];
+    return NULL;
+}
+
+static int drain_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Merge tags (n of them) into k's committed tags: sorted, without duplicates. */
+static pdcbb_err_t drain_kv_merge_committed(pdcbb_drain_kv_t *k, const uint64_t *tags, uint32_t n)
+{
+    if (n == 0)
+        return PDCBB_OK;
+    uint64_t *all = realloc(k->committed, ((size_t)k->ncommitted + n) * sizeof(uint64_t));
+    if (all == NULL)
+        return PDCBB_ERR_NOMEM;
+    memcpy(all + k->ncommitted, tags, (size_t)n * sizeof(uint64_t));
+    uint32_t total = k->ncommitted + n, out = 0;
+    qsort(all, total, sizeof(uint64_t), drain_u64_cmp);
+    for (uint32_t i = 0; i < total; i++)
+        if (out == 0 || all[out - 1] != all[i])
+            all[out++] = all[i];
+    k->committed = all;
+    k->ncommitted = out;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv)
+{
+    pdcbb_drain_kv_t *old = (pdcbb_drain_kv_t *)pdcbb_drain_find_kv_id(m, kv->id);
+    if (old != NULL) {
+        /* a shard's copy may not know the container's name: keep the one that does */
+        if (old->container[0] == '\0' && kv->container && kv->container[0]) {
+            char *c = strdup(kv->container);
+            if (c == NULL)
+                return PDCBB_ERR_NOMEM;
+            free(old->container);
+            old->container = c;
+        }
+        return drain_kv_merge_committed(old, kv->committed, kv->ncommitted);
+    }
+    pdcbb_drain_kv_t *g = realloc(m->kvs, ((size_t)m->nkvs + 1) * sizeof(*g));
+    if (g == NULL)
+        return PDCBB_ERR_NOMEM;
+    m->kvs = g;
+    pdcbb_drain_kv_t x = *kv;
+    x.name = drain_strdup0(kv->name);
+    x.container = drain_strdup0(kv->container);
+    x.committed = NULL;
+    x.ncommitted = 0;
+    if (x.name == NULL || x.container == NULL ||
+        drain_kv_merge_committed(&x, kv->committed, kv->ncommitted) != PDCBB_OK) {
+        free(x.name);
+        free(x.container);
+        free(x.committed);
+        return PDCBB_ERR_NOMEM;
+    }
+    m->kvs[m->nkvs++] = x;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t *d)
+{
+    pdcbb_drain_kvdump_t *g = realloc(m->kvdumps, ((size_t)m->nkvdumps + 1) * sizeof(*g));
+    if (g == NULL)
+        return PDCBB_ERR_NOMEM;
+    m->kvdumps = g;
+    pdcbb_drain_kvdump_t x = *d;
+    x.file = drain_strdup0(d->file);
+    if (x.file == NULL)
+        return PDCBB_ERR_NOMEM;
+    m->kvdumps[m->nkvdumps++] = x;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part)
 {
     pdcbb_err_t rc;
@@ -337,6 +448,12 @@ pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part)
             return rc;
     for (uint64_t i = 0; i < part->nextents; i++)
         if ((rc = pdcbb_drain_add_extent(into, &part->extents[i])) != PDCBB_OK)
+            return rc;
+    for (uint32_t i = 0; i < part->nkvs; i++)
+        if ((rc = pdcbb_drain_add_kv(into, &part->kvs[i])) != PDCBB_OK)
+            return rc;
+    for (uint32_t i = 0; i < part->nkvdumps; i++)
+        if ((rc = pdcbb_drain_add_kvdump(into, &part->kvdumps[i])) != PDCBB_OK)
             return rc;
     return PDCBB_OK;
 }
@@ -443,6 +560,17 @@ void pdcbb_drain_sort(pdcbb_drain_t *m)
             if (name != NULL) {
                 free(o->container);
                 o->container = name;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < m->nkvs; i++) {
+        pdcbb_drain_kv_t *k = &m->kvs[i];
+        const pdcbb_drain_cont_t *c;
+        if (k->container[0] == '\0' && (c = pdcbb_drain_find_cont_id(m, k->cont_id)) != NULL) {
+            char *name = strdup(c->name);
+            if (name != NULL) {
+                free(k->container);
+                k->container = name;
             }
         }
     }
@@ -809,7 +937,54 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
             !mw_map_end(e))
             return 0;
     }
-    if (!mw_seq_end(e) || !mw_map_end(e))
+    if (!mw_seq_end(e))
+        return 0;
+
+    /* KV objects and their dumps: only when there are any (older readers know neither key) */
+    if (m->nkvs > 0 || m->nkvdumps > 0) {
+        if (!mw_plain(e, "kv_objects") || !mw_seq_start(e, m->nkvs == 0))
+            return 0;
+        for (uint32_t i = 0; i < m->nkvs; i++) {
+            const pdcbb_drain_kv_t *k = &m->kvs[i];
+            const char *kt = pdcbb_kvd_key_type_name(k->key_type);
+            const char *sh = pdcbb_kvd_shard_name(k->sharding);
+            if (kt == NULL || sh == NULL) {
+                snprintf(whatbuf, whatlen, "KV object '%s': unknown %s", k->name,
+                         kt == NULL ? "key type" : "sharding");
+                *what = whatbuf;
+                return 0;
+            }
+            if (!mw_map_start(e, 0) || !mw_kv_u64(e, "id", k->id) ||
+                !mw_kv_str(e, "name", k->name) ||
+                !mw_kv_str(e, "container", k->container) ||
+                !mw_kv_u64(e, "container_id", k->cont_id) || !mw_kv_u64(e, "rank", k->rank) ||
+                !mw_kv_plain(e, "key_type", kt) || !mw_kv_plain(e, "sharding", sh) ||
+                !mw_kv_u64(e, "nshards", k->nshards) ||
+                !mw_kv_u64(e, "max_key_len", k->max_key_len) ||
+                !mw_kv_u64(e, "max_value_len", k->max_value_len) ||
+                (k->ncommitted > 0 && (!mw_plain(e, "committed_tags") ||
+                                       !mw_u64_list(e, k->committed, k->ncommitted, 0))) ||
+                !mw_map_end(e))
+                return 0;
+        }
+        if (!mw_seq_end(e))
+            return 0;
+        if (!mw_plain(e, "kv_dumps") || !mw_seq_start(e, m->nkvdumps == 0))
+            return 0;
+        for (uint32_t i = 0; i < m->nkvdumps; i++) {
+            const pdcbb_drain_kvdump_t *d = &m->kvdumps[i];
+            snprintf(num, sizeof(num), "0x%08" PRIx32, d->crc32c);
+            if (!mw_map_start(e, 1) || !mw_kv_u64(e, "kv", d->kv) ||
+                !mw_kv_u64(e, "rank", d->rank) ||
+                !mw_kv_str(e, "file", d->file) || !mw_kv_u64(e, "records", d->records) ||
+                !mw_kv_u64(e, "bytes", d->bytes) || !mw_kv_plain(e, "crc32c", num) ||
+                !mw_map_end(e))
+                return 0;
+        }
+        if (!mw_seq_end(e))
+            return 0;
+    }
+    if (!mw_map_end(e))
         return 0;
     if (!yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(e, &ev))
         return 0;
@@ -1534,6 +1709,112 @@ done:
     return rc;
 }
 
+/* crc32c: 0x followed by 1 to 8 hex digits */
+static pdcbb_err_t mf_crc(mf_ctx_t *c, const mf_node_t *cv, const char *what, uint32_t *out)
+{
+    uint32_t crc = 0;
+    bool ok = cv->kind == MF_SCALAR && cv->len >= 3 && cv->len <= 10 && cv->text[0] == '0' &&
+              (cv->text[1] == 'x' || cv->text[1] == 'X');
+    for (size_t i = 2; ok && i < cv->len; i++) {
+        int h = mf_hexval(cv->text[i]);
+        ok = h >= 0;
+        crc = crc << 4 | (uint32_t)(h < 0 ? 0 : h);
+    }
+    if (!ok)
+        return mf_bad(c, cv, what, "crc32c", "expected 0x and up to 8 hex digits (0x8a9136aa)");
+    *out = crc;
+    return PDCBB_OK;
+}
+
+static pdcbb_err_t mf_kv_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
+{
+    static const char *const keys[] = {"id",       "name",     "container",   "container_id",
+                                       "rank",     "key_type", "sharding",    "nshards",
+                                       "max_key_len", "max_value_len", "committed_tags",
+                                       NULL};
+    mf_node_t *f[11];
+    char what[300];
+    pdcbb_drain_kv_t x = {0};
+    pdcbb_err_t rc;
+    int t;
+
+    snprintf(what, sizeof(what), "kv_objects[%zu]", idx);
+    if ((rc = mf_fields(c, v, what, keys, 0x3ff, f)) != PDCBB_OK)
+        return rc;
+    if ((rc = mf_u64(c, f[0], what, "id", 1, UINT64_MAX, &x.id)) != PDCBB_OK ||
+        (rc = mf_str(c, f[1], what, "name", &x.name)) != PDCBB_OK ||
+        (rc = mf_str(c, f[2], what, "container", &x.container)) != PDCBB_OK)
+        goto done;
+    snprintf(what, sizeof(what), "KV object '%s'", x.name);
+    if ((rc = mf_u64(c, f[3], what, "container_id", 0, UINT64_MAX, &x.cont_id)) != PDCBB_OK ||
+        (rc = mf_rank_of(c, f[4], what, &x.rank)) != PDCBB_OK)
+        goto done;
+    if (f[5]->kind != MF_SCALAR || (t = pdcbb_kvd_key_type_parse(f[5]->text)) < 0) {
+        rc = mf_bad(c, f[5], what, "key_type", "expected STRING, INT or FLOAT");
+        goto done;
+    }
+    x.key_type = (uint32_t)t;
+    if (f[6]->kind != MF_SCALAR || (t = pdcbb_kvd_shard_parse(f[6]->text)) < 0) {
+        rc = mf_bad(c, f[6], what, "sharding", "expected DEFAULT, HASH or RANGE");
+        goto done;
+    }
+    x.sharding = (uint32_t)t;
+    if ((rc = mf_u32(c, f[7], what, "nshards", DRAIN_NSERVERS_MAX, &x.nshards)) != PDCBB_OK ||
+        (rc = mf_u32(c, f[8], what, "max_key_len", PDCBB_KV_KEY_MAXLEN, &x.max_key_len)) !=
+            PDCBB_OK ||
+        (rc = mf_u64(c, f[9], what, "max_value_len", 0, UINT64_MAX, &x.max_value_len)) !=
+            PDCBB_OK)
+        goto done;
+    if (f[10] != NULL) {
+        if (f[10]->kind != MF_SEQ) {
+            rc = mf_bad(c, f[10], what, "committed_tags", "expected a list of tags");
+            goto done;
+        }
+        if (f[10]->nkids > 0 &&
+            (x.committed = calloc(f[10]->nkids, sizeof(uint64_t))) == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            goto done;
+        }
+        for (size_t i = 0; i < f[10]->nkids; i++)
+            if ((rc = mf_u64(c, f[10]->kids[i], what, "committed_tags", 1, PDCBB_KV_MAXTAG - 1,
+                             &x.committed[i])) != PDCBB_OK)
+                goto done;
+        x.ncommitted = (uint32_t)f[10]->nkids;
+    }
+    if (pdcbb_drain_find_kv_id(c->m, x.id) != NULL) {
+        rc = mf_bad(c, f[0], what, "id", "two KV objects have this id");
+        goto done;
+    }
+    rc = pdcbb_drain_add_kv(c->m, &x);
+done:
+    free(x.name);
+    free(x.container);
+    free(x.committed);
+    return rc;
+}
+
+static pdcbb_err_t mf_kvdump_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
+{
+    static const char *const keys[] = {"kv", "rank", "file", "records", "bytes", "crc32c", NULL};
+    mf_node_t *f[6];
+    char what[300];
+    pdcbb_drain_kvdump_t x = {0};
+    pdcbb_err_t rc;
+
+    snprintf(what, sizeof(what), "kv_dumps[%zu]", idx);
+    if ((rc = mf_fields(c, v, what, keys, 0x3f, f)) != PDCBB_OK)
+        return rc;
+    if ((rc = mf_u64(c, f[0], what, "kv", 1, UINT64_MAX, &x.kv)) != PDCBB_OK ||
+        (rc = mf_rank_of(c, f[1], what, &x.rank)) != PDCBB_OK ||
+        (rc = mf_file_name(c, f[2], what, "file")) != PDCBB_OK ||
+        (rc = mf_u64(c, f[3], what, "records", 0, UINT64_MAX, &x.records)) != PDCBB_OK ||
+        (rc = mf_u64(c, f[4], what, "bytes", 1, (uint64_t)INT64_MAX, &x.bytes)) != PDCBB_OK ||
+        (rc = mf_crc(c, f[5], what, &x.crc32c)) != PDCBB_OK)
+        return rc;
+    x.file = f[2]->text;
+    return pdcbb_drain_add_kvdump(c->m, &x);
+}
+
 static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 {
     static const char *const keys[] = {"object", "rank", "object_offset", "length", "file",
@@ -1556,19 +1837,8 @@ static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
         (rc = mf_u64(c, f[5], what, "file_offset", 0, (uint64_t)INT64_MAX - x.length,
                      &x.file_offset)) != PDCBB_OK)
         return rc;
-    /* crc32c: 0x followed by 1 to 8 hex digits */
-    const mf_node_t *cv = f[6];
-    uint32_t crc = 0;
-    bool ok = cv->kind == MF_SCALAR && cv->len >= 3 && cv->len <= 10 && cv->text[0] == '0' &&
-              (cv->text[1] == 'x' || cv->text[1] == 'X');
-    for (size_t i = 2; ok && i < cv->len; i++) {
-        int h = mf_hexval(cv->text[i]);
-        ok = h >= 0;
-        crc = crc << 4 | (uint32_t)(h < 0 ? 0 : h);
-    }
-    if (!ok)
-        return mf_bad(c, cv, what, "crc32c", "expected 0x and up to 8 hex digits (0x8a9136aa)");
-    x.crc32c = crc;
+    if ((rc = mf_crc(c, f[6], what, &x.crc32c)) != PDCBB_OK)
+        return rc;
     if (x.object_offset > PDCBB_REGION_OFFSET_MAX - x.length)
         return mf_bad(c, f[3], what, "length", "the extent ends past 2^63");
     x.file = f[4]->text;
@@ -1666,6 +1936,16 @@ static pdcbb_err_t drain_check(const pdcbb_drain_t *m, const char *path, const u
             }
         }
     }
+    /* a KV dump belongs to a KV object of the manifest (a part may list dumps of KV objects
+     * homed elsewhere only when it does not hold their meta: never, but stay lenient there) */
+    for (uint32_t i = 0; require_objects && i < m->nkvdumps; i++) {
+        if (pdcbb_drain_find_kv_id(m, m->kvdumps[i].kv) == NULL) {
+            drain_errf(err, errlen, "%s: kv_dumps[%" PRIu32 "]: key 'kv': no KV object has id %" PRIu64,
+                       path, i, m->kvdumps[i].kv);
+            rc = PDCBB_ERR_CONFIG;
+            goto done;
+        }
+    }
 done:
     free(ix);
     return rc;
@@ -1674,11 +1954,12 @@ done:
 /* The top level: streams the four lists item by item. */
 static pdcbb_err_t mf_document(mf_ctx_t *c)
 {
-    static const char *const keys[] = {"format", "version",  "job",     "ranks",
-                                       "containers", "objects", "extents", NULL};
+    static const char *const keys[] = {"format",  "version", "job",        "ranks",
+                                       "containers", "objects", "extents", "kv_objects",
+                                       "kv_dumps", NULL};
     yaml_event_t ev;
     pdcbb_err_t rc;
-    size_t seen[7] = {0};
+    size_t seen[9] = {0};
     size_t root_line = 1;
 
     if ((rc = mf_next(c, &ev)) != PDCBB_OK)
@@ -1757,7 +2038,9 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
                 rc = j == 3   ? mf_rank_item(c, vn, idx)
                      : j == 4 ? mf_cont_item(c, vn, idx)
                      : j == 5 ? mf_object_item(c, vn, idx)
-                              : mf_extent_item(c, vn, idx);
+                     : j == 6 ? mf_extent_item(c, vn, idx)
+                     : j == 7 ? mf_kv_item(c, vn, idx)
+                              : mf_kvdump_item(c, vn, idx);
                 mf_free(vn);
                 if (rc == PDCBB_ERR_NOMEM && c->err != NULL && c->err[0] == '\0')
                     drain_errf(c->err, c->errlen, "%s: out of memory", c->path);
@@ -1790,7 +2073,7 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
         if (rc != PDCBB_OK)
             return rc;
     }
-    for (size_t j = 0; keys[j] != NULL; j++) {
+    for (size_t j = 0; keys[j] != NULL && j < 7; j++) { /* kv_objects, kv_dumps: optional */
         if (!seen[j]) {
             drain_errf(c->err, c->errlen, "%s:%zu: missing key '%s'", c->path, root_line,
                        keys[j]);

@@ -26,6 +26,7 @@
 #include "drain_internal.h"
 #include "pdcbb_crc32c.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_drain_kv.h"
 
 #define DRAIN_VERIFY_CHUNK ((size_t)8 << 20)
 #define DRAIN_PROGRESS_NS 250000000ull /* at most 4 progress calls a second */
@@ -488,9 +489,33 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
     }
     if (progress != NULL)
         progress(done, total, arg);
-    if (st.bad > 0 || st.missing > 0) {
-        drain_errf(err, errlen, "%" PRIu64 " of %" PRIu64 " extents bad, %" PRIu64 " missing",
-                st.bad, st.extents, st.missing);
+    /* KV dumps: every block's CRC-32C, the end block, and the whole file's CRC-32C, record
+     * count and size against the manifest */
+    for (uint32_t i = 0; i < m->nkvdumps; i++) {
+        const pdcbb_drain_kvdump_t *d = &m->kvdumps[i];
+        if (rank >= 0 && d->rank != (uint32_t)rank)
+            continue;
+        char why[PDCBB_DRAIN_ERR_LEN] = "";
+        pdcbb_kvd_stats_t want = {d->records, d->bytes, d->crc32c}, got;
+        snprintf(path, sizeof(path), "%s/%s", m->dir ? m->dir : ".", d->file);
+        st.kv_dumps++;
+        if (pdcbb_kvd_verify(path, &want, &got, why, sizeof(why)) != PDCBB_OK) {
+            st.kv_bad++;
+            if (report != NULL) {
+                char line[PDCBB_DRAIN_ERR_LEN + 600];
+                const pdcbb_drain_kv_t *k = pdcbb_drain_find_kv_id(m, d->kv);
+                snprintf(line, sizeof(line), "KV object '%s' (id %" PRIu64 "), rank %" PRIu32
+                         ": %s",
+                         k ? k->name : "?", d->kv, d->rank, why);
+                report(line, arg);
+            }
+        }
+        st.kv_records += got.records;
+    }
+    if (st.bad > 0 || st.missing > 0 || st.kv_bad > 0) {
+        drain_errf(err, errlen, "%" PRIu64 " of %" PRIu64 " extents bad, %" PRIu64
+                   " missing, %" PRIu64 " of %" PRIu64 " KV dumps bad",
+                   st.bad, st.extents, st.missing, st.kv_bad, st.kv_dumps);
         rc = PDCBB_ERR_IO;
     }
 done:

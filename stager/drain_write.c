@@ -66,6 +66,7 @@
 #include "pdcbb_config.h"
 #include "pdcbb_crc32c.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_drain_kvstore.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 #include "pdcbb_proto.h"
@@ -536,6 +537,26 @@ static pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_di
             rc = dw_read_conts(c, r, ops, txn);
         if (rc == PDCBB_OK)
             rc = dw_read_objs(c, r, ops, txn);
+        if (rc == PDCBB_OK) {
+            /* KV objects: one dump per KV object this rank holds records or meta of */
+            char rel[64];
+            snprintf(rel, sizeof(rel), "%s/rank-%05u", PDCBB_DRAIN_KV_DIR, r->rank);
+            pdcbb_drain_kvstore_stats_t ks = {0};
+            pdcbb_drain_kvstore_req_t kq = {.rank = r->rank, .dir = c->drain_dir,
+                                            .rel_prefix = rel, .stats = &ks};
+            char kerr[PDCBB_DRAIN_ERR_LEN] = "";
+            rc = pdcbb_drain_kv_from_store(ops, txn, &kq, r->m, kerr, sizeof(kerr));
+            if (rc != PDCBB_OK) {
+                ops->txn_abort(txn);
+                ops->close(st);
+                return dw_fail(c, rc, "cannot drain the KV objects of rank %u: %s", r->rank,
+                               kerr);
+            }
+            if (ks.objects > 0)
+                PDCBB_INFO("rank %u: %" PRIu64 " KV dumps, %" PRIu64 " records, %" PRIu64
+                           " bytes, verified",
+                           r->rank, ks.objects, ks.records, ks.bytes);
+        }
         ops->txn_abort(txn);
     }
     ops->close(st);
@@ -1380,6 +1401,10 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
         return dw_fail_errno(&c, errno, "cannot create", parts);
     if (dw_mkdir(data) != 0)
         return dw_fail_errno(&c, errno, "cannot create", data);
+    char kvdir[PATH_MAX];
+    snprintf(kvdir, sizeof(kvdir), "%s/%s", c.drain_dir, PDCBB_DRAIN_KV_DIR);
+    if (dw_mkdir(kvdir) != 0)
+        return dw_fail_errno(&c, errno, "cannot create", kvdir);
 
     /* one drain of this job directory at a time */
     char lockpath[PATH_MAX];

@@ -102,6 +102,35 @@ typedef struct pdcbb_drain_extent {
     uint32_t crc32c;
 } pdcbb_drain_extent_t;
 
+/* A KV object (include/pdc_kv.h): what its home rank knew of it. Its records are in dumps
+ * (pdcbb_drain_kvdump_t, stager/pdcbb_drain_kv.h). A part knows its container's name only
+ * when the container has the same home rank ("" otherwise; the merge fills it in). */
+typedef struct pdcbb_drain_kv {
+    uint64_t id;            /* its id in the drained job */
+    char *name;
+    char *container;        /* its container's name */
+    uint64_t cont_id;       /* its container's id in the drained job */
+    uint32_t rank;          /* its home daemon in the drained job */
+    uint32_t key_type;      /* PDCBB_KVK_* (pdc_kv_key_type_t) */
+    uint32_t sharding;      /* pdc_kv_shard_t as decided */
+    uint32_t nshards;
+    uint32_t max_key_len;
+    uint64_t max_value_len;
+    uint64_t *committed;    /* tags of its committed transactions (they cannot be started
+                             * again), ascending; manifest key committed_tags (optional) */
+    uint32_t ncommitted;
+} pdcbb_drain_kv_t;
+
+/* The records of one KV object that one daemon rank held, in one dump file. */
+typedef struct pdcbb_drain_kvdump {
+    uint64_t kv;            /* the KV object's id */
+    uint32_t rank;
+    char *file;             /* relative to the drain directory, "kv/rank-RRRRR.N.kvd" */
+    uint64_t records;
+    uint64_t bytes;         /* size of file */
+    uint32_t crc32c;        /* of the whole file */
+} pdcbb_drain_kvdump_t;
+
 /* One drained daemon rank (one part). */
 typedef struct pdcbb_drain_rank {
     uint32_t rank;
@@ -129,6 +158,10 @@ typedef struct pdcbb_drain {
     uint32_t nobjs;
     pdcbb_drain_extent_t *extents;   /* sorted by (object_id, rank, object_offset) after open */
     uint64_t nextents;
+    pdcbb_drain_kv_t *kvs;           /* KV objects (manifest key kv_objects, optional) */
+    uint32_t nkvs;
+    pdcbb_drain_kvdump_t *kvdumps;   /* their dumps (key kv_dumps, optional) */
+    uint32_t nkvdumps;
     void *priv;             /* private to drain_manifest.c / drain_read.c: interned extent file
                              * names (extents of one file share one string), open data files and
                              * a read index; NULL until needed, freed by pdcbb_drain_free */
@@ -149,6 +182,15 @@ pdcbb_err_t pdcbb_drain_add_cont(pdcbb_drain_t *m, const pdcbb_drain_cont_t *c,
 pdcbb_err_t pdcbb_drain_add_object(pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
                                    pdcbb_drain_object_t **out);
 pdcbb_err_t pdcbb_drain_add_extent(pdcbb_drain_t *m, const pdcbb_drain_extent_t *e);
+/* KV objects and dumps (copies). A KV object already present (same id) is not added twice
+ * (the home rank and every shard rank describe it): its committed tags are merged. */
+pdcbb_err_t pdcbb_drain_add_kv(pdcbb_drain_t *m, const pdcbb_drain_kv_t *kv);
+pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t *d);
+/* The KV object (container may be NULL: the only one of that name; *ambiguous set when
+ * several containers have one), NULL if absent. */
+const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *container,
+                                            const char *name, int *ambiguous);
+const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t id);
 /* Append everything of part to into (job fields are taken from part when into has none). */
 pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part);
 
@@ -234,6 +276,9 @@ typedef struct pdcbb_drain_verify_stats {
     uint64_t bytes;      /* checked */
     uint64_t bad;        /* extents whose CRC-32C or length does not match */
     uint64_t missing;    /* extents whose file is missing or too short */
+    uint64_t kv_dumps;   /* KV dumps checked */
+    uint64_t kv_records; /* records in them */
+    uint64_t kv_bad;     /* KV dumps that are missing or whose blocks or CRC-32C do not match */
 } pdcbb_drain_verify_stats_t;
 
 /* progress(done_bytes, total_bytes, arg), called at most a few times a second; may be NULL. */

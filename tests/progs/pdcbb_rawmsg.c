@@ -16,6 +16,15 @@
  *       tagsearchstar (TAG_SEARCH of name "**"),
  *       querygood (a QUERY_EVAL count), querybadprog, querybadpiece, querytype, queryvalues
  *       (an index outside the object).
+ *       KV objects (a KV_CREATE of a fresh object first, then the case's message on it):
+ *       kvgood (a valid KV_SET), kvbadtype (a 3-byte key to an INT object), kvnan (a NaN key
+ *       to a FLOAT object), kvnegzero (-0.0 encoded), kvlongkey (a 1025-byte string key),
+ *       kvnul (a NUL inside a key), kvcount (count 5, one record), kvtrailing (bytes after the
+ *       records), kvrecop (record op 9), kvvaluelen (a value longer than the message),
+ *       kvmaxtag (a set at MAXTAG), kvbigtag (a get above MAXTAG), kvunknown (a get on an id
+ *       that does not exist), kvtransmode (KV_TRANS mode 9), kvtranstag (transaction 0),
+ *       kvlistflags (KV_LIST flags 0x80), kvshards (KV_CREATE naming daemon 99),
+ *       kvtoobig (a value above max_value_len).
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -26,6 +35,7 @@
 #include <time.h>
 
 #include "pdcbb_jobdir.h"
+#include "pdcbb_kv.h"
 #include "pdcbb_proto.h"
 #include "pdcbb_ucx.h"
 
@@ -48,6 +58,148 @@ static void on_error(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     (void)arg, (void)ep;
     fprintf(stderr, "connection error: %s\n", ucs_status_string(st));
+}
+
+/* Send msg and wait up to 3 s for the reply (in reply / reply_len). */
+static int roundtrip(ucp_worker_h w, ucp_ep_h uep, void *msg, size_t len)
+{
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                               .flags = UCP_AM_SEND_FLAG_REPLY};
+    got_reply = 0;
+    pdcbb_ucx_wait(w, ucp_am_send_nbx(uep, PDCBB_AM_ID_MSG, NULL, 0, msg, len, &prm));
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        ucp_worker_progress(w);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (!got_reply && (t.tv_sec - t0.tv_sec) < 3);
+    return got_reply;
+}
+
+/* The KV cases: create a fresh KV object, then build the case's message on it. */
+static uint8_t *kv_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const char *c,
+                        size_t *len)
+{
+    uint64_t shards[1] = {0};
+    char name[64];
+    snprintf(name, sizeof(name), "raw-%s-%ld", c, (long)time(NULL));
+    pdcbb_kv_create_req_t cq = {.cont_id = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, 0, 1),
+                                .name = name, .key_type = PDCBB_KV_STRING,
+                                .sharding = PDCBB_KV_SHARD_HASH, .max_key_len = 1024,
+                                .max_value_len = 100, .shards = shards, .shards_count = 1};
+    if (strcmp(c, "kvbadtype") == 0)
+        cq.key_type = PDCBB_KV_INT;
+    if (strcmp(c, "kvnan") == 0 || strcmp(c, "kvnegzero") == 0)
+        cq.key_type = PDCBB_KV_FLOAT;
+    if (strcmp(c, "kvshards") == 0)
+        shards[0] = 99;
+    pdcbb_msg_hdr_t ch = *h;
+    ch.op = PDCBB_OP_KV_CREATE;
+    void *msg;
+    size_t ml;
+    pdcbb_msg_build(&ch, &cq, &msg, &ml);
+    int ok = roundtrip(w, uep, msg, ml);
+    free(msg);
+    if (!ok) {
+        printf("no reply to KV_CREATE\n");
+        return NULL;
+    }
+    pdcbb_msg_hdr_t rh;
+    pdcbb_kv_create_rep_t cr;
+    uint64_t id = 0;
+    if (pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK && rh.status == PDCBB_OK &&
+        pdcbb_body_decode(PDCBB_OP_KV_CREATE, 1, (uint8_t *)reply + PDCBB_HDR_LEN, rh.payload_len,
+                          &cr) == PDCBB_OK) {
+        id = cr.id;
+        pdcbb_body_free(PDCBB_OP_KV_CREATE, 1, &cr);
+    }
+    free(reply);
+    reply = NULL;
+    got_reply = 0;
+    if (strcmp(c, "kvshards") == 0) {
+        /* the create itself is the case: send it again as the case's message */
+        if (id != 0) {
+            printf("KV_CREATE accepted a shard on daemon 99\n");
+            return NULL;
+        }
+        printf("create ");
+        pdcbb_msg_build(&ch, &cq, &msg, &ml);
+        *len = ml;
+        return msg;
+    }
+    if (id == 0) {
+        printf("KV_CREATE failed\n");
+        return NULL;
+    }
+    /* records */
+    uint8_t recs[2048], key[1100];
+    size_t rl = 0, kl;
+    pdcbb_kv_wrec_t wr = {.op = PDCBB_KV_OP_SET, .value = (const uint8_t *)"val", .value_len = 3};
+    kl = pdcbb_kv_enc_str("key", 3, key);
+    if (strcmp(c, "kvbadtype") == 0)
+        kl = pdcbb_kv_enc_str("ab", 2, key); /* 3 bytes, not 8 */
+    if (strcmp(c, "kvnan") == 0 || strcmp(c, "kvnegzero") == 0) {
+        uint64_t bits = c[2] == 'n' && c[3] == 'a' ? 0x7ff8000000000001ull : 0x8000000000000000ull;
+        bits = (bits >> 63) ? ~bits : bits | (1ull << 63); /* as pdcbb_kv_enc_float would */
+        for (int i = 0; i < 8; i++)
+            key[i] = (uint8_t)(bits >> (56 - 8 * i));
+        kl = 8;
+    }
+    if (strcmp(c, "kvlongkey") == 0) {
+        memset(key, 'k', 1025);
+        key[1025] = 0;
+        kl = 1026;
+    }
+    if (strcmp(c, "kvnul") == 0) {
+        memcpy(key, "a\0b", 4);
+        kl = 4;
+    }
+    if (strcmp(c, "kvtoobig") == 0) {
+        static uint8_t big[200];
+        wr.value = big;
+        wr.value_len = 200;
+    }
+    wr.key = key;
+    wr.key_len = kl;
+    rl = pdcbb_kv_wset_put(&wr, recs);
+    if (strcmp(c, "kvrecop") == 0)
+        recs[0] = 9;
+    if (strcmp(c, "kvvaluelen") == 0)
+        recs[3 + kl] = 0xff; /* low byte of the value length */
+    if (strcmp(c, "kvtrailing") == 0)
+        recs[rl++] = 0;
+    pdcbb_kv_set_req_t sq = {.id = id, .tag = 5, .count = 1, .recs = recs, .recs_len = (uint32_t)rl};
+    if (strcmp(c, "kvcount") == 0)
+        sq.count = 5;
+    if (strcmp(c, "kvmaxtag") == 0)
+        sq.tag = PDCBB_KV_MAXTAG;
+    pdcbb_kv_get_req_t gq = {.id = id, .tag = PDCBB_KV_MAXTAG + 1, .key = key, .key_len = (uint32_t)kl,
+                             .max_len = 10};
+    pdcbb_kv_trans_req_t tq = {.id = id, .tag = 9, .mode = 9};
+    pdcbb_kv_list_req_t lq = {.id = id, .tag = 1, .flags = 0x80, .max = 10};
+    const void *body = &sq;
+    h->op = PDCBB_OP_KV_SET;
+    if (strcmp(c, "kvbigtag") == 0 || strcmp(c, "kvunknown") == 0) {
+        h->op = PDCBB_OP_KV_GET;
+        body = &gq;
+        if (c[2] == 'u') {
+            gq.tag = 1;
+            gq.id = pdcbb_meta_id_make(PDCBB_META_KIND_KV, 0, 999999);
+        }
+    }
+    if (strncmp(c, "kvtrans", 7) == 0) {
+        h->op = PDCBB_OP_KV_TRANS;
+        body = &tq;
+        if (c[7] == 't')
+            tq.tag = 0, tq.mode = PDCBB_KV_TRANS_START;
+    }
+    if (strcmp(c, "kvlistflags") == 0) {
+        h->op = PDCBB_OP_KV_LIST;
+        body = &lq;
+    }
+    pdcbb_msg_build(h, body, &msg, &ml);
+    *len = ml;
+    return msg;
 }
 
 int main(int argc, char **argv)
@@ -225,6 +377,12 @@ int main(int argc, char **argv)
     }
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                .flags = UCP_AM_SEND_FLAG_REPLY};
+    if (strncmp(c, "kv", 2) == 0) {
+        free(m);
+        m = kv_case(u.worker, uep, &h, c, &len);
+        if (m == NULL)
+            return 1;
+    }
     pdcbb_ucx_wait(u.worker, ucp_am_send_nbx(uep, PDCBB_AM_ID_MSG, NULL, 0, m, len, &prm));
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
