@@ -147,6 +147,7 @@ struct kv_call {
     pdcbb_err_t status;
     int finished;
     char *msg;      /* the error message of a failed call finished by event_test */
+    int sync;       /* blocking call: requests to this node's daemons may take the shm channel */
     void *ctx;
 };
 
@@ -166,10 +167,24 @@ static pdcbb_err_t call_add(kv_call_t *c, client_pending_t *p)
     return PDCBB_OK;
 }
 
+/*
+ * Send one request of c. A blocking call's request to a daemon of this node goes over the
+ * shared-memory channel when it can (client_shm_call: answered before this returns, *p done),
+ * as synchronous metadata calls do; else, and for every request of a non-blocking call, over
+ * UCX (answered later).
+ */
+static pdcbb_err_t kv_post(const kv_call_t *c, unsigned server, unsigned op, const void *req,
+                           client_pending_t **p)
+{
+    if (c->sync && client_shm_call(server, op, req, p))
+        return PDCBB_OK;
+    return client_rpc_post(server, op, req, NULL, 0, NULL, 0, p);
+}
+
 static pdcbb_err_t call_post(kv_call_t *c, unsigned server, unsigned op, const void *req)
 {
     client_pending_t *p;
-    pdcbb_err_t rc = client_rpc_post(server, op, req, NULL, 0, NULL, 0, &p);
+    pdcbb_err_t rc = kv_post(c, server, op, req, &p);
     if (rc != PDCBB_OK)
         return rc;
     return call_add(c, p);
@@ -218,7 +233,7 @@ static perr_t call_run(kv_call_t *c, pdcbb_err_t post_rc, pdc_kv_event_t *ev)
     return SUCCEED;
 }
 
-static kv_call_t *call_new(const client_kv_t *kv, const char *fn,
+static kv_call_t *call_new(const client_kv_t *kv, const char *fn, const pdc_kv_event_t *ev,
                            pdcbb_err_t (*finish)(kv_call_t *), size_t ctx_size)
 {
     kv_call_t *c = calloc(1, sizeof(*c) + ctx_size);
@@ -227,6 +242,7 @@ static kv_call_t *call_new(const client_kv_t *kv, const char *fn,
         return NULL;
     }
     c->fn = fn;
+    c->sync = ev == NULL;
     c->finish = finish;
     if (kv)
         c->kv = *kv;
@@ -758,7 +774,7 @@ static perr_t kv_write(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t n, const pdc_kv
             }
         }
     }
-    c = call_new(kv, fn, set_finish, 0);
+    c = call_new(kv, fn, ev, set_finish, 0);
     sb = calloc(kv->nshards, sizeof(*sb));
     nsb = sb ? kv->nshards : 0;
     if (c == NULL || sb == NULL) {
@@ -972,7 +988,7 @@ perr_t PDCkv_get_value(pdcid_t kv_id, pdc_kv_tag_t tag, const pdc_kv_key_t *key,
         client_fail(PDCBB_ERR_INVAL, "%s: tag %#llx is above MAXTAG", fn, (unsigned long long)tag);
         goto out;
     }
-    kv_call_t *c = call_new(kv, fn, get_finish, sizeof(get_ctx_t));
+    kv_call_t *c = call_new(kv, fn, ev, get_finish, sizeof(get_ctx_t));
     if (c == NULL)
         goto out;
     get_ctx_t *g = c->ctx;
@@ -1073,7 +1089,7 @@ perr_t PDCkv_get_num(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t *num, pdc_kv_even
         client_fail(PDCBB_ERR_INVAL, "%s: %s", fn, num == NULL ? "num is NULL" : tag > PDC_KV_MAXTAG ? "tag above MAXTAG" : "the event is still in use");
         goto out;
     }
-    kv_call_t *c = call_new(kv, fn, num_finish, sizeof(num_ctx_t));
+    kv_call_t *c = call_new(kv, fn, ev, num_finish, sizeof(num_ctx_t));
     if (c == NULL)
         goto out;
     num_ctx_t *g = c->ctx;
@@ -1195,7 +1211,7 @@ static pdcbb_err_t stream_post(kv_call_t *c, stream_t *s, uint64_t want)
         q.flags |= PDCBB_KV_LIST_AFTER;
     }
     s->started = 1;
-    return client_rpc_post(s->daemon, PDCBB_OP_KV_LIST, &q, NULL, 0, NULL, 0, &s->p);
+    return kv_post(c, s->daemon, PDCBB_OP_KV_LIST, &q, &s->p);
 }
 
 /* Receive a stream's page (the previous one must be consumed). */
@@ -1513,7 +1529,7 @@ static pdcbb_err_t tgen_check(kv_call_t *c, uint64_t tag, uint32_t n, const unsi
     uint32_t np = 0;
     for (uint32_t i = 0; i < n; i++) {
         pdcbb_kv_list_req_t q = {.id = c->kv.id, .tag = tag, .max = 1, .max_bytes = 4096};
-        if ((rc = client_rpc_post(daemons[i], PDCBB_OP_KV_LIST, &q, NULL, 0, NULL, 0, &p[np])) != PDCBB_OK)
+        if ((rc = kv_post(c, daemons[i], PDCBB_OP_KV_LIST, &q, &p[np])) != PDCBB_OK)
             break;
         np++;
     }
@@ -1674,7 +1690,7 @@ static perr_t kv_list(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t offset, uint64_t
                                               : "the event is still in use");
         goto out;
     }
-    kv_call_t *c = call_new(kv, fn, list_finish, sizeof(list_ctx_t));
+    kv_call_t *c = call_new(kv, fn, ev, list_finish, sizeof(list_ctx_t));
     if (c == NULL)
         goto out;
     c->cleanup = list_cleanup_all;
@@ -1770,7 +1786,7 @@ static perr_t kv_trans(pdcid_t kv_id, pdc_kv_tag_t tag, int what, const char *fn
                     fn, (unsigned long long)tag, kv->name);
         goto out;
     }
-    if ((c = call_new(kv, fn, no_finish, 0)) == NULL)
+    if ((c = call_new(kv, fn, NULL, no_finish, 0)) == NULL)
         goto out;
     int nok, nnf;
     pdcbb_err_t other, rc;

@@ -113,6 +113,10 @@ static inline int pdcbb_shm_op_allowed(unsigned op)
     /* Tag search ops (50-53) touch only the store: listed on purpose. */
     if (op >= PDCBB_OP_DART_INSERT && op <= PDCBB_OP_TAG_SEARCH)
         return 1;
+    /* KV ops (70-78) too: their replies are small or reads (a read whose reply does not fit
+     * in the slot is answered "retry over UCX"). */
+    if (op >= PDCBB_OP_KV_CREATE && op <= PDCBB_OP_KV_PART)
+        return 1;
     return op >= 1 && op <= 29 && op != PDCBB_OP_DATA_WRITE && op != PDCBB_OP_DATA_READ;
 }
 

@@ -94,6 +94,27 @@ guide_env() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "KV.md's program builds and runs under mpirun exactly as printed, with the printed output" {
+    kvdoc="$REPO_DIR/docs/KV.md"
+    mkdir "$WORKDIR/kv"
+    # The first ```c, ```sh and ```text blocks of the page: the program, its commands, its output.
+    for lang in c sh text; do
+        awk -v lang="$lang" '!done && $0 == "```" lang {on = 1; next} on && /^```$/ {on = 0; done = 1} on' \
+            "$kvdoc" > "$WORKDIR/kv/block.$lang"
+    done
+    mv "$WORKDIR/kv/block.c" "$WORKDIR/kv/kv_demo.c"
+    head -1 "$WORKDIR/kv/kv_demo.c" | grep -q '^/\* kv_demo.c:'
+    grep -q 'cc -o kv_demo kv_demo.c $(pkg-config --cflags --libs pdc)' "$WORKDIR/kv/block.sh"
+    [ "$(wc -l < "$WORKDIR/kv/block.text")" -ge 5 ]
+    cd "$WORKDIR/kv"
+    run guide_env bash -e block.sh
+    echo "$output"
+    assert_success
+    # Rank 0's lines, in the printed order.
+    assert_equal "$(grep -E '^(temperature|key|keys)[ ,]' <<<"$output")" "$(cat block.text)"
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "the guide's table of error codes is the code's list" {
     codes="$(sed -n 's/^ *X(\(PDCBB_[A-Z_]*\), \([0-9]*\), "\(.*\)").*$/| \2 | `\1` | \3 |/p' \
         "$REPO_DIR/common/pdcbb_error.h")"
@@ -166,6 +187,7 @@ guide_env() {
         *bench/drain.sh*--help*) assert_output --partial "usage: bench/drain.sh" ;;
         *bench/drain.sh*) assert_output --regexp "drain/cp" ;;
         *bench/meta.sh*) assert_output --partial "== spn1-p1:" ;;
+        *pdc_kv_bench*) assert_output --regexp "RESULT name=kv_set_list .* ratio=[0-9.]+" ;;
         *) echo "no check for: $cmd" >&2; return 1 ;;
         esac
     done <"$WORKDIR/commands"
