@@ -859,54 +859,9 @@ pdcbb_err_t bbd_op_kv_count(bbd_req_t *r, const pdcbb_kv_count_req_t *q, pdcbb_k
     return grc == PDCBB_OK ? gen_getk(r, q->id, 'X', &p->tgen) : grc;
 }
 
-typedef struct listout {
-    uint8_t *buf;
-    size_t len, cap;
-    uint32_t n, max;
-    uint64_t max_bytes;
-    int values;
-    int more;
-} listout_t;
-
 static int list_emit(scan_t *s, const hit_t *h)
 {
-    listout_t *o = s->arg;
-    if (o->n >= o->max) {
-        o->more = 1;
-        return 1;
-    }
-    int incl = o->values;
-    size_t need = pdcbb_kv_wlist_size(h->klen, incl ? h->vlen : 0);
-    if (incl && o->len + need > o->max_bytes) {
-        if (o->n > 0) {
-            o->more = 1;
-            return 1;
-        }
-        /* The first record alone is too big for the reply: its value is fetched by KV_GET. */
-        incl = 0;
-        need = pdcbb_kv_wlist_size(h->klen, 0);
-    }
-    if (!incl && o->len + need > o->max_bytes && o->n > 0) {
-        o->more = 1;
-        return 1;
-    }
-    if (o->len + need > o->cap) {
-        size_t cap = o->cap ? o->cap : 65536;
-        while (cap < o->len + need)
-            cap *= 2;
-        uint8_t *nb = realloc(o->buf, cap);
-        if (nb == NULL) {
-            o->more = -1;
-            return 1;
-        }
-        o->buf = nb;
-        o->cap = cap;
-    }
-    pdcbb_kv_wrec_t w = {.key = h->key, .key_len = h->klen, .tag = h->tag, .value = h->value,
-                         .value_len = h->vlen, .included = incl};
-    o->len += pdcbb_kv_wlist_put(&w, o->buf + o->len);
-    o->n++;
-    return 0;
+    return pdcbb_kv_page_add(s->arg, h->key, h->klen, h->tag, h->value, h->vlen);
 }
 
 pdcbb_err_t bbd_op_kv_list(bbd_req_t *r, const pdcbb_kv_list_req_t *q, pdcbb_kv_list_rep_t *p)
@@ -927,16 +882,14 @@ pdcbb_err_t bbd_op_kv_list(bbd_req_t *r, const pdcbb_kv_list_req_t *q, pdcbb_kv_
     pendset_t ps;
     if ((rc = load_pending(r, q->id, &ps)) != PDCBB_OK)
         return rc;
-    listout_t o = {.max = q->max, .values = (q->flags & PDCBB_KV_LIST_VALUES) != 0};
-    o.max_bytes = q->max_bytes == 0 || q->max_bytes > PDCBB_PAYLOAD_MAX - 65536
-                      ? PDCBB_PAYLOAD_MAX - 65536
-                      : q->max_bytes;
+    pdcbb_kv_page_t o;
+    pdcbb_kv_page_init(&o, q->max, (q->flags & PDCBB_KV_LIST_VALUES) != 0, q->max_bytes);
     scan_t s = {.r = r, .m = &m, .tag = q->tag, .ps = &ps, .start = q->start,
                 .start_len = q->start_len, .after = (q->flags & PDCBB_KV_LIST_AFTER) != 0,
                 .skip = q->skip, .emit = list_emit, .arg = &o};
     rc = scan_run(&s, q->id);
     free(ps.v);
-    if (rc == PDCBB_OK && o.more < 0)
+    if (rc == PDCBB_OK && o.nomem)
         rc = PDCBB_ERR_NOMEM;
     if (rc == PDCBB_OK && s.busy)
         rc = PDCBB_ERR_BUSY;
@@ -953,7 +906,7 @@ pdcbb_err_t bbd_op_kv_list(bbd_req_t *r, const pdcbb_kv_list_req_t *q, pdcbb_kv_
         memcpy(out, o.buf, o.len);
     free(o.buf);
     p->count = o.n;
-    p->more = o.more > 0;
+    p->more = o.more;
     p->skipped = s.skipped;
     p->recs = out;
     p->recs_len = (uint32_t)o.len;

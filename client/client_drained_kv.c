@@ -174,11 +174,8 @@ static pdcbb_err_t kv_get(const pdcbb_kv_get_req_t *q, pdcbb_kv_get_rep_t *p)
 /* KV_LIST: the scan of bbd_kv.c over the view. */
 typedef struct list_out {
     const pdcbb_kv_list_req_t *q;
-    uint8_t *buf;
-    size_t len, cap;
-    uint32_t n;
-    uint64_t skipped, max_bytes;
-    int values, more, nomem;
+    uint64_t skipped;
+    pdcbb_kv_page_t page;
 } list_out_t;
 
 static int list_emit(const pdcbb_kvd_rec_t *h, void *arg)
@@ -194,41 +191,7 @@ static int list_emit(const pdcbb_kvd_rec_t *h, void *arg)
         o->skipped++;
         return 0;
     }
-    if (o->n >= q->max) {
-        o->more = 1;
-        return 1;
-    }
-    int incl = o->values;
-    size_t need = pdcbb_kv_wlist_size(h->klen, incl ? h->vlen : 0);
-    if (incl && o->len + need > o->max_bytes) {
-        if (o->n > 0) {
-            o->more = 1;
-            return 1;
-        }
-        incl = 0;
-        need = pdcbb_kv_wlist_size(h->klen, 0);
-    }
-    if (!incl && o->len + need > o->max_bytes && o->n > 0) {
-        o->more = 1;
-        return 1;
-    }
-    if (o->len + need > o->cap) {
-        size_t cap = o->cap ? o->cap : 65536;
-        while (cap < o->len + need)
-            cap *= 2;
-        uint8_t *nb = realloc(o->buf, cap);
-        if (nb == NULL) {
-            o->nomem = 1;
-            return 1;
-        }
-        o->buf = nb;
-        o->cap = cap;
-    }
-    pdcbb_kv_wrec_t w = {.key = h->key, .key_len = h->klen, .tag = h->tag, .value = h->value,
-                         .value_len = h->vlen, .included = incl};
-    o->len += pdcbb_kv_wlist_put(&w, o->buf + o->len);
-    o->n++;
-    return 0;
+    return pdcbb_kv_page_add(&o->page, h->key, h->klen, h->tag, h->value, h->vlen);
 }
 
 static pdcbb_err_t kv_list(const pdcbb_kv_list_req_t *q, pdcbb_kv_list_rep_t *p,
@@ -246,23 +209,22 @@ static pdcbb_err_t kv_list(const pdcbb_kv_list_req_t *q, pdcbb_kv_list_rep_t *p,
         return rc;
     if (q->max == 0)
         return PDCBB_ERR_INVAL;
-    list_out_t o = {.q = q, .values = (q->flags & PDCBB_KV_LIST_VALUES) != 0};
-    o.max_bytes = q->max_bytes == 0 || q->max_bytes > PDCBB_PAYLOAD_MAX - 65536
-                      ? PDCBB_PAYLOAD_MAX - 65536
-                      : q->max_bytes;
+    list_out_t o = {.q = q};
+    pdcbb_kv_page_init(&o.page, q->max, (q->flags & PDCBB_KV_LIST_VALUES) != 0, q->max_bytes);
     pdcbb_kv_view_list(v, q->tag, 0, 0, list_emit, &o, NULL);
-    if (o.nomem) {
-        free(o.buf);
+    pdcbb_kv_page_t *pg = &o.page;
+    if (pg->nomem) {
+        free(pg->buf);
         return PDCBB_ERR_NOMEM;
     }
-    if (o.buf == NULL && (o.buf = malloc(1)) == NULL)
+    if (pg->buf == NULL && (pg->buf = malloc(1)) == NULL)
         return PDCBB_ERR_NOMEM;
-    *owned = (uint64_t *)(void *)o.buf;
-    p->count = o.n;
-    p->more = o.more;
+    *owned = (uint64_t *)(void *)pg->buf;
+    p->count = pg->n;
+    p->more = pg->more;
     p->skipped = o.skipped;
-    p->recs = o.buf;
-    p->recs_len = (uint32_t)o.len;
+    p->recs = pg->buf;
+    p->recs_len = (uint32_t)pg->len;
     return PDCBB_OK;
 }
 

@@ -6,7 +6,10 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "pdcbb_proto.h"
 
 static void be64(uint8_t *o, uint64_t v)
 {
@@ -492,4 +495,57 @@ int pdcbb_kv_resolve_result(const pdcbb_kv_resolve_t *r)
     if (r->have_prepared && (!r->have_cand || r->prepared_tag > r->cand_tag))
         return PDCBB_KV_RES_BUSY;
     return r->have_cand && !r->cand_deleted ? PDCBB_KV_RES_FOUND : PDCBB_KV_RES_NONE;
+}
+
+/* ------------------------------------------------------------------ list pages */
+
+void pdcbb_kv_page_init(pdcbb_kv_page_t *pg, uint32_t max, int values, uint64_t max_bytes)
+{
+    memset(pg, 0, sizeof(*pg));
+    pg->max = max;
+    pg->values = values;
+    pg->max_bytes = max_bytes == 0 || max_bytes > PDCBB_PAYLOAD_MAX - 65536
+                        ? PDCBB_PAYLOAD_MAX - 65536
+                        : max_bytes;
+}
+
+int pdcbb_kv_page_add(pdcbb_kv_page_t *pg, const uint8_t *key, size_t klen, uint64_t tag,
+                      const uint8_t *value, uint64_t vlen)
+{
+    if (pg->n >= pg->max) {
+        pg->more = 1;
+        return 1;
+    }
+    int incl = pg->values;
+    size_t need = pdcbb_kv_wlist_size(klen, incl ? vlen : 0);
+    if (incl && pg->len + need > pg->max_bytes) {
+        if (pg->n > 0) {
+            pg->more = 1;
+            return 1;
+        }
+        /* The first record alone is too big for the reply: its value is fetched by KV_GET. */
+        incl = 0;
+        need = pdcbb_kv_wlist_size(klen, 0);
+    }
+    if (!incl && pg->len + need > pg->max_bytes && pg->n > 0) {
+        pg->more = 1;
+        return 1;
+    }
+    if (pg->len + need > pg->cap) {
+        size_t cap = pg->cap ? pg->cap : 65536;
+        while (cap < pg->len + need)
+            cap *= 2;
+        uint8_t *nb = realloc(pg->buf, cap);
+        if (nb == NULL) {
+            pg->nomem = 1;
+            return 1;
+        }
+        pg->buf = nb;
+        pg->cap = cap;
+    }
+    pdcbb_kv_wrec_t w = {.key = key, .key_len = klen, .tag = tag, .value = value,
+                         .value_len = vlen, .included = incl};
+    pg->len += pdcbb_kv_wlist_put(&w, pg->buf + pg->len);
+    pg->n++;
+    return 0;
 }

@@ -225,4 +225,26 @@ size_t pdcbb_kv_wlist_put(const pdcbb_kv_wrec_t *r, uint8_t *out);
 pdcbb_err_t pdcbb_kv_wset_get(const uint8_t *buf, size_t len, size_t *pos, pdcbb_kv_wrec_t *r);
 pdcbb_err_t pdcbb_kv_wlist_get(const uint8_t *buf, size_t len, size_t *pos, pdcbb_kv_wrec_t *r);
 
+/*
+ * The records of one KV_LIST reply being built (by the daemon and by the reader of a drained
+ * job): at most max records, and while values are included at most max_bytes bytes, except that
+ * a first record too big on its own goes without its value (the client fetches it by KV_GET).
+ */
+typedef struct pdcbb_kv_page {
+    uint8_t *buf;       /* malloc'ed records, len bytes */
+    size_t len, cap;
+    uint32_t n, max;
+    uint64_t max_bytes;
+    int values;         /* include the values */
+    int more;           /* the page filled up: records remain */
+    int nomem;          /* out of memory: the page is incomplete */
+} pdcbb_kv_page_t;
+/* An empty page for a request of at most max records, values or not, max_bytes (0: the most
+ * one reply carries). */
+void pdcbb_kv_page_init(pdcbb_kv_page_t *pg, uint32_t max, int values, uint64_t max_bytes);
+/* Add one visible version; 0 if it was added, 1 if the page is full (more) or memory ran out
+ * (nomem): the scan stops. */
+int pdcbb_kv_page_add(pdcbb_kv_page_t *pg, const uint8_t *key, size_t klen, uint64_t tag,
+                      const uint8_t *value, uint64_t vlen);
+
 #endif
