@@ -11,7 +11,7 @@
  * PDCBB_BENCH_QUICK=1 makes the count tiny (2000, whatever --count says), for smoke runs.
  *
  * Records: N per process (default 200000), string keys "k<rank, 2 digits>-<i, 12 digits>" (16
- * bytes), values of B bytes (default 256; the shape of LIMITS.md's LMDB measurement), written in
+ * bytes), values of B bytes (default 256, small records as in LMDB's own benchmarks), written in
  * random order of i (--order sorted: ascending), tag 1. With --procs P the program forks P client
  * processes before PDCinit; they share one KV object (rank 0 creates it, the others open it).
  * Phases, each timed from a barrier to the slowest process's end:

@@ -82,6 +82,20 @@ pdcbb_err_t client_kv_identity(pdcid_t kv_id, const char *fn, uint64_t *id, uint
     return PDCBB_OK;
 }
 
+/* The start of every call on an open KV object: the library is initialised, kv_id is an open
+ * KV object and ev, if given, is not in use. NULL (error recorded) otherwise. */
+static client_kv_t *kv_call_begin(pdcid_t kv_id, const pdc_kv_event_t *ev, const char *fn)
+{
+    client_kv_t *kv;
+    if (client_check_init() != PDCBB_OK || (kv = kv_get(kv_id, fn)) == NULL)
+        return NULL;
+    if (ev && ev->state_ != 0) {
+        client_fail(PDCBB_ERR_INVAL, "%s: the event is still in use (wait it first)", fn);
+        return NULL;
+    }
+    return kv;
+}
+
 void client_kv_free(void *p)
 {
     client_kv_t *kv = p;
@@ -736,12 +750,8 @@ static perr_t kv_write(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t n, const pdc_kv
     kv_call_t *c = NULL;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK || (kv = kv_get(kv_id, fn)) == NULL)
+    if ((kv = kv_call_begin(kv_id, ev, fn)) == NULL)
         goto out;
-    if (ev && ev->state_ != 0) {
-        client_fail(PDCBB_ERR_INVAL, "%s: the event is still in use (wait it first)", fn);
-        goto out;
-    }
     if (tag > PDC_KV_MAXTAG || (!unlink && tag == PDC_KV_MAXTAG)) {
         client_fail(PDCBB_ERR_INVAL, "%s: tag %#llx on KV object '%s': MAXTAG cannot be set%s", fn,
                     (unsigned long long)tag, kv->name, tag > PDC_KV_MAXTAG ? " (and is the largest tag)" : "");
@@ -974,12 +984,8 @@ perr_t PDCkv_get_value(pdcid_t kv_id, pdc_kv_tag_t tag, const pdc_kv_key_t *key,
     client_kv_t *kv;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK || (kv = kv_get(kv_id, fn)) == NULL)
+    if ((kv = kv_call_begin(kv_id, ev, fn)) == NULL)
         goto out;
-    if (ev && ev->state_ != 0) {
-        client_fail(PDCBB_ERR_INVAL, "%s: the event is still in use (wait it first)", fn);
-        goto out;
-    }
     if (len == NULL || (value == NULL && *len != 0)) {
         client_fail(PDCBB_ERR_INVAL, "%s: %s", fn, len == NULL ? "len is NULL" : "value is NULL but *len is not 0");
         goto out;
@@ -1083,10 +1089,10 @@ perr_t PDCkv_get_num(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t *num, pdc_kv_even
     client_kv_t *kv;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK || (kv = kv_get(kv_id, fn)) == NULL)
+    if ((kv = kv_call_begin(kv_id, ev, fn)) == NULL)
         goto out;
-    if (num == NULL || tag > PDC_KV_MAXTAG || (ev && ev->state_ != 0)) {
-        client_fail(PDCBB_ERR_INVAL, "%s: %s", fn, num == NULL ? "num is NULL" : tag > PDC_KV_MAXTAG ? "tag above MAXTAG" : "the event is still in use");
+    if (num == NULL || tag > PDC_KV_MAXTAG) {
+        client_fail(PDCBB_ERR_INVAL, "%s: %s", fn, num == NULL ? "num is NULL" : "tag above MAXTAG");
         goto out;
     }
     kv_call_t *c = call_new(kv, fn, ev, num_finish, sizeof(num_ctx_t));
@@ -1681,13 +1687,11 @@ static perr_t kv_list(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t offset, uint64_t
     client_kv_t *kv;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK || (kv = kv_get(kv_id, fn)) == NULL)
+    if ((kv = kv_call_begin(kv_id, ev, fn)) == NULL)
         goto out;
-    if (recs == NULL || n == NULL || tag > PDC_KV_MAXTAG || (ev && ev->state_ != 0)) {
+    if (recs == NULL || n == NULL || tag > PDC_KV_MAXTAG) {
         client_fail(PDCBB_ERR_INVAL, "%s: %s", fn,
-                    recs == NULL || n == NULL ? "recs or n is NULL"
-                    : tag > PDC_KV_MAXTAG     ? "tag above MAXTAG"
-                                              : "the event is still in use");
+                    recs == NULL || n == NULL ? "recs or n is NULL" : "tag above MAXTAG");
         goto out;
     }
     kv_call_t *c = call_new(kv, fn, ev, list_finish, sizeof(list_ctx_t));

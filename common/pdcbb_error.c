@@ -2,6 +2,8 @@
 #include "pdcbb_error.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 const char *pdcbb_strerror(int err)
 {
@@ -48,4 +50,14 @@ pdcbb_err_t pdcbb_err_from_errno(int errnum)
     case EHOSTUNREACH: return PDCBB_ERR_UNREACHABLE;
     default: return PDCBB_ERR_IO;
     }
+}
+
+void pdcbb_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
 }

@@ -8,6 +8,7 @@
 #ifndef PDCBB_ERROR_H
 #define PDCBB_ERROR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* X(symbol, value, message) */
@@ -55,5 +56,9 @@ const char *pdcbb_strerror(int err);
 const char *pdcbb_errname(int err);
 /* Map an errno value to the closest pdcbb code (ENOSPC -> NOSPC, ENOENT -> NOT_FOUND, ...). */
 pdcbb_err_t pdcbb_err_from_errno(int errnum);
+
+/* Format a message into err (errlen bytes), the "char *err, size_t errlen" out-parameter of
+ * pdcbb's libraries; does nothing when err is NULL or errlen 0. */
+void pdcbb_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

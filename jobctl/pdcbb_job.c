@@ -59,18 +59,6 @@ void pdcbb_job_set_interrupt_flag(volatile sig_atomic_t *flag)
 /* Small helpers                                                                              */
 /* ---------------------------------------------------------------------------------------- */
 
-static void job_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void job_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Append "; <message>" (or just the message when err is empty). */
 static void job_note(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -194,7 +182,7 @@ static pdcbb_err_t job_creds_init(const pdcbb_job_t *job, job_creds_t *cr, char 
     cr->gid = job->gid;
     if (geteuid() != 0) {
         if (job->uid != geteuid()) {
-            job_errf(err, errlen,
+            pdcbb_errf(err, errlen,
                      "running as uid %ld, cannot prepare a job of uid %ld (needs root)",
                      (long)geteuid(), (long)job->uid);
             return PDCBB_ERR_PERM;
@@ -231,7 +219,7 @@ static pdcbb_err_t job_creds_init(const pdcbb_job_t *job, job_creds_t *cr, char 
         if (want <= n) /* failed without saying how many: should not happen */
             want = n * 2;
         if (want > 65536) {
-            job_errf(err, errlen, "user %s is in too many groups", pw.pw_name);
+            pdcbb_errf(err, errlen, "user %s is in too many groups", pw.pw_name);
             job_creds_free(cr);
             return PDCBB_ERR_INTERNAL;
         }
@@ -239,7 +227,7 @@ static pdcbb_err_t job_creds_init(const pdcbb_job_t *job, job_creds_t *cr, char 
     }
 nomem:
     job_creds_free(cr);
-    job_errf(err, errlen, "out of memory");
+    pdcbb_errf(err, errlen, "out of memory");
     return PDCBB_ERR_NOMEM;
 }
 
@@ -302,7 +290,7 @@ pdcbb_err_t pdcbb_job_as_user(const pdcbb_job_t *job, pdcbb_err_t (*fn)(void *ar
     }
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        job_errf(err, errlen, "pipe: %s", job_strerror(errno));
+        pdcbb_errf(err, errlen, "pipe: %s", job_strerror(errno));
         job_creds_free(&cr);
         return pdcbb_err_from_errno(errno);
     }
@@ -312,7 +300,7 @@ pdcbb_err_t pdcbb_job_as_user(const pdcbb_job_t *job, pdcbb_err_t (*fn)(void *ar
         close(pfd[0]);
         close(pfd[1]);
         job_creds_free(&cr);
-        job_errf(err, errlen, "fork: %s", job_strerror(e));
+        pdcbb_errf(err, errlen, "fork: %s", job_strerror(e));
         return pdcbb_err_from_errno(e);
     }
     if (pid == 0) {
@@ -348,18 +336,18 @@ pdcbb_err_t pdcbb_job_as_user(const pdcbb_job_t *job, pdcbb_err_t (*fn)(void *ar
     int st;
     while (waitpid(pid, &st, 0) < 0) {
         if (errno != EINTR) {
-            job_errf(err, errlen, "waitpid: %s", job_strerror(errno));
+            pdcbb_errf(err, errlen, "waitpid: %s", job_strerror(errno));
             return PDCBB_ERR_INTERNAL;
         }
     }
     if (!WIFEXITED(st)) {
-        job_errf(err, errlen, "the process running as uid %ld died (signal %d)",
+        pdcbb_errf(err, errlen, "the process running as uid %ld died (signal %d)",
                  (long)job->uid, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
         return PDCBB_ERR_INTERNAL;
     }
     rc = (pdcbb_err_t)WEXITSTATUS(st);
     if (rc == PDCBB_ERR_PERM && got == 0)
-        job_errf(err, errlen, "cannot become uid %ld gid %ld", (long)job->uid, (long)job->gid);
+        pdcbb_errf(err, errlen, "cannot become uid %ld gid %ld", (long)job->uid, (long)job->gid);
     else if (got < outlen)
         memset(p + got, 0, outlen - got);
     return rc;
@@ -903,7 +891,7 @@ static pdcbb_err_t job_mkdir_p(const char *path, char *err, size_t errlen)
     if (stat(buf, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return PDCBB_OK;
-        job_errf(err, errlen, "local root %s exists but is not a directory", path);
+        pdcbb_errf(err, errlen, "local root %s exists but is not a directory", path);
         return PDCBB_ERR_EXISTS;
     }
     for (char *p = buf + 1;; p++) {
@@ -916,7 +904,7 @@ static pdcbb_err_t job_mkdir_p(const char *path, char *err, size_t errlen)
             PDCBB_INFO("created %s", buf);
         } else if (errno != EEXIST) {
             int e = errno;
-            job_errf(err, errlen, "cannot create local root %s: %s", buf, strerror(e));
+            pdcbb_errf(err, errlen, "cannot create local root %s: %s", buf, strerror(e));
             return pdcbb_err_from_errno(e);
         }
         *p = saved;
@@ -924,7 +912,7 @@ static pdcbb_err_t job_mkdir_p(const char *path, char *err, size_t errlen)
             break;
     }
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        job_errf(err, errlen, "local root %s is not a directory", path);
+        pdcbb_errf(err, errlen, "local root %s is not a directory", path);
         return PDCBB_ERR_IO;
     }
     return PDCBB_OK;
@@ -943,11 +931,11 @@ static pdcbb_err_t job_root_secure(int rootfd, const char *root, char *err, size
     struct stat st;
     if (fstat(rootfd, &st) != 0) {
         int e = errno;
-        job_errf(err, errlen, "cannot stat local root %s: %s", root, strerror(e));
+        pdcbb_errf(err, errlen, "cannot stat local root %s: %s", root, strerror(e));
         return pdcbb_err_from_errno(e);
     }
     if (st.st_uid != 0) {
-        job_errf(err, errlen, "local root %s is owned by uid %ld, not root: refusing to put job "
+        pdcbb_errf(err, errlen, "local root %s is owned by uid %ld, not root: refusing to put job "
                               "directories there (make it root's, mode 1733)",
                  root, (long)st.st_uid);
         return PDCBB_ERR_PERM;
@@ -957,7 +945,7 @@ static pdcbb_err_t job_root_secure(int rootfd, const char *root, char *err, size
         return PDCBB_OK;
     if (fchmod(rootfd, 01733) != 0) {
         int e = errno;
-        job_errf(err, errlen, "cannot set local root %s to mode 1733: %s", root, strerror(e));
+        pdcbb_errf(err, errlen, "cannot set local root %s to mode 1733: %s", root, strerror(e));
         return pdcbb_err_from_errno(e);
     }
     PDCBB_INFO("local root %s: mode %04o set to 1733", root, (unsigned)m);
@@ -983,7 +971,7 @@ static pdcbb_err_t job_dir_move_squatter(const pdcbb_job_t *job, int rootfd, con
              (long)st.st_uid, (long long)time(NULL));
     if (renameat(rootfd, name, rootfd, aside) != 0) {
         int e = errno;
-        job_errf(err, errlen, "%s exists (owned by uid %ld, not the job user's directory) and "
+        pdcbb_errf(err, errlen, "%s exists (owned by uid %ld, not the job user's directory) and "
                               "cannot be moved aside: %s",
                  dir, (long)st.st_uid, strerror(e));
         return pdcbb_err_from_errno(e);
@@ -1011,7 +999,7 @@ static pdcbb_err_t job_dir_create(const pdcbb_job_t *job, const char *dir, int *
     struct stat st;
 
     if (root[0] != '/') {
-        job_errf(err, errlen, "local root '%s' is not an absolute path", root);
+        pdcbb_errf(err, errlen, "local root '%s' is not an absolute path", root);
         return PDCBB_ERR_CONFIG;
     }
     if ((rc = job_mkdir_p(root, err, errlen)) != PDCBB_OK)
@@ -1019,7 +1007,7 @@ static pdcbb_err_t job_dir_create(const pdcbb_job_t *job, const char *dir, int *
     rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         rc = pdcbb_err_from_errno(errno);
-        job_errf(err, errlen, "cannot open local root %s: %s", root, strerror(errno));
+        pdcbb_errf(err, errlen, "cannot open local root %s: %s", root, strerror(errno));
         goto done;
     }
     if (geteuid() == 0 && (rc = job_root_secure(rootfd, root, err, errlen)) != PDCBB_OK)
@@ -1031,30 +1019,30 @@ static pdcbb_err_t job_dir_create(const pdcbb_job_t *job, const char *dir, int *
         created = true;
     } else if (errno != EEXIST) {
         rc = pdcbb_err_from_errno(errno);
-        job_errf(err, errlen, "cannot create job directory %s: %s", dir, strerror(errno));
+        pdcbb_errf(err, errlen, "cannot create job directory %s: %s", dir, strerror(errno));
         goto done;
     }
     if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         rc = pdcbb_err_from_errno(errno);
-        job_errf(err, errlen, "cannot stat job directory %s: %s", dir, strerror(errno));
+        pdcbb_errf(err, errlen, "cannot stat job directory %s: %s", dir, strerror(errno));
         goto done;
     }
     if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
         rc = PDCBB_ERR_EXISTS;
-        job_errf(err, errlen, "job directory %s exists and is %s, not a directory", dir,
+        pdcbb_errf(err, errlen, "job directory %s exists and is %s, not a directory", dir,
                  S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
         goto done;
     }
     fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         rc = pdcbb_err_from_errno(errno);
-        job_errf(err, errlen, "cannot open job directory %s: %s", dir, strerror(errno));
+        pdcbb_errf(err, errlen, "cannot open job directory %s: %s", dir, strerror(errno));
         goto done;
     }
     if (created) {
         if (fchmod(fd, 0700) != 0 || (geteuid() == 0 && fchown(fd, job->uid, job->gid) != 0)) {
             rc = pdcbb_err_from_errno(errno);
-            job_errf(err, errlen, "cannot give job directory %s to uid %ld: %s", dir,
+            pdcbb_errf(err, errlen, "cannot give job directory %s to uid %ld: %s", dir,
                      (long)job->uid, strerror(errno));
             goto done;
         }
@@ -1062,14 +1050,14 @@ static pdcbb_err_t job_dir_create(const pdcbb_job_t *job, const char *dir, int *
     } else {
         if (st.st_uid != job->uid) {
             rc = PDCBB_ERR_PERM;
-            job_errf(err, errlen, "job directory %s exists but is owned by uid %ld, not the "
+            pdcbb_errf(err, errlen, "job directory %s exists but is owned by uid %ld, not the "
                                   "job user (uid %ld)",
                      dir, (long)st.st_uid, (long)job->uid);
             goto done;
         }
         if ((st.st_mode & 07777) != 0700) {
             rc = PDCBB_ERR_PERM;
-            job_errf(err, errlen, "job directory %s exists with mode %04o (expected 0700)", dir,
+            pdcbb_errf(err, errlen, "job directory %s exists with mode %04o (expected 0700)", dir,
                      (unsigned)(st.st_mode & 07777));
             goto done;
         }
@@ -1093,7 +1081,7 @@ static pdcbb_err_t job_check_capacity(const pdcbb_job_t *job, int dirfd, char *e
     char a[32], b[32];
     uint64_t cap = job->cfg.capacity;
     if (job->cfg.max_capacity != 0 && cap > job->cfg.max_capacity) {
-        job_errf(err, errlen, "requested capacity %s exceeds the site maximum %s (max_capacity)",
+        pdcbb_errf(err, errlen, "requested capacity %s exceeds the site maximum %s (max_capacity)",
                  pdcbb_format_size(cap, a, sizeof(a)),
                  pdcbb_format_size(job->cfg.max_capacity, b, sizeof(b)));
         return PDCBB_ERR_NOSPC;
@@ -1101,7 +1089,7 @@ static pdcbb_err_t job_check_capacity(const pdcbb_job_t *job, int dirfd, char *e
     struct statvfs vfs;
     if (fstatvfs(dirfd, &vfs) != 0) {
         int e = errno;
-        job_errf(err, errlen, "cannot get the free space under %s: %s", job_root(job),
+        pdcbb_errf(err, errlen, "cannot get the free space under %s: %s", job_root(job),
                  strerror(e));
         return pdcbb_err_from_errno(e);
     }
@@ -1109,7 +1097,7 @@ static pdcbb_err_t job_check_capacity(const pdcbb_job_t *job, int dirfd, char *e
     uint64_t stores = (uint64_t)job->cfg.servers_per_node * PDCBB_STORE_AHEAD;
     if (cap > avail || stores > avail - cap) {
         char c[32];
-        job_errf(err, errlen,
+        pdcbb_errf(err, errlen,
                  "requested capacity %s plus %s for the metadata of %u daemon(s) exceeds the "
                  "free space %s (%.1fG) under %s",
                  pdcbb_format_size(cap, a, sizeof(a)), pdcbb_format_size(stores, c, sizeof(c)),
@@ -1334,13 +1322,13 @@ static pdcbb_err_t job_start_daemon(const pdcbb_job_t *job, const job_creds_t *c
 
     if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(pidp, O_CLOEXEC) != 0) {
         int e = errno;
-        job_errf(err, errlen, "cannot create a pipe for daemon rank %u: %s", d->rank,
+        pdcbb_errf(err, errlen, "cannot create a pipe for daemon rank %u: %s", d->rank,
                  strerror(e));
         goto fail;
     }
     pid_t mid = fork();
     if (mid < 0) {
-        job_errf(err, errlen, "cannot fork daemon rank %u: %s", d->rank, strerror(errno));
+        pdcbb_errf(err, errlen, "cannot fork daemon rank %u: %s", d->rank, strerror(errno));
         goto fail;
     }
     if (mid == 0) {
@@ -1430,7 +1418,7 @@ static pdcbb_err_t job_wait_ready(const pdcbb_job_t *job, const char *dir, job_d
     double deadline = job_now() + timeout;
     struct pollfd *pf = calloc(n ? n : 1, sizeof(*pf));
     if (pf == NULL) {
-        job_errf(err, errlen, "out of memory");
+        pdcbb_errf(err, errlen, "out of memory");
         return PDCBB_ERR_NOMEM;
     }
     pdcbb_err_t rc = PDCBB_OK;
@@ -1449,14 +1437,14 @@ static pdcbb_err_t job_wait_ready(const pdcbb_job_t *job, const char *dir, job_d
             char log[PATH_MAX];
             pdcbb_jobdir_rank_path(dir, d->rank, "log", log, sizeof(log));
             if (d->eof && d->len == 0)
-                job_errf(err, errlen, "daemon rank %u (pid %ld) exited without reporting ready "
+                pdcbb_errf(err, errlen, "daemon rank %u (pid %ld) exited without reporting ready "
                                       "(see %s)",
                          d->rank, (long)d->pid, log);
             else if (strncmp(d->line, "error ", 6) == 0)
-                job_errf(err, errlen, "daemon rank %u on %s failed to start: %s", d->rank,
+                pdcbb_errf(err, errlen, "daemon rank %u on %s failed to start: %s", d->rank,
                          job->node_name, d->line + 6);
             else
-                job_errf(err, errlen, "daemon rank %u (pid %ld) sent '%s' instead of "
+                pdcbb_errf(err, errlen, "daemon rank %u (pid %ld) sent '%s' instead of "
                                       "\"ready\" (see %s)",
                          d->rank, (long)d->pid, d->line, log);
             rc = PDCBB_ERR_UNREACHABLE;
@@ -1473,7 +1461,7 @@ static pdcbb_err_t job_wait_ready(const pdcbb_job_t *job, const char *dir, job_d
         if (np == 0)
             break;
         if (job_interrupt != NULL && *job_interrupt != 0) {
-            job_errf(err, errlen, "interrupted by signal %d while waiting for the daemons",
+            pdcbb_errf(err, errlen, "interrupted by signal %d while waiting for the daemons",
                      (int)*job_interrupt);
             rc = PDCBB_ERR_SHUTDOWN;
             goto done;
@@ -1485,7 +1473,7 @@ static pdcbb_err_t job_wait_ready(const pdcbb_job_t *job, const char *dir, job_d
                     continue;
                 char log[PATH_MAX];
                 pdcbb_jobdir_rank_path(dir, ds[i].rank, "log", log, sizeof(log));
-                job_errf(err, errlen, "daemon rank %u (pid %ld) did not report ready within "
+                pdcbb_errf(err, errlen, "daemon rank %u (pid %ld) did not report ready within "
                                       "%gs (see %s)",
                          ds[i].rank, (long)ds[i].pid, timeout, log);
                 break;
@@ -1496,7 +1484,7 @@ static pdcbb_err_t job_wait_ready(const pdcbb_job_t *job, const char *dir, job_d
         int ms = (int)(left * 1000.0) + 1;
         int pr = poll(pf, np, ms);
         if (pr < 0 && errno != EINTR) {
-            job_errf(err, errlen, "poll: %s", strerror(errno));
+            pdcbb_errf(err, errlen, "poll: %s", strerror(errno));
             rc = PDCBB_ERR_INTERNAL;
             goto done;
         }
@@ -1533,7 +1521,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     if (err != NULL && errlen > 0)
         err[0] = '\0';
     if (job == NULL) {
-        job_errf(err, errlen, "no job");
+        pdcbb_errf(err, errlen, "no job");
         return PDCBB_ERR_INVAL;
     }
     spn = job->cfg.servers_per_node;
@@ -1541,7 +1529,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
         (uint64_t)job->nnodes * spn > PDCBB_SERVERS_MAX || job->node_name[0] == '\0' ||
         strpbrk(job->node_name, " \t\n") != NULL || job->job_id == 0 ||
         strspn(job->instance, "0123456789abcdef") != strlen(job->instance)) {
-        job_errf(err, errlen, "bad job description (job id %" PRIu64 ", node '%s', index %u of "
+        pdcbb_errf(err, errlen, "bad job description (job id %" PRIu64 ", node '%s', index %u of "
                               "%u nodes, %u servers per node)",
                  job->job_id, job->node_name, job->node_index, job->nnodes, spn);
         PDCBB_ERROR("%s", err ? err : "bad job description");
@@ -1549,13 +1537,13 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     }
     nservers = job->nnodes * spn;
     if ((rc = pdcbb_job_dir(job, dir, sizeof(dir))) != PDCBB_OK) {
-        job_errf(err, errlen, "cannot name the job directory under '%s': %s", job_root(job),
+        pdcbb_errf(err, errlen, "cannot name the job directory under '%s': %s", job_root(job),
                  pdcbb_strerror(rc));
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return rc;
     }
     if ((rc = pdcbb_jobdir_path(dir, "config.yaml", cfgpath, sizeof(cfgpath))) != PDCBB_OK) {
-        job_errf(err, errlen, "job directory path %s is too long", dir);
+        pdcbb_errf(err, errlen, "job directory path %s is too long", dir);
         return rc;
     }
     if ((rc = job_creds_init(job, &cr, msg, sizeof(msg))) != PDCBB_OK)
@@ -1569,7 +1557,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     long rank_lo = (long)job->node_index * spn, rank_hi = rank_lo + spn;
     char who[96];
     if (job_find_running(job, dir, rank_lo, rank_hi, who, sizeof(who)) > 0) {
-        job_errf(msg, sizeof(msg), "%s of job %" PRIu64 " is still running in %s (stop it "
+        pdcbb_errf(msg, sizeof(msg), "%s of job %" PRIu64 " is still running in %s (stop it "
                                    "with the epilog before starting the job's daemons again)",
                  who, job->job_id, dir);
         rc = PDCBB_ERR_BUSY;
@@ -1578,7 +1566,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
 
     /* From here on the directory is the job's: failures are recorded in prolog.error. */
     if ((rc = pdcbb_job_rendezvous(job, rdv, sizeof(rdv))) != PDCBB_OK) {
-        job_errf(msg, sizeof(msg), "cannot name the job's rendezvous directory under '%s' "
+        pdcbb_errf(msg, sizeof(msg), "cannot name the job's rendezvous directory under '%s' "
                                    "(site key rendezvous_dir): %s",
                  job->rendezvous_root[0] ? job->rendezvous_root : job->cfg.rendezvous_dir,
                  rc == PDCBB_ERR_NOT_FOUND ? "the job user has no home directory"
@@ -1593,14 +1581,14 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     if ((rc = job_check_capacity(job, dirfd, msg, sizeof(msg))) != PDCBB_OK)
         goto fail;
     if (job->cfg.daemon_path[0] != '/') {
-        job_errf(msg, sizeof(msg), "daemon_path '%s' is not an absolute path",
+        pdcbb_errf(msg, sizeof(msg), "daemon_path '%s' is not an absolute path",
                  job->cfg.daemon_path);
         rc = PDCBB_ERR_CONFIG;
         goto fail;
     }
     if (token == NULL) {
         if ((rc = pdcbb_token_generate(tok)) != PDCBB_OK) {
-            job_errf(msg, sizeof(msg), "cannot generate the job token: %s", pdcbb_strerror(rc));
+            pdcbb_errf(msg, sizeof(msg), "cannot generate the job token: %s", pdcbb_strerror(rc));
             goto fail;
         }
         token = tok;
@@ -1608,14 +1596,14 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     cfg = malloc(sizeof(*cfg));
     if (cfg == NULL) {
         rc = PDCBB_ERR_NOMEM;
-        job_errf(msg, sizeof(msg), "out of memory");
+        pdcbb_errf(msg, sizeof(msg), "out of memory");
         goto fail;
     }
     *cfg = job->cfg;
     snprintf(cfg->local_root, sizeof(cfg->local_root), "%s", job_root(job));
     job_files_t files = {.dir = dir, .job = job, .token = token, .cfg = cfg, .rendezvous = rdv};
     if ((rc = job_as_user(&cr, job_write_files, &files)) != PDCBB_OK) {
-        job_errf(msg, sizeof(msg), "cannot write token and config.yaml in %s: %s", dir,
+        pdcbb_errf(msg, sizeof(msg), "cannot write token and config.yaml in %s: %s", dir,
                  pdcbb_strerror(rc));
         goto fail;
     }
@@ -1631,9 +1619,9 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
                                sizeof(xerr));
         if (rc != PDCBB_OK) {
             if (prep.err[0])
-                job_errf(msg, sizeof(msg), "%s", prep.err);
+                pdcbb_errf(msg, sizeof(msg), "%s", prep.err);
             else
-                job_errf(msg, sizeof(msg), "drain=%s: %s", job->cfg.drain,
+                pdcbb_errf(msg, sizeof(msg), "drain=%s: %s", job->cfg.drain,
                          xerr[0] ? xerr : pdcbb_strerror(rc));
             goto fail;
         }
@@ -1646,7 +1634,7 @@ pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char 
     ds = calloc(spn, sizeof(*ds));
     if (ds == NULL) {
         rc = PDCBB_ERR_NOMEM;
-        job_errf(msg, sizeof(msg), "out of memory");
+        pdcbb_errf(msg, sizeof(msg), "out of memory");
         goto fail;
     }
     for (unsigned k = 0; k < spn; k++) {
@@ -1829,11 +1817,11 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
     if (stats != NULL)
         *stats = st;
     if (job == NULL) {
-        job_errf(err, errlen, "no job");
+        pdcbb_errf(err, errlen, "no job");
         return PDCBB_ERR_INVAL;
     }
     if ((rc = pdcbb_job_dir(job, dir, sizeof(dir))) != PDCBB_OK) {
-        job_errf(err, errlen, "cannot name the job directory under '%s': %s", job_root(job),
+        pdcbb_errf(err, errlen, "cannot name the job directory under '%s': %s", job_root(job),
                  pdcbb_strerror(rc));
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return rc;
@@ -1917,21 +1905,21 @@ pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errle
     if (job == NULL)
         return PDCBB_ERR_INVAL;
     if ((rc = pdcbb_job_dir(job, dir, sizeof(dir))) != PDCBB_OK) {
-        job_errf(err, errlen, "cannot name the job directory under '%s'", job_root(job));
+        pdcbb_errf(err, errlen, "cannot name the job directory under '%s'", job_root(job));
         return rc;
     }
     if (lstat(dir, &st) != 0) {
         if (errno == ENOENT)
             return PDCBB_OK; /* nothing to remove */
         rc = pdcbb_err_from_errno(errno);
-        job_errf(err, errlen, "cannot remove %s: %s", dir, strerror(errno));
+        pdcbb_errf(err, errlen, "cannot remove %s: %s", dir, strerror(errno));
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return rc;
     }
     /* the directory itself must be a real directory directly under the real local root */
     if (!S_ISDIR(st.st_mode) || realpath(job_root(job), rroot) == NULL ||
         realpath(dir, rdir) == NULL) {
-        job_errf(err, errlen, "refusing to remove %s: not a directory under %s", dir,
+        pdcbb_errf(err, errlen, "refusing to remove %s: not a directory under %s", dir,
                  job_root(job));
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return PDCBB_ERR_PERM;
@@ -1942,7 +1930,7 @@ pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errle
         rest = rdir;
     if (strncmp(rdir, rroot, rl) != 0 || rest[0] != '/' || strchr(rest + 1, '/') != NULL ||
         strncmp(rest + 1, "pdcbb.", 6) != 0) {
-        job_errf(err, errlen, "refusing to remove %s: it resolves to %s, not under %s", dir,
+        pdcbb_errf(err, errlen, "refusing to remove %s: it resolves to %s, not under %s", dir,
                  rdir, rroot);
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return PDCBB_ERR_PERM;
@@ -1950,7 +1938,7 @@ pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errle
     /* never pull the directory from under a running daemon */
     size_t nrun = job_find_running(job, rdir, 0, -1, NULL, 0);
     if (nrun > 0) {
-        job_errf(err, errlen, "refusing to remove %s: %zu daemon%s of the job %s still running "
+        pdcbb_errf(err, errlen, "refusing to remove %s: %zu daemon%s of the job %s still running "
                               "(run the epilog first)",
                  rdir, nrun, nrun == 1 ? "" : "s", nrun == 1 ? "is" : "are");
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
@@ -1964,15 +1952,15 @@ pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errle
     job_creds_free(&cr);
     if (rc == PDCBB_OK && rmdir(rdir) != 0 && errno != ENOENT) {
         int e = errno;
-        job_errf(err, errlen, "cannot remove %s: %s", rdir, strerror(e));
+        pdcbb_errf(err, errlen, "cannot remove %s: %s", rdir, strerror(e));
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return pdcbb_err_from_errno(e);
     }
     if (rc != PDCBB_OK) {
         if (job_rm_path[0] != '\0' && !cr.drop)
-            job_errf(err, errlen, "cannot remove %s: %s", job_rm_path, strerror(job_rm_errno));
+            pdcbb_errf(err, errlen, "cannot remove %s: %s", job_rm_path, strerror(job_rm_errno));
         else
-            job_errf(err, errlen, "cannot remove %s completely: %s", rdir, pdcbb_strerror(rc));
+            pdcbb_errf(err, errlen, "cannot remove %s completely: %s", rdir, pdcbb_strerror(rc));
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return rc;
     }

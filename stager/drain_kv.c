@@ -37,18 +37,6 @@
 #define KVD_REC_HDR 24
 #define KVD_HDR_FIXED 56
 
-static void kv_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void kv_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static void put32(uint8_t *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -101,12 +89,12 @@ pdcbb_err_t pdcbb_kvd_key_parse(uint32_t type, const char *text, uint8_t *out, s
 {
     size_t n = text ? strlen(text) : 0;
     if (n == 0) {
-        kv_errf(err, errlen, "key is empty");
+        pdcbb_errf(err, errlen, "key is empty");
         return PDCBB_ERR_INVAL;
     }
     if (type == PDCBB_KVK_STRING) {
         if (n > PDCBB_KV_KEY_MAXLEN) {
-            kv_errf(err, errlen, "key of %zu bytes is longer than %u bytes", n,
+            pdcbb_errf(err, errlen, "key of %zu bytes is longer than %u bytes", n,
                     (unsigned)PDCBB_KV_KEY_MAXLEN);
             return PDCBB_ERR_INVAL;
         }
@@ -118,7 +106,7 @@ pdcbb_err_t pdcbb_kvd_key_parse(uint32_t type, const char *text, uint8_t *out, s
     if (type == PDCBB_KVK_INT) {
         long long v = strtoll(text, &end, 10);
         if (*end != '\0' || errno != 0 || end == text || text[0] == ' ') {
-            kv_errf(err, errlen, "key '%.64s' is not an INT (a decimal integer in 64 bits)",
+            pdcbb_errf(err, errlen, "key '%.64s' is not an INT (a decimal integer in 64 bits)",
                     text);
             return PDCBB_ERR_INVAL;
         }
@@ -130,13 +118,13 @@ pdcbb_err_t pdcbb_kvd_key_parse(uint32_t type, const char *text, uint8_t *out, s
         double v = strtod(text, &end);
         if (*end != '\0' || end == text || text[0] == ' ' || isnan(v) ||
             (errno == ERANGE && isinf(v)) || pdcbb_kv_enc_float(v, out) != PDCBB_OK) {
-            kv_errf(err, errlen, "key '%.64s' is not a FLOAT (a number, NaN refused)", text);
+            pdcbb_errf(err, errlen, "key '%.64s' is not a FLOAT (a number, NaN refused)", text);
             return PDCBB_ERR_INVAL;
         }
         *len = 8;
         return PDCBB_OK;
     }
-    kv_errf(err, errlen, "unknown key type %u", type);
+    pdcbb_errf(err, errlen, "unknown key type %u", type);
     return PDCBB_ERR_INVAL;
 }
 
@@ -224,13 +212,13 @@ pdcbb_err_t pdcbb_kvd_create(const char *path, const pdcbb_kvd_header_t *h,
     size_t cl = strnlen(h->container, sizeof(h->container));
     size_t nl = strnlen(h->name, sizeof(h->name));
     if (cl >= sizeof(h->container) || nl >= sizeof(h->name) || h->key_type > 2) {
-        kv_errf(err, errlen, "%s: bad dump header (key type %u)", path, h->key_type);
+        pdcbb_errf(err, errlen, "%s: bad dump header (key type %u)", path, h->key_type);
         return PDCBB_ERR_INVAL;
     }
     pdcbb_kvd_writer_t *w = calloc(1, sizeof(*w));
     if (w == NULL || (w->buf = malloc(PDCBB_KVD_BLOCK_TARGET + KVD_BLOCK_HDR)) == NULL) {
         free(w);
-        kv_errf(err, errlen, "%s: out of memory", path);
+        pdcbb_errf(err, errlen, "%s: out of memory", path);
         return PDCBB_ERR_NOMEM;
     }
     w->cap = PDCBB_KVD_BLOCK_TARGET + KVD_BLOCK_HDR;
@@ -240,7 +228,7 @@ pdcbb_err_t pdcbb_kvd_create(const char *path, const pdcbb_kvd_header_t *h,
     w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (w->fd < 0) {
         int e = errno;
-        kv_errf(err, errlen, "cannot create %s: %s", w->tmp, strerror(e));
+        pdcbb_errf(err, errlen, "cannot create %s: %s", w->tmp, strerror(e));
         free(w->buf);
         free(w);
         return pdcbb_err_from_errno(e);
@@ -263,7 +251,7 @@ pdcbb_err_t pdcbb_kvd_create(const char *path, const pdcbb_kvd_header_t *h,
     put32(hdr + hl, pdcbb_crc32c(0, hdr, hl));
     if (kvd_write(w, hdr, hl + 4) != 0) {
         int e = w->werr;
-        kv_errf(err, errlen, "cannot write %s: %s", w->tmp, strerror(e));
+        pdcbb_errf(err, errlen, "cannot write %s: %s", w->tmp, strerror(e));
         pdcbb_kvd_abort(w);
         return pdcbb_err_from_errno(e);
     }
@@ -349,7 +337,7 @@ pdcbb_err_t pdcbb_kvd_close(pdcbb_kvd_writer_t *w, pdcbb_kvd_stats_t *stats, cha
 {
     pdcbb_err_t rc = PDCBB_OK;
     if (w->failed) {
-        kv_errf(err, errlen, "cannot write %s: %s", w->tmp,
+        pdcbb_errf(err, errlen, "cannot write %s: %s", w->tmp,
                 w->werr ? strerror(w->werr) : "an earlier record failed");
         pdcbb_kvd_abort(w);
         return PDCBB_ERR_IO;
@@ -362,14 +350,14 @@ pdcbb_err_t pdcbb_kvd_close(pdcbb_kvd_writer_t *w, pdcbb_kvd_stats_t *stats, cha
     put32(end + 20, pdcbb_crc32c(0, end, 20));
     if (kvd_flush_block(w) != 0 || kvd_write(w, end, sizeof(end)) != 0 || fdatasync(w->fd) != 0) {
         int e = w->werr ? w->werr : errno;
-        kv_errf(err, errlen, "cannot write %s: %s", w->tmp, strerror(e));
+        pdcbb_errf(err, errlen, "cannot write %s: %s", w->tmp, strerror(e));
         pdcbb_kvd_abort(w);
         return e == ENOSPC || e == EDQUOT ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(e);
     }
     if (close(w->fd) != 0 || rename(w->tmp, w->path) != 0) {
         int e = errno;
         w->fd = -1;
-        kv_errf(err, errlen, "cannot write %s: %s", w->path, strerror(e));
+        pdcbb_errf(err, errlen, "cannot write %s: %s", w->path, strerror(e));
         pdcbb_kvd_abort(w);
         return pdcbb_err_from_errno(e);
     }
@@ -418,40 +406,40 @@ pdcbb_err_t pdcbb_kvd_open(const char *path, pdcbb_kvd_header_t *h, pdcbb_kvd_re
 {
     pdcbb_kvd_reader_t *r = calloc(1, sizeof(*r));
     if (r == NULL) {
-        kv_errf(err, errlen, "%s: out of memory", path);
+        pdcbb_errf(err, errlen, "%s: out of memory", path);
         return PDCBB_ERR_NOMEM;
     }
     snprintf(r->path, sizeof(r->path), "%s", path);
     r->f = fopen(path, "rbe");
     if (r->f == NULL) {
         int e = errno;
-        kv_errf(err, errlen, "KV dump %s: cannot open: %s", path, strerror(e));
+        pdcbb_errf(err, errlen, "KV dump %s: cannot open: %s", path, strerror(e));
         free(r);
         return pdcbb_err_from_errno(e);
     }
     uint8_t hdr[KVD_HDR_FIXED + 2 * 1024 + 4];
     memset(h, 0, sizeof(*h));
     if (kvd_read(r, hdr, KVD_HDR_FIXED) != 0 || memcmp(hdr, PDCBB_KVD_MAGIC, 8) != 0) {
-        kv_errf(err, errlen, "KV dump %s: not a KV dump (no %s header)", path, PDCBB_KVD_MAGIC);
+        pdcbb_errf(err, errlen, "KV dump %s: not a KV dump (no %s header)", path, PDCBB_KVD_MAGIC);
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
     }
     uint32_t ver = get32(hdr + 8), cl = get32(hdr + 48), nl = get32(hdr + 52);
     if (ver != PDCBB_KVD_VERSION) {
-        kv_errf(err, errlen, "KV dump %s: version %u is not supported (this pdcbb reads %d)",
+        pdcbb_errf(err, errlen, "KV dump %s: version %u is not supported (this pdcbb reads %d)",
                 path, ver, PDCBB_KVD_VERSION);
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_VERSION;
     }
     if (cl > 1023 || nl > 1023 || kvd_read(r, hdr + KVD_HDR_FIXED, cl + nl) != 0) {
-        kv_errf(err, errlen, "KV dump %s: bad header (names of %u and %u bytes)", path, cl, nl);
+        pdcbb_errf(err, errlen, "KV dump %s: bad header (names of %u and %u bytes)", path, cl, nl);
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
     }
     uint32_t want = r->crc, got;
     uint8_t c4[4];
     if (kvd_read(r, c4, 4) != 0 || (got = get32(c4)) != want) {
-        kv_errf(err, errlen, "KV dump %s: header checksum mismatch (offset 0)", path);
+        pdcbb_errf(err, errlen, "KV dump %s: header checksum mismatch (offset 0)", path);
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
     }
@@ -464,7 +452,7 @@ pdcbb_err_t pdcbb_kvd_open(const char *path, pdcbb_kvd_header_t *h, pdcbb_kvd_re
     memcpy(h->container, hdr + KVD_HDR_FIXED, cl);
     memcpy(h->name, hdr + KVD_HDR_FIXED + cl, nl);
     if (h->key_type > 2) {
-        kv_errf(err, errlen, "KV dump %s: unknown key type %u", path, h->key_type);
+        pdcbb_errf(err, errlen, "KV dump %s: unknown key type %u", path, h->key_type);
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
     }
@@ -479,12 +467,12 @@ static int kvd_next_block(pdcbb_kvd_reader_t *r, char *err, size_t errlen)
     uint8_t h[KVD_BLOCK_HDR];
     uint64_t at = r->off;
     if (kvd_read(r, h, sizeof(h)) != 0) {
-        kv_errf(err, errlen, "KV dump %s: truncated at offset %" PRIu64 " (no end block)",
+        pdcbb_errf(err, errlen, "KV dump %s: truncated at offset %" PRIu64 " (no end block)",
                 r->path, at);
         return -1;
     }
     if (get32(h + 20) != pdcbb_crc32c(0, h, 20)) {
-        kv_errf(err, errlen, "KV dump %s: block header at offset %" PRIu64
+        pdcbb_errf(err, errlen, "KV dump %s: block header at offset %" PRIu64
                              ": checksum mismatch",
                 r->path, at);
         return -1;
@@ -492,14 +480,14 @@ static int kvd_next_block(pdcbb_kvd_reader_t *r, char *err, size_t errlen)
     uint32_t magic = get32(h);
     if (magic == PDCBB_KVD_END_MAGIC) {
         if (get64(h + 8) != r->records) {
-            kv_errf(err, errlen, "KV dump %s: the end block counts %" PRIu64
+            pdcbb_errf(err, errlen, "KV dump %s: the end block counts %" PRIu64
                                  " records, %" PRIu64 " were read",
                     r->path, get64(h + 8), r->records);
             return -1;
         }
         int ch = fgetc(r->f);
         if (ch != EOF) {
-            kv_errf(err, errlen, "KV dump %s: bytes after the end block at offset %" PRIu64,
+            pdcbb_errf(err, errlen, "KV dump %s: bytes after the end block at offset %" PRIu64,
                     r->path, r->off);
             return -1;
         }
@@ -509,12 +497,12 @@ static int kvd_next_block(pdcbb_kvd_reader_t *r, char *err, size_t errlen)
     uint32_t nrec = get32(h + 4);
     if (magic != PDCBB_KVD_BLOCK_MAGIC || nrec == 0 || plen < (uint64_t)nrec * KVD_REC_HDR ||
         plen > ((uint64_t)1 << 40)) {
-        kv_errf(err, errlen, "KV dump %s: bad block at offset %" PRIu64, r->path, at);
+        pdcbb_errf(err, errlen, "KV dump %s: bad block at offset %" PRIu64, r->path, at);
         return -1;
     }
     struct stat st;
     if (fstat(fileno(r->f), &st) == 0 && plen > (uint64_t)st.st_size) {
-        kv_errf(err, errlen, "KV dump %s: block at offset %" PRIu64 " of %" PRIu64
+        pdcbb_errf(err, errlen, "KV dump %s: block at offset %" PRIu64 " of %" PRIu64
                              " bytes is past the end of the file",
                 r->path, at, plen);
         return -1;
@@ -523,7 +511,7 @@ static int kvd_next_block(pdcbb_kvd_reader_t *r, char *err, size_t errlen)
         uint8_t *b = r->keep ? malloc(plen ? (size_t)plen : 1)
                              : realloc(r->block, (size_t)plen);
         if (b == NULL) {
-            kv_errf(err, errlen, "KV dump %s: out of memory for a block of %" PRIu64 " bytes",
+            pdcbb_errf(err, errlen, "KV dump %s: out of memory for a block of %" PRIu64 " bytes",
                     r->path, plen);
             return -1;
         }
@@ -531,11 +519,11 @@ static int kvd_next_block(pdcbb_kvd_reader_t *r, char *err, size_t errlen)
         r->block_cap = (size_t)plen;
     }
     if (kvd_read(r, r->block, (size_t)plen) != 0) {
-        kv_errf(err, errlen, "KV dump %s: truncated block at offset %" PRIu64, r->path, at);
+        pdcbb_errf(err, errlen, "KV dump %s: truncated block at offset %" PRIu64, r->path, at);
         return -1;
     }
     if (pdcbb_crc32c(0, r->block, (size_t)plen) != get32(h + 16)) {
-        kv_errf(err, errlen, "KV dump %s: block at offset %" PRIu64
+        pdcbb_errf(err, errlen, "KV dump %s: block at offset %" PRIu64
                              ": checksum mismatch (CRC-32C)",
                 r->path, at);
         return -1;
@@ -553,7 +541,7 @@ pdcbb_err_t pdcbb_kvd_next(pdcbb_kvd_reader_t *r, pdcbb_kvd_rec_t *rec, char *er
         return PDCBB_ERR_NOT_FOUND;
     if (r->block_left == 0) {
         if (r->block_len != r->pos) {
-            kv_errf(err, errlen, "KV dump %s: block before offset %" PRIu64
+            pdcbb_errf(err, errlen, "KV dump %s: block before offset %" PRIu64
                                  " has bytes after its records",
                     r->path, r->off);
             return PDCBB_ERR_IO;
@@ -569,7 +557,7 @@ pdcbb_err_t pdcbb_kvd_next(pdcbb_kvd_reader_t *r, pdcbb_kvd_rec_t *rec, char *er
     const uint8_t *p = r->block + r->pos;
     uint64_t left = r->block_len - r->pos;
     if (left < KVD_REC_HDR) {
-        kv_errf(err, errlen, "KV dump %s: record cut short before offset %" PRIu64, r->path,
+        pdcbb_errf(err, errlen, "KV dump %s: record cut short before offset %" PRIu64, r->path,
                 r->off);
         return PDCBB_ERR_IO;
     }
@@ -583,7 +571,7 @@ pdcbb_err_t pdcbb_kvd_next(pdcbb_kvd_reader_t *r, pdcbb_kvd_rec_t *rec, char *er
         (rec->flags & ~PDCBB_KVR_DELETED) != 0 ||
         ((rec->flags & PDCBB_KVR_DELETED) && rec->vlen != 0) ||
         pdcbb_kv_key_check(r->key_type, p + KVD_REC_HDR, rec->klen, 0, NULL, 0) != PDCBB_OK) {
-        kv_errf(err, errlen, "KV dump %s: bad record (key of %u bytes, value of %" PRIu64
+        pdcbb_errf(err, errlen, "KV dump %s: bad record (key of %u bytes, value of %" PRIu64
                              " bytes) in the block before offset %" PRIu64,
                 r->path, rec->klen, rec->vlen, r->off);
         return PDCBB_ERR_IO;
@@ -593,7 +581,7 @@ pdcbb_err_t pdcbb_kvd_next(pdcbb_kvd_reader_t *r, pdcbb_kvd_rec_t *rec, char *er
     if (r->have_last) {
         int c = pdcbb_kv_key_cmp(r->last_key, r->last_klen, rec->key, rec->klen);
         if (c > 0 || (c == 0 && r->last_tag >= rec->tag)) {
-            kv_errf(err, errlen, "KV dump %s: records out of key order before offset %" PRIu64,
+            pdcbb_errf(err, errlen, "KV dump %s: records out of key order before offset %" PRIu64,
                     r->path, r->off);
             return PDCBB_ERR_IO;
         }
@@ -646,7 +634,7 @@ pdcbb_err_t pdcbb_kvd_verify(const char *path, const pdcbb_kvd_stats_t *want,
         return PDCBB_ERR_IO;
     if (want != NULL && (want->crc32c != st.crc32c || want->bytes != st.bytes ||
                          want->records != st.records)) {
-        kv_errf(err, errlen,
+        pdcbb_errf(err, errlen,
                 "KV dump %s: %" PRIu64 " records, %" PRIu64 " bytes, crc32c 0x%08" PRIx32
                 "; the manifest says %" PRIu64 " records, %" PRIu64 " bytes, crc32c 0x%08" PRIx32,
                 path, st.records, st.bytes, st.crc32c, want->records, want->bytes,
@@ -685,7 +673,7 @@ pdcbb_err_t pdcbb_kv_view_load(pdcbb_kv_view_t *v, const char *path, char *err, 
     if (rc != PDCBB_OK)
         return rc;
     if (h.key_type != v->hdr.key_type) {
-        kv_errf(err, errlen, "KV dump %s: %s keys, the manifest says %s", path,
+        pdcbb_errf(err, errlen, "KV dump %s: %s keys, the manifest says %s", path,
                 pdcbb_kvd_key_type_name(h.key_type), pdcbb_kvd_key_type_name(v->hdr.key_type));
         pdcbb_kvd_close_reader(r);
         return PDCBB_ERR_IO;
@@ -727,7 +715,7 @@ pdcbb_err_t pdcbb_kv_view_load(pdcbb_kv_view_t *v, const char *path, char *err, 
         free(r->block);
     pdcbb_kvd_close_reader(r);
     if (rc == PDCBB_ERR_NOMEM)
-        kv_errf(err, errlen, "KV dump %s: out of memory", path);
+        pdcbb_errf(err, errlen, "KV dump %s: out of memory", path);
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
@@ -748,7 +736,7 @@ pdcbb_err_t pdcbb_kv_view_sort(pdcbb_kv_view_t *v, char *err, size_t errlen)
         if (view_rec_cmp(&v->recs[i - 1], &v->recs[i]) == 0) {
             char k[PDCBB_KVD_KEY_MAX + 1];
             pdcbb_kvd_key_format(v->hdr.key_type, v->recs[i].key, v->recs[i].klen, k, sizeof(k));
-            kv_errf(err, errlen, "KV object '%s': key '%.100s' tag %" PRIu64
+            pdcbb_errf(err, errlen, "KV object '%s': key '%.100s' tag %" PRIu64
                                  " is in two dumps",
                     v->hdr.name, k, v->recs[i].tag);
             return PDCBB_ERR_IO;
@@ -841,7 +829,7 @@ pdcbb_err_t pdcbb_drain_kv_view_open(const pdcbb_drain_t *m, const pdcbb_drain_k
     pdcbb_kv_view_t *v = pdcbb_kv_view_new(kv->key_type);
     pdcbb_err_t rc = PDCBB_OK;
     if (v == NULL) {
-        kv_errf(err, errlen, "out of memory");
+        pdcbb_errf(err, errlen, "out of memory");
         return PDCBB_ERR_NOMEM;
     }
     snprintf(v->hdr.name, sizeof(v->hdr.name), "%s", kv->name);
@@ -855,7 +843,7 @@ pdcbb_err_t pdcbb_drain_kv_view_open(const pdcbb_drain_t *m, const pdcbb_drain_k
         uint64_t before = v->nrecs;
         rc = pdcbb_kv_view_load(v, path, err, errlen);
         if (rc == PDCBB_OK && v->nrecs - before != d->records) {
-            kv_errf(err, errlen, "KV dump %s: %" PRIu64 " records, the manifest says %" PRIu64,
+            pdcbb_errf(err, errlen, "KV dump %s: %" PRIu64 " records, the manifest says %" PRIu64,
                     path, v->nrecs - before, d->records);
             rc = PDCBB_ERR_IO;
         }

@@ -176,20 +176,6 @@ static const char *const cfg_placement_names[] = {"obj_static", "region_static",
 /* Small helpers                                                                              */
 /* ---------------------------------------------------------------------------------------- */
 
-static void cfg_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void cfg_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static const cfg_key_t *cfg_key_find(const char *name)
 {
     for (size_t i = 0; i < CFG_NKEYS; i++)
@@ -576,17 +562,17 @@ static pdcbb_err_t cfg_apply_list(pdcbb_config_t *c, const cfg_key_t *k,
     char why[PATH_MAX + 128];
 
     if (n > PDCBB_CONFIG_LIST_MAX) {
-        cfg_errf(err, errlen, "%s: too many entries (%zu, at most %d)", where, n,
+        pdcbb_errf(err, errlen, "%s: too many entries (%zu, at most %d)", where, n,
                  PDCBB_CONFIG_LIST_MAX);
         return PDCBB_ERR_CONFIG;
     }
     for (size_t i = 0; i < n; i++) {
         if (items[i][0] == '\0') {
-            cfg_errf(err, errlen, "%s: entry %zu is empty", where, i + 1);
+            pdcbb_errf(err, errlen, "%s: entry %zu is empty", where, i + 1);
             return PDCBB_ERR_CONFIG;
         }
         if (!cfg_text_ok(k, items[i], PATH_MAX, true, why, sizeof(why))) {
-            cfg_errf(err, errlen, "%s: %s", where, why);
+            pdcbb_errf(err, errlen, "%s: %s", where, why);
             return PDCBB_ERR_CONFIG;
         }
     }
@@ -615,7 +601,7 @@ static pdcbb_err_t cfg_apply_list_text(pdcbb_config_t *c, const cfg_key_t *k, co
     }
     copy = strdup(value);
     if (copy == NULL) {
-        cfg_errf(err, errlen, "%s: out of memory", where);
+        pdcbb_errf(err, errlen, "%s: out of memory", where);
         rc = PDCBB_ERR_NOMEM;
         goto done;
     }
@@ -630,7 +616,7 @@ static pdcbb_err_t cfg_apply_list_text(pdcbb_config_t *c, const cfg_key_t *k, co
         while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
             *--end = '\0';
         if (n == PDCBB_CONFIG_LIST_MAX) {
-            cfg_errf(err, errlen, "%s: too many entries (more than %d)", where,
+            pdcbb_errf(err, errlen, "%s: too many entries (more than %d)", where,
                      PDCBB_CONFIG_LIST_MAX);
             rc = PDCBB_ERR_CONFIG;
             goto done;
@@ -663,25 +649,25 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
         case CFG_SIZE_OK:
             break;
         case CFG_SIZE_SYNTAX:
-            cfg_errf(err, errlen,
+            pdcbb_errf(err, errlen,
                      "%s: bad size '%s' (use a number with an optional K, M, G, T or P suffix)",
                      where, value);
             return PDCBB_ERR_CONFIG;
         case CFG_SIZE_INEXACT:
-            cfg_errf(err, errlen, "%s: bad size '%s' (not a whole number of bytes)", where,
+            pdcbb_errf(err, errlen, "%s: bad size '%s' (not a whole number of bytes)", where,
                      value);
             return PDCBB_ERR_CONFIG;
         case CFG_SIZE_OVERFLOW:
-            cfg_errf(err, errlen, "%s: bad size '%s' (too large)", where, value);
+            pdcbb_errf(err, errlen, "%s: bad size '%s' (too large)", where, value);
             return PDCBB_ERR_CONFIG;
         }
         if (v < k->umin) {
-            cfg_errf(err, errlen, "%s: %s is below the minimum %s", where, value,
+            pdcbb_errf(err, errlen, "%s: %s is below the minimum %s", where, value,
                      pdcbb_format_size(k->umin, lo, sizeof(lo)));
             return PDCBB_ERR_CONFIG;
         }
         if (v > k->umax) {
-            cfg_errf(err, errlen, "%s: %s is above the maximum %s", where, value,
+            pdcbb_errf(err, errlen, "%s: %s is above the maximum %s", where, value,
                      pdcbb_format_size(k->umax, hi, sizeof(hi)));
             return PDCBB_ERR_CONFIG;
         }
@@ -699,7 +685,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
                 v = v * 10 + (unsigned long long)(*p - '0');
         }
         if (!ok || v < k->umin || v > k->umax) {
-            cfg_errf(err, errlen, "%s: %s '%s' (use a whole number from %llu to %llu)", where,
+            pdcbb_errf(err, errlen, "%s: %s '%s' (use a whole number from %llu to %llu)", where,
                      ok ? "out of range" : "bad number", value, (unsigned long long)k->umin,
                      (unsigned long long)k->umax);
             return PDCBB_ERR_CONFIG;
@@ -710,7 +696,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
     case CFG_SECONDS: {
         double v = 0;
         if (!cfg_seconds_parse(value, &v)) {
-            cfg_errf(err, errlen,
+            pdcbb_errf(err, errlen,
                      "%s: bad duration '%s' (use seconds such as 30 or 1.5, or a number with "
                      "an s, m, h or d suffix)",
                      where, value);
@@ -719,7 +705,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
         if (v < k->dmin || v > k->dmax) {
             cfg_format_seconds(k->dmin, lo, sizeof(lo));
             cfg_format_seconds(k->dmax, hi, sizeof(hi));
-            cfg_errf(err, errlen, "%s: out of range '%s' (use %s to %s seconds)", where, value,
+            pdcbb_errf(err, errlen, "%s: out of range '%s' (use %s to %s seconds)", where, value,
                      lo, hi);
             return PDCBB_ERR_CONFIG;
         }
@@ -729,7 +715,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
     case CFG_STRING:
     case CFG_PATH:
         if (!cfg_text_ok(k, value, k->size, k->type == CFG_PATH, why, sizeof(why))) {
-            cfg_errf(err, errlen, "%s: %s", where, why);
+            pdcbb_errf(err, errlen, "%s: %s", where, why);
             return PDCBB_ERR_CONFIG;
         }
         memcpy(cfg_field(c, k), value, strlen(value) + 1);
@@ -739,7 +725,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
     case CFG_PLACEMENT: {
         int p = pdcbb_placement_parse(value);
         if (p < 0) {
-            cfg_errf(err, errlen,
+            pdcbb_errf(err, errlen,
                      "%s: bad placement '%s' (use obj_static, region_static, region_dynamic "
                      "or region_local)",
                      where, value);
@@ -751,7 +737,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
     case CFG_LOG_LEVEL: {
         int l = pdcbb_log_level_parse(value);
         if (l < 0) {
-            cfg_errf(err, errlen,
+            pdcbb_errf(err, errlen,
                      "%s: bad log level '%s' (use none, error, warn, info or debug)", where,
                      value);
             return PDCBB_ERR_CONFIG;
@@ -760,7 +746,7 @@ static pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *
         return PDCBB_OK;
     }
     }
-    cfg_errf(err, errlen, "%s: internal error: unknown key type", where);
+    pdcbb_errf(err, errlen, "%s: internal error: unknown key type", where);
     return PDCBB_ERR_INTERNAL;
 }
 
@@ -774,12 +760,12 @@ static pdcbb_err_t cfg_lookup(const char *key, unsigned scope, const char *sourc
 
     if (k == NULL) {
         cfg_known_keys(scope, extra_known, text, sizeof(text));
-        cfg_errf(err, errlen, "%s: unknown key '%s' (known keys: %s)", source, key, text);
+        pdcbb_errf(err, errlen, "%s: unknown key '%s' (known keys: %s)", source, key, text);
         return PDCBB_ERR_CONFIG;
     }
     if ((k->scope & scope) == 0) {
         cfg_scope_text(k, text, sizeof(text));
-        cfg_errf(err, errlen, "%s: key '%s' may only be set in %s", source, key, text);
+        pdcbb_errf(err, errlen, "%s: key '%s' may only be set in %s", source, key, text);
         return PDCBB_ERR_CONFIG;
     }
     *out = k;
@@ -795,7 +781,7 @@ static pdcbb_err_t cfg_set(pdcbb_config_t *c, const char *key, const char *value
     pdcbb_err_t rc;
 
     if (key == NULL || value == NULL) {
-        cfg_errf(err, errlen, "%s: missing key or value", source);
+        pdcbb_errf(err, errlen, "%s: missing key or value", source);
         return PDCBB_ERR_INVAL;
     }
     rc = cfg_lookup(key, scope, source, extra_known, &k, err, errlen);
@@ -822,7 +808,7 @@ pdcbb_err_t pdcbb_config_set(pdcbb_config_t *c, const char *key, const char *val
                              unsigned scope, const char *source, char *err, size_t errlen)
 {
     if (c == NULL) {
-        cfg_errf(err, errlen, "pdcbb_config_set: no config");
+        pdcbb_errf(err, errlen, "pdcbb_config_set: no config");
         return PDCBB_ERR_INVAL;
     }
     return cfg_set(c, key, value, scope, source ? source : "config", NULL, err, errlen);
@@ -883,21 +869,21 @@ static void cfg_yaml_syntax_error(const yaml_parser_t *parser, FILE *f, const ch
 
     switch (parser->error) {
     case YAML_MEMORY_ERROR:
-        cfg_errf(err, errlen, "%s: out of memory while reading YAML", path);
+        pdcbb_errf(err, errlen, "%s: out of memory while reading YAML", path);
         break;
     case YAML_READER_ERROR:
-        cfg_errf(err, errlen, "%s:%zu: cannot read YAML: %s (byte offset %zu)", path,
+        pdcbb_errf(err, errlen, "%s:%zu: cannot read YAML: %s (byte offset %zu)", path,
                  cfg_line_of_offset(f, parser->problem_offset), problem,
                  parser->problem_offset);
         break;
     default:
         if (parser->context != NULL)
-            cfg_errf(err, errlen, "%s:%zu: YAML syntax error: %s, column %zu (%s at line %zu)",
+            pdcbb_errf(err, errlen, "%s:%zu: YAML syntax error: %s, column %zu (%s at line %zu)",
                      path, parser->problem_mark.line + 1, problem,
                      parser->problem_mark.column + 1, parser->context,
                      parser->context_mark.line + 1);
         else
-            cfg_errf(err, errlen, "%s:%zu: YAML syntax error: %s, column %zu", path,
+            pdcbb_errf(err, errlen, "%s:%zu: YAML syntax error: %s, column %zu", path,
                      parser->problem_mark.line + 1, problem, parser->problem_mark.column + 1);
         break;
     }
@@ -921,14 +907,14 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
         size_t line, idx;
 
         if (kn == NULL || vn == NULL) {
-            cfg_errf(err, errlen, "%s: malformed YAML document", path);
+            pdcbb_errf(err, errlen, "%s: malformed YAML document", path);
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
         line = kn->start_mark.line + 1;
         snprintf(source, sizeof(source), "%s:%zu", path, line);
         if (kn->type != YAML_SCALAR_NODE || (key = cfg_scalar_text(kn)) == NULL) {
-            cfg_errf(err, errlen, "%s: a key must be a plain name, found %s", source,
+            pdcbb_errf(err, errlen, "%s: a key must be a plain name, found %s", source,
                      cfg_node_kind(kn));
             rc = PDCBB_ERR_CONFIG;
             goto done;
@@ -938,7 +924,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
             goto done;
         idx = (size_t)(k - cfg_keys);
         if (first_line[idx] != 0) {
-            cfg_errf(err, errlen, "%s: duplicate key '%s' (first set on line %zu)", source,
+            pdcbb_errf(err, errlen, "%s: duplicate key '%s' (first set on line %zu)", source,
                      k->name, first_line[idx]);
             rc = PDCBB_ERR_CONFIG;
             goto done;
@@ -953,7 +939,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
             free(items);
             items = calloc(n + 1, sizeof(*items));
             if (items == NULL) {
-                cfg_errf(err, errlen, "%s: out of memory", where);
+                pdcbb_errf(err, errlen, "%s: out of memory", where);
                 rc = PDCBB_ERR_NOMEM;
                 goto done;
             }
@@ -961,7 +947,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
                 yaml_node_t *in = yaml_document_get_node(doc, vn->data.sequence.items.start[i]);
                 if (in == NULL || in->type != YAML_SCALAR_NODE ||
                     (items[i] = cfg_scalar_text(in)) == NULL) {
-                    cfg_errf(err, errlen, "%s:%zu: key '%s': list entries must be single paths",
+                    pdcbb_errf(err, errlen, "%s:%zu: key '%s': list entries must be single paths",
                              path, (in ? in->start_mark.line : vn->start_mark.line) + 1,
                              k->name);
                     rc = PDCBB_ERR_CONFIG;
@@ -974,7 +960,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
             continue;
         }
         if (vn->type != YAML_SCALAR_NODE) {
-            cfg_errf(err, errlen, "%s: expected %s, found %s", where,
+            pdcbb_errf(err, errlen, "%s: expected %s, found %s", where,
                      k->type == CFG_PATH_LIST ? "a path or a list of paths" : "a single value",
                      cfg_node_kind(vn));
             rc = PDCBB_ERR_CONFIG;
@@ -982,7 +968,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
         }
         value = cfg_scalar_text(vn);
         if (value == NULL) {
-            cfg_errf(err, errlen, "%s: value contains a NUL character", where);
+            pdcbb_errf(err, errlen, "%s: value contains a NUL character", where);
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
@@ -1013,23 +999,23 @@ pdcbb_err_t pdcbb_config_load_file(pdcbb_config_t *c, const char *path, unsigned
     struct stat st;
 
     if (c == NULL || path == NULL) {
-        cfg_errf(err, errlen, "pdcbb_config_load_file: no config or no path");
+        pdcbb_errf(err, errlen, "pdcbb_config_load_file: no config or no path");
         rc = PDCBB_ERR_INVAL;
         goto done;
     }
     f = fopen(path, "rbe");
     if (f == NULL) {
-        cfg_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        pdcbb_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         rc = PDCBB_ERR_NOT_FOUND;
         goto done;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        cfg_errf(err, errlen, "%s: cannot open: %s", path, strerror(EISDIR));
+        pdcbb_errf(err, errlen, "%s: cannot open: %s", path, strerror(EISDIR));
         rc = PDCBB_ERR_NOT_FOUND;
         goto done;
     }
     if (!yaml_parser_initialize(&parser)) {
-        cfg_errf(err, errlen, "%s: out of memory", path);
+        pdcbb_errf(err, errlen, "%s: out of memory", path);
         rc = PDCBB_ERR_NOMEM;
         goto done;
     }
@@ -1048,7 +1034,7 @@ pdcbb_err_t pdcbb_config_load_file(pdcbb_config_t *c, const char *path, unsigned
         cfg_scalar_text(root)[0] == '\0')
         goto done; /* "---" alone */
     if (root->type != YAML_MAPPING_NODE) {
-        cfg_errf(err, errlen, "%s:%zu: the top level must be a mapping of 'key: value' lines, "
+        pdcbb_errf(err, errlen, "%s:%zu: the top level must be a mapping of 'key: value' lines, "
                  "found %s", path, root->start_mark.line + 1, cfg_node_kind(root));
         rc = PDCBB_ERR_CONFIG;
         goto done;
@@ -1061,14 +1047,14 @@ pdcbb_err_t pdcbb_config_load_file(pdcbb_config_t *c, const char *path, unsigned
     }
     extra_loaded = true;
     if (yaml_document_get_root_node(&extra) != NULL) {
-        cfg_errf(err, errlen, "%s:%zu: only one YAML document is allowed", path,
+        pdcbb_errf(err, errlen, "%s:%zu: only one YAML document is allowed", path,
                  yaml_document_get_root_node(&extra)->start_mark.line + 1);
         rc = PDCBB_ERR_CONFIG;
         goto done;
     }
     work = malloc(sizeof(*work));
     if (work == NULL) {
-        cfg_errf(err, errlen, "%s: out of memory", path);
+        pdcbb_errf(err, errlen, "%s: out of memory", path);
         rc = PDCBB_ERR_NOMEM;
         goto done;
     }
@@ -1115,7 +1101,7 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
     unsigned item_no = 0;
 
     if (c == NULL) {
-        cfg_errf(err, errlen, "pdcbb_config_parse_spec: no config");
+        pdcbb_errf(err, errlen, "pdcbb_config_parse_spec: no config");
         rc = PDCBB_ERR_INVAL;
         goto done;
     }
@@ -1124,7 +1110,7 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
     copy = strdup(spec);
     work = malloc(sizeof(*work));
     if (copy == NULL || work == NULL) {
-        cfg_errf(err, errlen, "%s: out of memory", source);
+        pdcbb_errf(err, errlen, "%s: out of memory", source);
         rc = PDCBB_ERR_NOMEM;
         goto done;
     }
@@ -1140,14 +1126,14 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
         item_no++;
         item = cfg_trim(p);
         if (item[0] == '\0') {
-            cfg_errf(err, errlen, "%s: item %u is empty (use key=value,key=value)", source,
+            pdcbb_errf(err, errlen, "%s: item %u is empty (use key=value,key=value)", source,
                      item_no);
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
         eq = strchr(item, '=');
         if (eq == NULL) {
-            cfg_errf(err, errlen, "%s: item '%s' has no '=' (use key=value)", source, item);
+            pdcbb_errf(err, errlen, "%s: item '%s' has no '=' (use key=value)", source, item);
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
@@ -1155,12 +1141,12 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
         key = cfg_trim(item);
         value = cfg_trim(eq + 1);
         if (key[0] == '\0') {
-            cfg_errf(err, errlen, "%s: item '=%s' has no key (use key=value)", source, value);
+            pdcbb_errf(err, errlen, "%s: item '=%s' has no key (use key=value)", source, value);
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
         if (value[0] == '\0') {
-            cfg_errf(err, errlen, "%s: item '%s=' has an empty value", source, key);
+            pdcbb_errf(err, errlen, "%s: item '%s=' has an empty value", source, key);
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
@@ -1169,7 +1155,7 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
             if (rc == PDCBB_ERR_NOT_FOUND && err != NULL && errlen > 0) {
                 char inner[PDCBB_CONFIG_ERR_LEN];
                 snprintf(inner, sizeof(inner), "%s", err);
-                cfg_errf(err, errlen, "%s: %s=%s", source, key, inner);
+                pdcbb_errf(err, errlen, "%s: %s=%s", source, key, inner);
             }
         } else {
             rc = cfg_set(work, key, value, PDCBB_SCOPE_USER, source, "config", err, errlen);
@@ -1193,13 +1179,13 @@ pdcbb_err_t pdcbb_config_apply_env(pdcbb_config_t *c, char *err, size_t errlen)
     pdcbb_config_t *work = NULL;
 
     if (c == NULL) {
-        cfg_errf(err, errlen, "pdcbb_config_apply_env: no config");
+        pdcbb_errf(err, errlen, "pdcbb_config_apply_env: no config");
         rc = PDCBB_ERR_INVAL;
         goto done;
     }
     work = malloc(sizeof(*work));
     if (work == NULL) {
-        cfg_errf(err, errlen, "environment: out of memory");
+        pdcbb_errf(err, errlen, "environment: out of memory");
         rc = PDCBB_ERR_NOMEM;
         goto done;
     }
@@ -1246,7 +1232,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
     case CFG_SIZE: {
         uint64_t v = *(const uint64_t *)f;
         if (v < k->umin || v > k->umax) {
-            cfg_errf(err, errlen, "key '%s': %s is out of range (%s to %s)", k->name,
+            pdcbb_errf(err, errlen, "key '%s': %s is out of range (%s to %s)", k->name,
                      pdcbb_format_size(v, why, sizeof(why)),
                      pdcbb_format_size(k->umin, a, sizeof(a)),
                      pdcbb_format_size(k->umax, b, sizeof(b)));
@@ -1257,7 +1243,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
     case CFG_UINT: {
         unsigned v = *(const unsigned *)f;
         if (v < k->umin || v > k->umax) {
-            cfg_errf(err, errlen, "key '%s': %u is out of range (%llu to %llu)", k->name, v,
+            pdcbb_errf(err, errlen, "key '%s': %u is out of range (%llu to %llu)", k->name, v,
                      (unsigned long long)k->umin, (unsigned long long)k->umax);
             return PDCBB_ERR_CONFIG;
         }
@@ -1268,7 +1254,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
         if (!(v >= k->dmin && v <= k->dmax)) { /* also refuses NaN */
             cfg_format_seconds(k->dmin, a, sizeof(a));
             cfg_format_seconds(k->dmax, b, sizeof(b));
-            cfg_errf(err, errlen, "key '%s': %g is out of range (%s to %s seconds)", k->name,
+            pdcbb_errf(err, errlen, "key '%s': %g is out of range (%s to %s seconds)", k->name,
                      v, a, b);
             return PDCBB_ERR_CONFIG;
         }
@@ -1278,18 +1264,18 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
     case CFG_PATH: {
         const char *s = f;
         if (memchr(s, '\0', k->size) == NULL) {
-            cfg_errf(err, errlen, "key '%s': value is not terminated", k->name);
+            pdcbb_errf(err, errlen, "key '%s': value is not terminated", k->name);
             return PDCBB_ERR_CONFIG;
         }
         if (!cfg_text_ok(k, s, k->size, k->type == CFG_PATH, why, sizeof(why))) {
-            cfg_errf(err, errlen, "key '%s': %s", k->name, why);
+            pdcbb_errf(err, errlen, "key '%s': %s", k->name, why);
             return PDCBB_ERR_CONFIG;
         }
         return PDCBB_OK;
     }
     case CFG_PATH_LIST:
         if (c->n_drain_roots < 0 || c->n_drain_roots > PDCBB_CONFIG_LIST_MAX) {
-            cfg_errf(err, errlen, "key '%s': bad number of entries %d", k->name,
+            pdcbb_errf(err, errlen, "key '%s': bad number of entries %d", k->name,
                      c->n_drain_roots);
             return PDCBB_ERR_CONFIG;
         }
@@ -1297,7 +1283,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
             const char *s = c->drain_roots[i];
             if (memchr(s, '\0', PATH_MAX) == NULL || s[0] == '\0' ||
                 !cfg_text_ok(k, s, PATH_MAX, true, why, sizeof(why))) {
-                cfg_errf(err, errlen, "key '%s': entry %d: %s", k->name, i + 1,
+                pdcbb_errf(err, errlen, "key '%s': entry %d: %s", k->name, i + 1,
                          s[0] == '\0' ? "empty" : why);
                 return PDCBB_ERR_CONFIG;
             }
@@ -1306,7 +1292,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
     case CFG_PLACEMENT:
         if ((int)*(const pdcbb_placement_t *)f < PDCBB_PLACE_OBJ_STATIC ||
             *(const pdcbb_placement_t *)f > PDCBB_PLACE_REGION_LOCAL) {
-            cfg_errf(err, errlen, "key '%s': bad placement %d", k->name,
+            pdcbb_errf(err, errlen, "key '%s': bad placement %d", k->name,
                      (int)*(const pdcbb_placement_t *)f);
             return PDCBB_ERR_CONFIG;
         }
@@ -1314,7 +1300,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
     case CFG_LOG_LEVEL: {
         int l = *(const int *)f;
         if (l < PDCBB_LOG_NONE || l > PDCBB_LOG_DEBUG) {
-            cfg_errf(err, errlen, "key '%s': bad log level %d", k->name, l);
+            pdcbb_errf(err, errlen, "key '%s': bad log level %d", k->name, l);
             return PDCBB_ERR_CONFIG;
         }
         return PDCBB_OK;
@@ -1334,7 +1320,7 @@ static pdcbb_err_t cfg_check_under_roots(const pdcbb_config_t *c, const char *ke
     if (path[0] == '\0')
         goto done;
     if (path[0] != '/') {
-        cfg_errf(err, errlen, "key '%s': path '%s' must be absolute (start with '/')", key, path);
+        pdcbb_errf(err, errlen, "key '%s': path '%s' must be absolute (start with '/')", key, path);
         rc = PDCBB_ERR_CONFIG;
         goto done;
     }
@@ -1344,7 +1330,7 @@ static pdcbb_err_t cfg_check_under_roots(const pdcbb_config_t *c, const char *ke
     root = malloc(PATH_MAX);
     list = malloc(cap);
     if (norm == NULL || root == NULL || list == NULL) {
-        cfg_errf(err, errlen, "key '%s': out of memory", key);
+        pdcbb_errf(err, errlen, "key '%s': out of memory", key);
         rc = PDCBB_ERR_NOMEM;
         goto done;
     }
@@ -1358,10 +1344,10 @@ static pdcbb_err_t cfg_check_under_roots(const pdcbb_config_t *c, const char *ke
             n += (size_t)snprintf(list + n, cap - n, "%s%s", i ? ", " : "", c->drain_roots[i]);
     }
     if (strcmp(norm, path) != 0)
-        cfg_errf(err, errlen, "key '%s': '%s' (that is, %s) is not under an allowed drain root "
+        pdcbb_errf(err, errlen, "key '%s': '%s' (that is, %s) is not under an allowed drain root "
                  "(%s)", key, path, norm, list);
     else
-        cfg_errf(err, errlen, "key '%s': '%s' is not under an allowed drain root (%s)", key,
+        pdcbb_errf(err, errlen, "key '%s': '%s' is not under an allowed drain root (%s)", key,
                  path, list);
     rc = PDCBB_ERR_CONFIG;
 done:
@@ -1377,7 +1363,7 @@ pdcbb_err_t pdcbb_config_validate(const pdcbb_config_t *c, char *err, size_t err
     char a[32], b[32];
 
     if (c == NULL) {
-        cfg_errf(err, errlen, "pdcbb_config_validate: no config");
+        pdcbb_errf(err, errlen, "pdcbb_config_validate: no config");
         rc = PDCBB_ERR_INVAL;
         goto done;
     }
@@ -1387,7 +1373,7 @@ pdcbb_err_t pdcbb_config_validate(const pdcbb_config_t *c, char *err, size_t err
             goto done;
     }
     if (c->max_capacity != 0 && c->capacity > c->max_capacity) {
-        cfg_errf(err, errlen, "key 'capacity': %s is larger than the site's max_capacity %s",
+        pdcbb_errf(err, errlen, "key 'capacity': %s is larger than the site's max_capacity %s",
                  pdcbb_format_size(c->capacity, a, sizeof(a)),
                  pdcbb_format_size(c->max_capacity, b, sizeof(b)));
         rc = PDCBB_ERR_CONFIG;
