@@ -525,7 +525,8 @@ static void kv_ls_migrations(const pdcbb_drain_t *m)
 
 static int kv_ls(pdcbb_drain_t *m)
 {
-    printf("job %" PRIu64 ": %" PRIu32 " KV objects in %s%s\n", m->job_id, m->nkvs, m->dir,
+    printf("job %" PRIu64 ": %" PRIu32 " KV object%s in %s%s\n", m->job_id, m->nkvs,
+           m->nkvs == 1 ? "" : "s", m->dir,
            m->complete ? "" : " (INCOMPLETE drain)");
     if (m->nkvs == 0) {
         kv_ls_migrations(m);

@@ -113,6 +113,31 @@ guide_env() {
     # Rank 0's lines, in the printed order.
     assert_equal "$(grep -E '^(temperature|key|keys)[ ,]' <<<"$output")" "$(cat block.text)"
     assert_no_daemons "$WORKDIR"
+
+    # USER-GUIDE.md's "KV objects after the job" commands, on the drain of this program's job:
+    # job id 1234 as printed; only the destination /scratch/me/run1 is this test's.
+    mkdir dest
+    run guide_env pdcbb run --nodes 2 --job-id 1234 --drain "$WORKDIR/kv/dest" -- \
+        mpirun --oversubscribe -np 2 ./kv_demo
+    assert_success
+    awk '/^### KV objects after the job/ {f = 1} f && /^```sh$/ {on = 1; next} on && /^```$/ {exit} on' \
+        "$GUIDE" > guide_kv.sh
+    grep -q '^pdcbb kv keys /scratch/me/run1/pdcbb.1234 index --tag 9 ' guide_kv.sh
+    [ "$(grep -c '^pdcbb kv ' guide_kv.sh)" -eq 4 ]
+    sed -i "s|/scratch/me/run1|$WORKDIR/kv/dest|g" guide_kv.sh
+    run guide_env bash -e guide_kv.sh
+    echo "$output"
+    assert_success
+    assert_line "job 1234: 1 KV object in $WORKDIR/kv/dest/pdcbb.1234"
+    assert_line --regexp '^run42 +index +STRING +HASH +2 +8 +4$'
+    for k in rank0.a rank0.b rank1.a rank1.b; do assert_line "$(printf '%s\t9' "$k")"; done
+    assert_line "$(printf 'temperature\t8')"
+    assert_output --partial "23.1"
+    # The export holds the 4 keys of the latest state (temperature is deleted from tag 10 on).
+    [ "$(wc -l < index.jsonl)" -eq 4 ]
+    python3 -c 'import json,sys; [json.loads(l) for l in open("index.jsonl")]'
+    ! grep -q temperature index.jsonl
+    assert_no_daemons "$WORKDIR"
 }
 
 @test "the guide's table of error codes is the code's list" {
