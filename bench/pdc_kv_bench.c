@@ -40,88 +40,30 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <lmdb.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_procs.h"
 #include "pdc.h"
 #include "pdc_kv.h"
 
-#define MAX_PROCS 64
+#define MAX_PROCS 64 /* <= BENCH_MAX_PROCS */
 #define ASYNC_WINDOW 64
 #define KEY_LEN 16
 
 static const char *prog = "pdc_kv_bench";
-static int rank = 0, nprocs = 1;
-
-typedef struct shared {
-    pthread_barrier_t barrier;
-    double seconds[MAX_PROCS];
-    int failed;
-} shared_t;
-static shared_t *shared;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s[%d]: error: ", prog, rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    if (shared)
-        shared->failed = 1;
-    exit(1);
-}
-
 static const char *last_error(void)
 {
     const char *m = PDCbb_last_error_message();
     return m && m[0] ? m : "(no message)";
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void barrier(void)
-{
-    if (shared) {
-        pthread_barrier_wait(&shared->barrier);
-        if (shared->failed)
-            exit(1);
-    }
-}
-
-/* The slowest process's seconds (every process gets it). */
-static double max_all(double v)
-{
-    if (!shared)
-        return v;
-    shared->seconds[rank] = v;
-    barrier();
-    double m = 0;
-    for (int i = 0; i < nprocs; i++)
-        if (shared->seconds[i] > m)
-            m = shared->seconds[i];
-    barrier();
-    return m;
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -137,7 +79,7 @@ static long *order_of(long n, int sorted, uint64_t seed)
 {
     long *o = malloc((size_t)n * sizeof *o);
     if (o == NULL)
-        die("out of memory for %ld indices", n);
+        bench_die("out of memory for %ld indices", n);
     for (long i = 0; i < n; i++)
         o[i] = i;
     if (!sorted)
@@ -180,15 +122,15 @@ typedef struct result {
 static pdcid_t kv_shared(pdcid_t cont, const char *name)
 {
     pdcid_t kv = 0;
-    if (rank == 0) {
+    if (bench_rank == 0) {
         pdc_kv_info_t info = {.key_type = PDC_KV_STRING};
         kv = PDCkv_create(cont, name, &info);
         if (kv == 0)
-            die("PDCkv_create(%s): %s", name, last_error());
+            bench_die("PDCkv_create(%s): %s", name, last_error());
     }
-    barrier();
-    if (rank != 0 && (kv = PDCkv_open(cont, name)) == 0)
-        die("PDCkv_open(%s): %s", name, last_error());
+    bench_barrier();
+    if (bench_rank != 0 && (kv = PDCkv_open(cont, name)) == 0)
+        bench_die("PDCkv_open(%s): %s", name, last_error());
     return kv;
 }
 
@@ -198,7 +140,7 @@ static pdcid_t kv_shared(pdcid_t cont, const char *name)
     do {                                                                                          \
         int rc_ = (call);                                                                         \
         if (rc_ != 0)                                                                             \
-            die("LMDB baseline: %s: %s", what, mdb_strerror(rc_));                                \
+            bench_die("LMDB baseline: %s: %s", what, mdb_strerror(rc_));                                \
     } while (0)
 
 static MDB_env *lmdb_open(const char *dir, size_t map)
@@ -226,7 +168,7 @@ static double lmdb_put(const char *dir, long n, int procs, const long *ord, size
 {
     size_t map = (size_t)procs * (size_t)n * (vsize + KEY_LEN + 64) * 3 + (64u << 20);
     if (mkdir(dir, 0700) != 0)
-        die("LMDB baseline: mkdir %s: %s", dir, strerror(errno));
+        bench_die("LMDB baseline: mkdir %s: %s", dir, strerror(errno));
     MDB_env *env = lmdb_open(dir, map);
     MDB_dbi dbi;
     MDB_txn *txn;
@@ -236,7 +178,7 @@ static double lmdb_put(const char *dir, long n, int procs, const long *ord, size
     unsigned char *v = malloc(vsize ? vsize : 1);
     char k[KEY_LEN + 1];
     long in_txn = 0;
-    double t0 = now();
+    double t0 = bench_now();
     txn = NULL;
     for (long i = 0; i < n; i++)
         for (int r = 0; r < procs; r++) {
@@ -254,7 +196,7 @@ static double lmdb_put(const char *dir, long n, int procs, const long *ord, size
         }
     if (txn)
         MDB_CHECK(mdb_txn_commit(txn), "mdb_txn_commit");
-    double s = now() - t0;
+    double s = bench_now() - t0;
     free(v);
     mdb_env_close(env);
     return s;
@@ -272,7 +214,7 @@ static void lmdb_read(const char *dir, long n, int procs, const long *ord, size_
     mdb_txn_reset(txn);
     char k[KEY_LEN + 1];
     unsigned char *want = malloc(vsize ? vsize : 1), *copy = malloc(vsize ? vsize : 1);
-    double t0 = now();
+    double t0 = bench_now();
     for (long i = 0; i < n; i++)
         for (int r = 0; r < procs; r++) {
             long j = ord[(i * 7919 + r) % n];
@@ -281,26 +223,26 @@ static void lmdb_read(const char *dir, long n, int procs, const long *ord, size_
             MDB_val mk = {KEY_LEN, k}, mv;
             MDB_CHECK(mdb_get(txn, dbi, &mk, &mv), "mdb_get");
             if (mv.mv_size != vsize)
-                die("LMDB baseline: record %s has %zu bytes", k, mv.mv_size);
+                bench_die("LMDB baseline: record %s has %zu bytes", k, mv.mv_size);
             memcpy(copy, mv.mv_data, vsize); /* what a reply costs at least */
             mdb_txn_reset(txn);
         }
-    *get_s = now() - t0;
+    *get_s = bench_now() - t0;
     value_of(want, vsize, 0, 0);
     MDB_CHECK(mdb_txn_renew(txn), "mdb_txn_renew");
     MDB_cursor *c;
     MDB_CHECK(mdb_cursor_open(txn, dbi, &c), "mdb_cursor_open");
     MDB_val mk, mv;
     long seen = 0;
-    t0 = now();
+    t0 = bench_now();
     for (int rc = mdb_cursor_get(c, &mk, &mv, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(c, &mk, &mv, MDB_NEXT)) {
         memcpy(copy, mv.mv_data, mv.mv_size < vsize ? mv.mv_size : vsize);
         seen++;
     }
-    *scan_s = now() - t0;
+    *scan_s = bench_now() - t0;
     if (seen != n * procs)
-        die("LMDB baseline: the scan saw %ld records, not %ld", seen, n * procs);
+        bench_die("LMDB baseline: the scan saw %ld records, not %ld", seen, n * procs);
     mdb_cursor_close(c);
     mdb_txn_abort(txn);
     mdb_env_close(env);
@@ -315,11 +257,11 @@ static void phase_set(pdcid_t kv, long n, const long *ord, size_t vsize)
     unsigned char *v = malloc(vsize ? vsize : 1);
     char k[KEY_LEN + 1];
     for (long i = 0; i < n; i++) {
-        key_of(k, rank, ord[i]);
-        value_of(v, vsize, rank, ord[i]);
+        key_of(k, bench_rank, ord[i]);
+        value_of(v, vsize, bench_rank, ord[i]);
         pdc_kv_key_t key = PDC_KV_KEY_STR(k);
         if (PDCkv_set(kv, 1, &key, v, vsize, NULL) != SUCCEED)
-            die("PDCkv_set(%s): %s", k, last_error());
+            bench_die("PDCkv_set(%s): %s", k, last_error());
     }
     free(v);
 }
@@ -335,17 +277,17 @@ static void phase_set_async(pdcid_t kv, long n, const long *ord, size_t vsize)
     for (long i = 0; i < n; i++) {
         int s = (int)(i % ASYNC_WINDOW);
         if (busy[s] && PDCkv_event_wait(&ev[s]) != SUCCEED)
-            die("PDCkv_set (event) of %s: %s", k[s], last_error());
-        key_of(k[s], rank, ord[i]);
+            bench_die("PDCkv_set (event) of %s: %s", k[s], last_error());
+        key_of(k[s], bench_rank, ord[i]);
         key[s] = PDC_KV_KEY_STR(k[s]);
-        value_of(v + (size_t)s * vsize, vsize, rank, ord[i]);
+        value_of(v + (size_t)s * vsize, vsize, bench_rank, ord[i]);
         if (PDCkv_set(kv, 1, &key[s], v + (size_t)s * vsize, vsize, &ev[s]) != SUCCEED)
-            die("PDCkv_set(%s, event): %s", k[s], last_error());
+            bench_die("PDCkv_set(%s, event): %s", k[s], last_error());
         busy[s] = 1;
     }
     for (int s = 0; s < ASYNC_WINDOW; s++)
         if (busy[s] && PDCkv_event_wait(&ev[s]) != SUCCEED)
-            die("PDCkv_set (event) of %s: %s", k[s], last_error());
+            bench_die("PDCkv_set (event) of %s: %s", k[s], last_error());
     free(v);
 }
 
@@ -355,19 +297,19 @@ static void phase_set_list(pdcid_t kv, long n, const long *ord, size_t vsize, lo
     char *keys = malloc((size_t)batch * (KEY_LEN + 1));
     unsigned char *vals = malloc((size_t)batch * (vsize ? vsize : 1));
     if (!recs || !keys || !vals)
-        die("out of memory for a batch of %ld", batch);
+        bench_die("out of memory for a batch of %ld", batch);
     for (long i = 0; i < n; i += batch) {
         long m = n - i < batch ? n - i : batch;
         for (long j = 0; j < m; j++) {
             char *k = keys + j * (KEY_LEN + 1);
-            key_of(k, rank, ord[i + j]);
-            value_of(vals + (size_t)j * vsize, vsize, rank, ord[i + j]);
+            key_of(k, bench_rank, ord[i + j]);
+            value_of(vals + (size_t)j * vsize, vsize, bench_rank, ord[i + j]);
             recs[j].key = PDC_KV_KEY_STR(k);
             recs[j].value = vals + (size_t)j * vsize;
             recs[j].value_len = vsize;
         }
         if (PDCkv_set_list(kv, 1, (uint64_t)m, recs, NULL) != SUCCEED)
-            die("PDCkv_set_list of %ld records from %ld: %s", m, i, last_error());
+            bench_die("PDCkv_set_list of %ld records from %ld: %s", m, i, last_error());
     }
     free(recs);
     free(keys);
@@ -380,15 +322,15 @@ static void phase_get(pdcid_t kv, long n, const long *ord, size_t vsize)
     char k[KEY_LEN + 1];
     for (long i = 0; i < n; i++) {
         long j = ord[(i * 7919) % n];
-        key_of(k, rank, j);
+        key_of(k, bench_rank, j);
         pdc_kv_key_t key = PDC_KV_KEY_STR(k);
         uint64_t len = vsize;
         pdc_kv_tag_t tag = 0;
         if (PDCkv_get_value(kv, PDC_KV_MAXTAG, &key, v, &len, &tag, NULL) != SUCCEED)
-            die("PDCkv_get_value(%s): %s", k, last_error());
-        value_of(want, vsize, rank, j);
+            bench_die("PDCkv_get_value(%s): %s", k, last_error());
+        value_of(want, vsize, bench_rank, j);
         if (len != vsize || tag != 1 || memcmp(v, want, vsize) != 0)
-            die("PDCkv_get_value(%s): wrong answer (%llu bytes, tag %llu)", k,
+            bench_die("PDCkv_get_value(%s): wrong answer (%llu bytes, tag %llu)", k,
                 (unsigned long long)len, (unsigned long long)tag);
     }
     free(v);
@@ -405,12 +347,12 @@ static void phase_scan(pdcid_t kv, long n, long batch, size_t vsize)
         pdc_kv_t *recs = NULL;
         uint64_t got = 0;
         if (PDCkv_get_list(kv, PDC_KV_MAXTAG, off, (uint64_t)batch, &recs, &got, NULL) != SUCCEED)
-            die("PDCkv_get_list(offset %llu): %s", (unsigned long long)off, last_error());
+            bench_die("PDCkv_get_list(offset %llu): %s", (unsigned long long)off, last_error());
         for (uint64_t j = 0; j < got; j++) {
             key_of(want, r, expect);
             if (recs[j].key.type != PDC_KV_STRING || strcmp(recs[j].key.str, want) != 0 ||
                 recs[j].value_len != vsize)
-                die("PDCkv_get_list: record %llu is '%s' (%llu bytes), expected '%s'",
+                bench_die("PDCkv_get_list: record %llu is '%s' (%llu bytes), expected '%s'",
                     (unsigned long long)(off + j), recs[j].key.str ? recs[j].key.str : "?",
                     (unsigned long long)recs[j].value_len, want);
             if (++expect == n) {
@@ -423,8 +365,8 @@ static void phase_scan(pdcid_t kv, long n, long batch, size_t vsize)
         if (got < (uint64_t)batch)
             break;
     }
-    if (r != nprocs || expect != 0)
-        die("PDCkv_get_list: the scan ended at process %d record %ld", r, expect);
+    if (r != bench_nprocs || expect != 0)
+        bench_die("PDCkv_get_list: the scan ended at process %d record %ld", r, expect);
 }
 
 static void usage(FILE *f)
@@ -478,26 +420,26 @@ int main(int argc, char **argv)
         case 'n':
             n = strtol(optarg, &end, 10);
             if (*end || n < 1 || n > 100000000)
-                die("bad --count '%s' (1..100000000)", optarg);
+                bench_die("bad --count '%s' (1..100000000)", optarg);
             break;
         case 'p':
             procs = atoi(optarg);
             if (procs < 1 || procs > MAX_PROCS)
-                die("bad --procs '%s' (1..%d)", optarg, MAX_PROCS);
+                bench_die("bad --procs '%s' (1..%d)", optarg, MAX_PROCS);
             break;
         case 'v':
             vsize = (size_t)strtoul(optarg, &end, 10);
             if (*end || vsize > (1u << 20))
-                die("bad --value-size '%s' (0..1048576)", optarg);
+                bench_die("bad --value-size '%s' (0..1048576)", optarg);
             break;
         case 'b':
             batch = strtol(optarg, &end, 10);
             if (*end || batch < 1 || batch > 1000000)
-                die("bad --batch '%s' (1..1000000)", optarg);
+                bench_die("bad --batch '%s' (1..1000000)", optarg);
             break;
         case 'o':
             if (strcmp(optarg, "random") && strcmp(optarg, "sorted"))
-                die("bad --order '%s' (random or sorted)", optarg);
+                bench_die("bad --order '%s' (random or sorted)", optarg);
             sorted = strcmp(optarg, "sorted") == 0;
             break;
         case 's': seed = strtoull(optarg, NULL, 0); break;
@@ -514,103 +456,86 @@ int main(int argc, char **argv)
         n = 2000;
     const char *jobdir = getenv("PDCBB_JOB_DIR");
     if (has_phase(phases, "lmdb") && (jobdir == NULL || !*jobdir))
-        die("PDCBB_JOB_DIR is not set: run me inside a job (pdcbb run -- %s)", prog);
+        bench_die("PDCBB_JOB_DIR is not set: run me inside a job (pdcbb run -- %s)", prog);
 
-    nprocs = procs;
-    if (procs > 1) {
-        shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                      -1, 0);
-        if (shared == MAP_FAILED)
-            die("mmap: %s", strerror(errno));
-        pthread_barrierattr_t a;
-        pthread_barrierattr_init(&a);
-        pthread_barrierattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-        pthread_barrier_init(&shared->barrier, &a, (unsigned)procs);
-        for (int r = 1; r < procs; r++) {
-            pid_t pid = fork();
-            if (pid < 0)
-                die("fork: %s", strerror(errno));
-            if (pid == 0) {
-                rank = r;
-                break;
-            }
-        }
-    }
+    int rc0 = bench_procs_start(prog, &argc, &argv, procs, 0);
+    if (rc0 != 0)
+        return rc0;
     long *ord = order_of(n, sorted, seed);
 
     pdcid_t pdc = PDCinit("pdc");
     if (pdc == 0)
-        die("PDCinit: %s", last_error());
+        bench_die("PDCinit: %s", last_error());
     pdcid_t cont = 0;
-    if (rank == 0) {
+    if (bench_rank == 0) {
         pdcid_t cp = PDCprop_create(PDC_CONT_CREATE, pdc);
         if ((cont = PDCcont_create("kv_bench", cp)) == 0)
-            die("PDCcont_create: %s", last_error());
+            bench_die("PDCcont_create: %s", last_error());
         PDCprop_close(cp);
     }
-    barrier();
-    if (rank != 0 && (cont = PDCcont_open("kv_bench", pdc)) == 0)
-        die("PDCcont_open: %s", last_error());
+    bench_barrier();
+    if (bench_rank != 0 && (cont = PDCcont_open("kv_bench", pdc)) == 0)
+        bench_die("PDCcont_open: %s", last_error());
 
     result_t res[8];
     int nres = 0;
     double t0, s;
     if (has_phase(phases, "set")) {
         pdcid_t kv = kv_shared(cont, "bench_set");
-        barrier();
-        t0 = now();
+        bench_barrier();
+        t0 = bench_now();
         phase_set(kv, n, ord, vsize);
-        s = max_all(now() - t0);
+        s = bench_max_all(bench_now() - t0);
         res[nres++] = (result_t){"set", (double)n * procs, s};
         PDCkv_close(kv);
     }
     if (has_phase(phases, "set_async")) {
         pdcid_t kv = kv_shared(cont, "bench_async");
-        barrier();
-        t0 = now();
+        bench_barrier();
+        t0 = bench_now();
         phase_set_async(kv, n, ord, vsize);
-        s = max_all(now() - t0);
+        s = bench_max_all(bench_now() - t0);
         res[nres++] = (result_t){"set_async", (double)n * procs, s};
         PDCkv_close(kv);
     }
     pdcid_t kvl = 0;
     if (has_phase(phases, "set_list") || has_phase(phases, "get") || has_phase(phases, "scan")) {
         kvl = kv_shared(cont, "bench_list");
-        barrier();
-        t0 = now();
+        bench_barrier();
+        t0 = bench_now();
         phase_set_list(kvl, n, ord, vsize, batch);
-        s = max_all(now() - t0);
+        s = bench_max_all(bench_now() - t0);
         if (has_phase(phases, "set_list"))
             res[nres++] = (result_t){"set_list", (double)n * procs, s};
         uint64_t num = 0;
         if (PDCkv_get_num(kvl, PDC_KV_MAXTAG, &num, NULL) != SUCCEED)
-            die("PDCkv_get_num: %s", last_error());
+            bench_die("PDCkv_get_num: %s", last_error());
         if (num != (uint64_t)n * (uint64_t)procs)
-            die("PDCkv_get_num says %llu records, %ld were set", (unsigned long long)num,
+            bench_die("PDCkv_get_num says %llu records, %ld were set", (unsigned long long)num,
                 n * procs);
     }
     if (has_phase(phases, "get")) {
-        barrier();
-        t0 = now();
+        bench_barrier();
+        t0 = bench_now();
         phase_get(kvl, n, ord, vsize);
-        s = max_all(now() - t0);
+        s = bench_max_all(bench_now() - t0);
         res[nres++] = (result_t){"get", (double)n * procs, s};
     }
     if (has_phase(phases, "scan")) {
-        barrier();
-        t0 = now();
-        if (rank == 0)
+        bench_barrier();
+        t0 = bench_now();
+        if (bench_rank == 0)
             phase_scan(kvl, n, batch, vsize);
-        s = max_all(now() - t0);
+        s = bench_max_all(bench_now() - t0);
         res[nres++] = (result_t){"scan", (double)n * procs, s};
     }
     if (kvl)
         PDCkv_close(kvl);
-    barrier();
+    bench_barrier();
 
     /* The LMDB baseline runs alone, after the daemons were last asked to do anything. */
     double l_put = 0, l_batch = 0, l_get = 0, l_scan = 0;
-    if (rank == 0 && has_phase(phases, "lmdb")) {
+    if (bench_rank == 0 && has_phase(phases, "lmdb")) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/kv-bench-lmdb.%d", jobdir, (int)getpid());
         l_put = (double)n * procs / lmdb_put(dir, n, procs, ord, vsize, 1);
@@ -622,9 +547,9 @@ int main(int argc, char **argv)
         l_scan = (double)n * procs / ss;
         rm_dir_files(dir);
     }
-    barrier();
+    bench_barrier();
 
-    if (rank == 0) {
+    if (bench_rank == 0) {
         int daemons = count_daemons();
         printf("# pdc_kv_bench: %d process(es) x %ld records, %zu-byte values, %s order, "
                "batch %ld, %d daemon(s)\n",
@@ -651,13 +576,5 @@ int main(int argc, char **argv)
     PDCcont_close(cont);
     PDCclose(pdc);
     free(ord);
-    if (rank != 0)
-        exit(0);
-    int status = 0;
-    for (int r = 1; r < procs; r++) {
-        int st;
-        if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            status = 1;
-    }
-    return status;
+    return bench_procs_finish();
 }

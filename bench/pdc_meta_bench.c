@@ -34,110 +34,24 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_procs.h"
 #include "pdc.h"
 
 #define MAX_COUNTS 32
-#define MAX_PROCS 256
+#define MAX_PROCS BENCH_MAX_PROCS
 
 enum { PH_CONT, PH_CREATE, PH_TAG_PUT, PH_TAG_GET, PH_OPEN, PH_COUNT_ };
 static const char *const phase_names[PH_COUNT_] = {"cont_create", "create", "tag_put", "tag_get",
                                                     "open"};
 
 static const char *prog = "pdc_meta_bench";
-static int rank = 0, nprocs = 1;
-#ifdef ENABLE_MPI
-static int use_mpi;
-#endif
-
-/* --procs: shared between the forked processes. */
-typedef struct shared {
-    pthread_barrier_t barrier;
-    double seconds[MAX_PROCS];
-    int failed;
-} shared_t;
-static shared_t *shared;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s[%d]: error: ", prog, rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    if (shared)
-        shared->failed = 1;
-#ifdef ENABLE_MPI
-    if (use_mpi && nprocs > 1)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-#endif
-    exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void barrier(void)
-{
-#ifdef ENABLE_MPI
-    if (use_mpi)
-        MPI_Barrier(MPI_COMM_WORLD);
-#endif
-    if (shared) {
-        pthread_barrier_wait(&shared->barrier);
-        if (shared->failed)
-            exit(1);
-    }
-}
-
-/* The slowest process's value (every process gets it). */
-static double max_all(double v)
-{
-#ifdef ENABLE_MPI
-    if (use_mpi) {
-        double out;
-        MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        return out;
-    }
-#endif
-    if (shared) {
-        shared->seconds[rank] = v;
-        barrier();
-        double m = 0;
-        for (int i = 0; i < nprocs; i++)
-            if (shared->seconds[i] > m)
-                m = shared->seconds[i];
-        barrier(); /* nobody overwrites seconds[] before everyone read it */
-        return m;
-    }
-    return v;
-}
-
-static long bcast_long(long v)
-{
-#ifdef ENABLE_MPI
-    if (use_mpi)
-        MPI_Bcast(&v, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-#endif
-    return v;
-}
-
 static const char *last_error(void)
 {
     const char *m = PDCbb_last_error_message();
@@ -211,7 +125,7 @@ typedef struct result {
 static void record(result_t *results, int *nres, int phase, long count, long ops, double sec)
 {
     results[(*nres)++] = (result_t){phase, count, ops, sec};
-    if (rank == 0) {
+    if (bench_rank == 0) {
         printf("# %-12s count %ld: %.0f ops/s\n", phase_names[phase], count, ops / sec);
         fflush(stdout);
     }
@@ -294,54 +208,20 @@ int main(int argc, char **argv)
     if (containers == 0)
         want[PH_CONT] = 0;
 
-#ifdef ENABLE_MPI
-    /* Initialise MPI only when a launcher started us (no singleton start-up otherwise). */
-    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK")) {
-        MPI_Init(&argc, &argv);
-        use_mpi = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-        if (procs > 1) {
-            fprintf(stderr, "%s: --procs and mpirun exclude each other\n", prog);
-            MPI_Finalize();
-            return 2;
-        }
-    }
-#endif
-    long runid = bcast_long((long)getpid());
-    pid_t kids[MAX_PROCS];
-    if (procs > 1) {
-        shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                      -1, 0);
-        if (shared == MAP_FAILED)
-            die("mmap: %s", strerror(errno));
-        pthread_barrierattr_t ba;
-        pthread_barrierattr_init(&ba);
-        pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-        pthread_barrier_init(&shared->barrier, &ba, (unsigned)procs);
-        nprocs = procs;
-        fflush(stdout);
-        for (int i = 1; i < procs; i++) {
-            pid_t k = fork();
-            if (k < 0)
-                die("fork: %s", strerror(errno));
-            if (k == 0) {
-                rank = i;
-                break;
-            }
-            kids[i] = k;
-        }
-    }
+    int rc0 = bench_procs_start(prog, &argc, &argv, procs, 1);
+    if (rc0 != 0)
+        return rc0;
+    long runid = bench_bcast_long((long)getpid());
 
     pdcid_t pdc = PDCinit("pdc_meta_bench");
     if (pdc == 0)
-        die("PDCinit: %s", last_error());
+        bench_die("PDCinit: %s", last_error());
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     pdcid_t oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
     uint64_t dims[1] = {100};
     if (cprop == 0 || oprop == 0 || PDCprop_set_obj_type(oprop, PDC_INT) != SUCCEED ||
         PDCprop_set_obj_dims(oprop, 1, dims) != SUCCEED)
-        die("properties: %s", last_error());
+        bench_die("properties: %s", last_error());
     int daemons = count_daemons();
 
     long maxc = 0;
@@ -350,123 +230,123 @@ int main(int argc, char **argv)
             maxc = counts[i];
     pdcid_t *ids = calloc((size_t)maxc, sizeof(*ids));
     if (ids == NULL)
-        die("out of memory for %ld ids", maxc);
+        bench_die("out of memory for %ld ids", maxc);
     result_t results[MAX_COUNTS * PH_COUNT_];
     int nres = 0;
     char name[256];
 
-    if (rank == 0)
+    if (bench_rank == 0)
         printf("# pdc_meta_bench: %d process(es), %d daemon(s); synchronous PDC calls, one at a "
                "time per process\n",
-               nprocs, daemons);
+               bench_nprocs, daemons);
     fflush(stdout);
 
     for (int ci = 0; ci < ncounts; ci++) {
         long n = counts[ci];
         double t0, sec;
         if (ci == 0 && want[PH_CONT]) {
-            barrier();
-            t0 = now();
+            bench_barrier();
+            t0 = bench_now();
             for (long i = 0; i < containers; i++) {
-                snprintf(name, sizeof(name), "mbc-%ld-%d-%ld", runid, rank, i);
+                snprintf(name, sizeof(name), "mbc-%ld-%d-%ld", runid, bench_rank, i);
                 pdcid_t c = PDCcont_create(name, cprop);
                 if (c == 0)
-                    die("PDCcont_create('%s'): %s", name, last_error());
+                    bench_die("PDCcont_create('%s'): %s", name, last_error());
                 if (PDCcont_close(c) != SUCCEED)
-                    die("PDCcont_close('%s'): %s", name, last_error());
+                    bench_die("PDCcont_close('%s'): %s", name, last_error());
             }
-            sec = max_all(now() - t0);
-            record(results, &nres, PH_CONT, containers, containers * nprocs, sec);
+            sec = bench_max_all(bench_now() - t0);
+            record(results, &nres, PH_CONT, containers, containers * bench_nprocs, sec);
         }
         if (!want[PH_CREATE])
             continue;
-        snprintf(name, sizeof(name), "mbcont-%ld-%d-%d", runid, rank, ci);
+        snprintf(name, sizeof(name), "mbcont-%ld-%d-%d", runid, bench_rank, ci);
         pdcid_t cont = PDCcont_create(name, cprop);
         if (cont == 0)
-            die("PDCcont_create('%s'): %s", name, last_error());
+            bench_die("PDCcont_create('%s'): %s", name, last_error());
 
-        barrier();
-        t0 = now();
+        bench_barrier();
+        t0 = bench_now();
         for (long i = 0; i < n; i++) {
-            snprintf(name, sizeof(name), "mbo-%ld-%d-%d-%ld", runid, rank, ci, i);
+            snprintf(name, sizeof(name), "mbo-%ld-%d-%d-%ld", runid, bench_rank, ci, i);
             if ((ids[i] = PDCobj_create(cont, name, oprop)) == 0)
-                die("PDCobj_create('%s'): %s", name, last_error());
+                bench_die("PDCobj_create('%s'): %s", name, last_error());
         }
-        sec = max_all(now() - t0);
-        record(results, &nres, PH_CREATE, n, n * nprocs, sec);
+        sec = bench_max_all(bench_now() - t0);
+        record(results, &nres, PH_CREATE, n, n * bench_nprocs, sec);
         if (verbose)
-            fprintf(stderr, "%s[%d]: %ld created\n", prog, rank, n);
+            fprintf(stderr, "%s[%d]: %ld created\n", prog, bench_rank, n);
 
         if (want[PH_TAG_PUT] || want[PH_TAG_GET]) {
-            barrier();
-            t0 = now();
+            bench_barrier();
+            t0 = bench_now();
             for (long i = 0; i < n; i++) {
                 int v = (int)(i ^ 0x5a5a);
                 if (PDCobj_put_tag(ids[i], "mbtag", &v, PDC_INT, sizeof(v)) != SUCCEED)
-                    die("PDCobj_put_tag(object %ld): %s", i, last_error());
+                    bench_die("PDCobj_put_tag(object %ld): %s", i, last_error());
             }
-            sec = max_all(now() - t0);
+            sec = bench_max_all(bench_now() - t0);
             if (want[PH_TAG_PUT])
-                record(results, &nres, PH_TAG_PUT, n, n * nprocs, sec);
+                record(results, &nres, PH_TAG_PUT, n, n * bench_nprocs, sec);
         }
         if (want[PH_TAG_GET]) {
             void **vals = calloc((size_t)n, sizeof(*vals));
             if (vals == NULL)
-                die("out of memory");
-            barrier();
-            t0 = now();
+                bench_die("out of memory");
+            bench_barrier();
+            t0 = bench_now();
             for (long i = 0; i < n; i++) {
                 pdc_var_type_t type;
                 psize_t size;
                 if (PDCobj_get_tag(ids[i], "mbtag", &vals[i], &type, &size) != SUCCEED)
-                    die("PDCobj_get_tag(object %ld): %s", i, last_error());
+                    bench_die("PDCobj_get_tag(object %ld): %s", i, last_error());
                 if (size != sizeof(int) || type != PDC_INT)
-                    die("PDCobj_get_tag(object %ld): %llu bytes of type %d", i,
+                    bench_die("PDCobj_get_tag(object %ld): %llu bytes of type %d", i,
                         (unsigned long long)size, (int)type);
             }
-            sec = max_all(now() - t0);
-            record(results, &nres, PH_TAG_GET, n, n * nprocs, sec);
+            sec = bench_max_all(bench_now() - t0);
+            record(results, &nres, PH_TAG_GET, n, n * bench_nprocs, sec);
             for (long i = 0; i < n; i++) {
                 if (*(int *)vals[i] != (int)(i ^ 0x5a5a))
-                    die("PDCobj_get_tag(object %ld): wrong value %d", i, *(int *)vals[i]);
+                    bench_die("PDCobj_get_tag(object %ld): wrong value %d", i, *(int *)vals[i]);
                 free(vals[i]);
             }
             free(vals);
         }
         for (long i = 0; i < n; i++)
             if (PDCobj_close(ids[i]) != SUCCEED)
-                die("PDCobj_close(object %ld): %s", i, last_error());
+                bench_die("PDCobj_close(object %ld): %s", i, last_error());
         if (want[PH_OPEN]) {
-            barrier();
-            t0 = now();
+            bench_barrier();
+            t0 = bench_now();
             for (long i = 0; i < n; i++) {
-                snprintf(name, sizeof(name), "mbo-%ld-%d-%d-%ld", runid, rank, ci, i);
+                snprintf(name, sizeof(name), "mbo-%ld-%d-%d-%ld", runid, bench_rank, ci, i);
                 if ((ids[i] = PDCobj_open(name, pdc)) == 0)
-                    die("PDCobj_open('%s'): %s", name, last_error());
+                    bench_die("PDCobj_open('%s'): %s", name, last_error());
             }
-            sec = max_all(now() - t0);
-            record(results, &nres, PH_OPEN, n, n * nprocs, sec);
+            sec = bench_max_all(bench_now() - t0);
+            record(results, &nres, PH_OPEN, n, n * bench_nprocs, sec);
             for (long i = 0; i < n; i++)
                 if (PDCobj_close(ids[i]) != SUCCEED)
-                    die("PDCobj_close(object %ld): %s", i, last_error());
+                    bench_die("PDCobj_close(object %ld): %s", i, last_error());
         }
         PDCcont_close(cont);
         if (verbose)
-            fprintf(stderr, "%s[%d]: round of %ld done\n", prog, rank, n);
+            fprintf(stderr, "%s[%d]: round of %ld done\n", prog, bench_rank, n);
     }
 
-    if (rank == 0) {
+    if (bench_rank == 0) {
         printf("%-12s %10s %6s %10s %10s %12s\n", "phase", "count", "procs", "ops", "seconds",
                "ops/s");
         for (int i = 0; i < nres; i++)
             printf("%-12s %10ld %6d %10ld %10.4f %12.0f\n", phase_names[results[i].phase],
-                   results[i].count, nprocs, results[i].ops, results[i].seconds,
+                   results[i].count, bench_nprocs, results[i].ops, results[i].seconds,
                    results[i].ops / results[i].seconds);
         printf("\n# summary\n");
         for (int i = 0; i < nres; i++)
             printf("RESULT name=meta_%s count=%ld procs=%d daemons=%d ops=%ld seconds=%.4f "
                    "ops_per_s=%.0f\n",
-                   phase_names[results[i].phase], results[i].count, nprocs, daemons,
+                   phase_names[results[i].phase], results[i].count, bench_nprocs, daemons,
                    results[i].ops, results[i].seconds, results[i].ops / results[i].seconds);
         fflush(stdout);
     }
@@ -474,20 +354,6 @@ int main(int argc, char **argv)
     PDCprop_close(oprop);
     PDCprop_close(cprop);
     if (PDCclose(pdc) != SUCCEED)
-        die("PDCclose: %s", last_error());
-#ifdef ENABLE_MPI
-    if (use_mpi)
-        MPI_Finalize();
-#endif
-    if (shared && rank != 0)
-        _exit(0);
-    int status = 0;
-    if (shared) {
-        for (int i = 1; i < procs; i++) {
-            int ws;
-            if (waitpid(kids[i], &ws, 0) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-                status = 1;
-        }
-    }
-    return status;
+        bench_die("PDCclose: %s", last_error());
+    return bench_procs_finish();
 }
