@@ -8,11 +8,13 @@ load helpers
 
 SHMRAW="$BUILD_DIR/tests/pdcbb_shmraw"
 BENCH="$BUILD_DIR/bench/pdc_meta_bench"
+KVBENCH="$BUILD_DIR/bench/pdc_kv_bench"
 
 setup() {
     require_build
     [ -x "$SHMRAW" ] || { echo "missing $SHMRAW" >&2; return 1; }
     [ -x "$BENCH" ] || { echo "missing $BENCH" >&2; return 1; }
+    [ -x "$KVBENCH" ] || { echo "missing $KVBENCH" >&2; return 1; }
     make_workdir
 }
 
@@ -58,6 +60,29 @@ SCRIPT=(
     [[ "$first" == *"shm_channels 2 shm_open 1"* ]]
     [[ "$second" == *"shm_channels 3 shm_open 1"* ]]
     grep -q "shared-memory channels on abstract socket" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "blocking KV calls go over shared memory; non-blocking ones and PDCBB_SHM=0 over UCX" {
+    in_job 1 '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        "'"$SHMRAW"'" "$ep" "$tok" good
+        "'"$KVBENCH"'" --count 600 --phases set >/dev/null || exit 1
+        "'"$SHMRAW"'" "$ep" "$tok" good
+        "'"$KVBENCH"'" --count 600 --phases set_async >/dev/null || exit 1
+        "'"$SHMRAW"'" "$ep" "$tok" good
+        PDCBB_SHM=0 "'"$KVBENCH"'" --count 600 --batch 10 --phases set_list >/dev/null || exit 1
+        "'"$SHMRAW"'" "$ep" "$tok" good
+    '
+    assert_success
+    mapfile -t n < <(grep '^requests' <<<"$output" | sed -E 's/.*shm_requests ([0-9]+).*/\1/')
+    [ "${#n[@]}" -eq 4 ]
+    # 600 blocking sets (and the bench's few metadata calls) came over the channel ...
+    [ $(( n[1] - n[0] )) -ge 600 ]
+    # ... 600 sets with events did not (only the metadata calls and the STATS did) ...
+    [ $(( n[2] - n[1] )) -lt 50 ]
+    # ... nor did anything of a PDCBB_SHM=0 client (only the next STATS).
+    [ $(( n[3] - n[2] )) -eq 1 ]
     assert_no_daemons "$WORKDIR"
 }
 
