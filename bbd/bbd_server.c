@@ -339,6 +339,10 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
         bbd_bulk_release(bulk);
         return;
     }
+    /* Counted from a copy of the header: send_cb may free buf before the send returns. */
+    uint8_t head[24] = {0};
+    size_t bulk_len = bulk->ptr ? bulk->len : 0;
+    memcpy(head, buf, len < sizeof(head) ? len : sizeof(head));
     s->buf = buf;
     s->bulk = *bulk;
     s->conn = c;
@@ -366,7 +370,7 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
         conn_release(d, c);
         return;
     }
-    bbd_stats_sent(d, buf, len, s->bulk.ptr ? s->bulk.len : 0); /* buf lives until send_cb */
+    bbd_stats_sent(d, head, len, bulk_len);
     pending_sends++;
 }
 

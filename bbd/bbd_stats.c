@@ -44,6 +44,7 @@ void bbd_stats_recv_bulk(bbd_t *d, const uint8_t *msg, size_t len, size_t bulk_l
 
 void bbd_stats_sent(bbd_t *d, const uint8_t *reply, size_t len, size_t bulk_len)
 {
+    /* Only the header's first 24 bytes are read (op and status). */
     uint64_t *k = d->stats.kinds[pdcbb_op_kind(raw_op(reply, len))];
     k[PDCBB_STAT_MSGS_SENT]++;
     k[PDCBB_STAT_BYTES_SENT] += len + bulk_len;
