@@ -15,7 +15,7 @@ setup() {
     require_build
     [ -x "$WORK" ] || { echo "missing $WORK: build the project first" >&2; return 1; }
     make_workdir
-    export PDCBB WORK
+    export PDCBB WORK RAWMSG
 }
 
 teardown() {
@@ -104,6 +104,29 @@ at_least() {
             at_least "$f rank $r other (this stats request counted)" "$(delta $f after.json $r other msgs_recv)" 1
         done
     done
+}
+
+@test "pdcbb stats counts refused requests (wrong token, bad op) as errors of the daemon that refused them" {
+    in_job '
+        set -e
+        other=$(ls -d "$WORKDIR"/node1/pdcbb.*)
+        "$PDCBB" stats --json > before.json
+        for c in wrongtoken wrongtoken badop; do "'"$RAWMSG"'" "$other/bbd-1.endpoint" "$other/token" $c; done
+        "$PDCBB" stats --json > after.json'
+    assert_success
+    [ "$(grep -c 'status PDCBB_ERR_AUTH' <<<"$output")" -eq 2 ]
+    assert_output --partial "status PDCBB_ERR_BAD_OP"
+    cd "$WORKDIR"
+    d() { jq -n --slurpfile a after.json --slurpfile b before.json "(\$a[0].daemons[$1].$2) - (\$b[0].daemons[$1].$2)"; }
+    [ "$(d 1 auth_failures)" -eq 2 ]
+    [ "$(d 1 proto_errors)" -eq 1 ]
+    [ "$(d 1 errors)" -eq 3 ]
+    # The refused requests were STATS requests (wrong token) and an unknown op (bad op): kind other.
+    [ "$(d 1 kinds.other.errors)" -eq 3 ]
+    [ "$(d 1 kinds.other.msgs_recv)" -ge 4 ]
+    # Daemon 0 refused nothing.
+    [ "$(d 0 errors)" -eq 0 ]
+    [ "$(d 0 auth_failures)" -eq 0 ]
 }
 
 @test "pdcbb stats --interval with --count 2 gives two samples with increasing timestamps and rates" {
