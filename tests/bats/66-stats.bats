@@ -4,8 +4,9 @@
 # region bytes written and read back, a persist, a tag query, KV sets) and the counters the
 # daemons report must have grown by at least that much for the right kinds on the right
 # daemons, seen from inside the job (node0's environment: rank 0 is reached over the
-# shared-memory channel, rank 1 over UCX) and from node1's environment. Then --interval with
-# --count, the table, and the errors of the command line.
+# shared-memory channel, rank 1 over UCX) and from node1's environment. Then refused requests
+# (wrong token, unknown op) as errors, --interval with --count, the table, and the errors of the
+# command line.
 
 load helpers
 
