@@ -26,7 +26,7 @@
 #include "pdcbb_stats.h"
 
 #define STATS_EXIT_USAGE 2
-#define STATS_NV (PDCBB_KIND_COUNT_ * PDCBB_STATS_PER_KIND)
+#define STATS_NV         (PDCBB_KIND_COUNT_ * PDCBB_STATS_PER_KIND)
 
 static void stats_usage(FILE *out)
 {
@@ -150,8 +150,8 @@ static void stats_json_str(const char *s)
     putchar('"');
 }
 
-static const char *const stats_field[PDCBB_STATS_PER_KIND] = {
-    "msgs_recv", "bytes_recv", "msgs_sent", "bytes_sent", "errors"};
+static const char *const stats_field[PDCBB_STATS_PER_KIND] = {"msgs_recv", "bytes_recv",
+                                                              "msgs_sent", "bytes_sent", "errors"};
 
 static void stats_print_json(const char *ts, int n, const stats_daemon_t *cur,
                              const stats_daemon_t *prev)
@@ -219,8 +219,8 @@ static void stats_print_table(const char *ts, int n, const stats_daemon_t *cur,
     printf("%s  job %" PRIu64 ", %d daemon%s\n", ts, job, n, n == 1 ? "" : "s");
     if (rates)
         printf("%-4s %-12s %-9s %10s %9s %14s %12s %10s %9s %14s %12s %7s\n", "RANK", "NODE",
-               "KIND", "MSGS_IN", "MSGS_IN/s", "BYTES_IN", "BYTES_IN/s", "MSGS_OUT",
-               "MSGS_OUT/s", "BYTES_OUT", "BYTES_OUT/s", "ERRORS");
+               "KIND", "MSGS_IN", "MSGS_IN/s", "BYTES_IN", "BYTES_IN/s", "MSGS_OUT", "MSGS_OUT/s",
+               "BYTES_OUT", "BYTES_OUT/s", "ERRORS");
     else
         printf("%-4s %-12s %-9s %10s %14s %10s %14s %7s\n", "RANK", "NODE", "KIND", "MSGS_IN",
                "BYTES_IN", "MSGS_OUT", "BYTES_OUT", "ERRORS");
@@ -237,21 +237,21 @@ static void stats_print_table(const char *ts, int n, const stats_daemon_t *cur,
                 const char *rt[4];
                 for (unsigned f = 0; f < 4; f++)
                     rt[f] = stats_rate_txt(
-                        stats_rate(s, prev ? &prev[r] : NULL, k * PDCBB_STATS_PER_KIND + f),
-                        rb[f], sizeof(rb[f]));
+                        stats_rate(s, prev ? &prev[r] : NULL, k * PDCBB_STATS_PER_KIND + f), rb[f],
+                        sizeof(rb[f]));
                 printf("%-4d %-12s %-9s %10" PRIu64 " %9s %14" PRIu64 " %12s %10" PRIu64
                        " %9s %14" PRIu64 " %12s %7" PRIu64 "\n",
-                       r, s->node, pdcbb_stat_kind_name(k), v[0], rt[0], v[1], rt[1], v[2],
-                       rt[2], v[3], rt[3], v[4]);
+                       r, s->node, pdcbb_stat_kind_name(k), v[0], rt[0], v[1], rt[1], v[2], rt[2],
+                       v[3], rt[3], v[4]);
             } else {
                 printf("%-4d %-12s %-9s %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64
                        " %7" PRIu64 "\n",
                        r, s->node, pdcbb_stat_kind_name(k), v[0], v[1], v[2], v[3], v[4]);
             }
         }
-        printf("%-4d %-12s up %.1f s, %" PRIu64 " requests, %" PRIu64 " in flight, capacity %"
-               PRIu64 " of %" PRIu64 " bytes used, %" PRIu64 " errors (%" PRIu64
-               " auth, %" PRIu64 " protocol)\n",
+        printf("%-4d %-12s up %.1f s, %" PRIu64 " requests, %" PRIu64
+               " in flight, capacity %" PRIu64 " of %" PRIu64 " bytes used, %" PRIu64
+               " errors (%" PRIu64 " auth, %" PRIu64 " protocol)\n",
                r, s->node, (double)s->uptime_ms / 1000.0, s->requests, s->in_flight, s->used,
                s->limit, s->errors, s->auth, s->proto);
     }
@@ -295,8 +295,9 @@ int cli_cmd_stats(int argc, char **argv)
             interval = strtod(optarg, &end);
             if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
                 !(interval >= 0.01 && interval <= 86400)) {
-                fprintf(stderr, "pdcbb stats: bad value for --interval: '%s' (expected seconds "
-                                "from 0.01 to 86400)\n",
+                fprintf(stderr,
+                        "pdcbb stats: bad value for --interval: '%s' (expected seconds "
+                        "from 0.01 to 86400)\n",
                         optarg);
                 return STATS_EXIT_USAGE;
             }
@@ -309,15 +310,20 @@ int cli_cmd_stats(int argc, char **argv)
             count = strtoull(optarg, &end, 10);
             if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 || count < 1 ||
                 count > 1000000000ull) {
-                fprintf(stderr, "pdcbb stats: bad value for --count: '%s' (expected an integer "
-                                "from 1 to 1000000000)\n",
+                fprintf(stderr,
+                        "pdcbb stats: bad value for --count: '%s' (expected an integer "
+                        "from 1 to 1000000000)\n",
                         optarg);
                 return STATS_EXIT_USAGE;
             }
             break;
         }
-        case 'j': json = true; break;
-        case 'h': stats_usage(stdout); return 0;
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            stats_usage(stdout);
+            return 0;
         case ':':
             fprintf(stderr, "pdcbb stats: option '%s' needs a value (see pdcbb stats --help)\n",
                     argv[optind - 1]);

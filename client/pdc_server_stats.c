@@ -19,8 +19,9 @@ perr_t PDCbb_server_stats(int rank, void **body, size_t *len)
         goto out;
     }
     if (client_g.drained != NULL) {
-        client_fail(PDCBB_ERR_UNSUPPORTED, "PDCbb_server_stats: %s is a drained job: it has no "
-                                           "daemons to ask",
+        client_fail(PDCBB_ERR_UNSUPPORTED,
+                    "PDCbb_server_stats: %s is a drained job: it has no "
+                    "daemons to ask",
                     client_drained_dir());
         goto out;
     }

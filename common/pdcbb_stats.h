@@ -23,8 +23,14 @@ typedef enum pdcbb_stat_kind {
 } pdcbb_stat_kind_t;
 
 /* Values per kind in the STATS reply's kinds array, in this order. */
-enum { PDCBB_STAT_MSGS_RECV = 0, PDCBB_STAT_BYTES_RECV = 1, PDCBB_STAT_MSGS_SENT = 2,
-       PDCBB_STAT_BYTES_SENT = 3, PDCBB_STAT_ERRORS = 4, PDCBB_STATS_PER_KIND = 5 };
+enum {
+    PDCBB_STAT_MSGS_RECV = 0,
+    PDCBB_STAT_BYTES_RECV = 1,
+    PDCBB_STAT_MSGS_SENT = 2,
+    PDCBB_STAT_BYTES_SENT = 3,
+    PDCBB_STAT_ERRORS = 4,
+    PDCBB_STATS_PER_KIND = 5
+};
 
 /* The kind of op (PDCBB_KIND_OTHER for a value that is no op). */
 pdcbb_stat_kind_t pdcbb_op_kind(unsigned op);

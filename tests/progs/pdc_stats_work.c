@@ -24,13 +24,12 @@
 #include "pdc_kv.h"
 #include "pdcbb_proto.h"
 
-#define CHECK(cond, what)                                                                         \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "pdc_stats_work: %s failed: %s\n", what,                              \
-                    PDCbb_last_error_message());                                                  \
-            return 1;                                                                             \
-        }                                                                                         \
+#define CHECK(cond, what)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "pdc_stats_work: %s failed: %s\n", what, PDCbb_last_error_message());  \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 int main(int argc, char **argv)
