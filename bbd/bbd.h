@@ -19,6 +19,7 @@
 #include "pdcbb_config.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_proto.h"
+#include "pdcbb_stats.h"
 #include "pdcbb_ucx.h"
 
 typedef struct bbd_conn {
@@ -55,6 +56,9 @@ typedef struct bbd_stats {
     uint64_t shm_channels_open; /* ... and still open */
     uint64_t batches;           /* group commits of several requests */
     uint64_t batched_requests;  /* requests in them */
+    /* Per kind of op (pdcbb_stats.h): messages and bytes in and out, error replies. */
+    uint64_t kinds[PDCBB_KIND_COUNT_][PDCBB_STATS_PER_KIND];
+    uint64_t error_replies;     /* replies with a non-OK status */
 } bbd_stats_t;
 
 typedef struct bbd {
@@ -97,6 +101,7 @@ typedef struct bbd {
     uint64_t data_inflight; /* bytes of writes handed to the I/O thread, not yet done */
     unsigned recv_active;   /* rendezvous receives in progress */
     struct bbd_shm *shm;    /* shared-memory channels with this node's clients (bbd_shm.c) */
+    double started;         /* CLOCK_MONOTONIC seconds at bbd_server_start (uptime) */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -283,6 +288,23 @@ void bbd_table_free(bbd_t *d);
 /* Build the table as soon as every daemon published itself (called by the event loop); returns
  * the milliseconds until it wants to run again, or -1 when it has nothing more to do. */
 int bbd_table_poll(bbd_t *d);
+
+/*
+ * bbd_stats.c: live counters (docs/PROTOCOL.md, STATS). bbd_stats_start notes the start time;
+ * bbd_stats_recv counts a received request (raw message, op read from its header; msg NULL:
+ * one that could not be read), bbd_stats_recv_bulk the bulk part received with it,
+ * bbd_stats_sent a reply handed to a transport (its header gives op and status; a non-OK
+ * status counts as an error) with its bulk part; bbd_stats_fill puts the counters into a STATS
+ * reply (kinds in r's scratch memory). bbd_server_queued: requests queued in the event loop;
+ * bbd_lock_waiting: lock requests waiting to be granted.
+ */
+void bbd_stats_start(bbd_t *d);
+void bbd_stats_recv(bbd_t *d, const uint8_t *msg, size_t len);
+void bbd_stats_recv_bulk(bbd_t *d, const uint8_t *msg, size_t len, size_t bulk_len);
+void bbd_stats_sent(bbd_t *d, const uint8_t *reply, size_t len, size_t bulk_len);
+pdcbb_err_t bbd_stats_fill(bbd_req_t *r, pdcbb_stats_rep_t *p);
+unsigned bbd_server_queued(bbd_t *d);
+unsigned bbd_lock_waiting(void);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

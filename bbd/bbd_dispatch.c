@@ -131,6 +131,7 @@ static int request_prepare(bbd_t *d, const uint8_t *msg, size_t len, pdcbb_msg_h
     pdcbb_err_t rc;
     *reply = NULL;
     d->stats.requests++;
+    bbd_stats_recv(d, msg, len);
     rc = pdcbb_hdr_decode(msg, len, &h);
     if (rc != PDCBB_OK) {
         d->stats.proto_errors++;
@@ -201,6 +202,8 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     *reply = NULL;
     *io = NULL;
     memset(reply_bulk, 0, sizeof(*reply_bulk));
+    if (bulk_len > 0)
+        bbd_stats_recv_bulk(d, msg, len, bulk_len);
     if (!request_prepare(d, msg, len, &h, &q, reply, reply_len))
         return;
     r.hdr = &h;

@@ -206,6 +206,14 @@ void bbd_lock_conn_gone(bbd_t *d, bbd_conn_t *c)
     }
 }
 
+unsigned bbd_lock_waiting(void)
+{
+    unsigned waiting = 0;
+    for (bbd_lock_t *l = locks_head; l; l = l->next)
+        waiting += !l->granted;
+    return waiting;
+}
+
 void bbd_lock_free(bbd_t *d)
 {
     unsigned held = 0, waiting = 0;

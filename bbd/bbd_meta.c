@@ -264,7 +264,8 @@ pdcbb_err_t bbd_op_stats(bbd_req_t *r, const pdcbb_stats_req_t *q, pdcbb_stats_r
     p->shm_requests = r->d->stats.shm_requests;
     p->shm_channels = r->d->stats.shm_channels;
     p->shm_channels_open = r->d->stats.shm_channels_open;
-    return bbd_meta_counts(r, &p->containers, &p->objects);
+    pdcbb_err_t rc = bbd_stats_fill(r, p);
+    return rc == PDCBB_OK ? bbd_meta_counts(r, &p->containers, &p->objects) : rc;
 }
 
 /* ---------------------------------------------------------------- containers */

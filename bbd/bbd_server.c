@@ -339,6 +339,10 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
         bbd_bulk_release(bulk);
         return;
     }
+    /* Counted from a copy of the header: send_cb may free buf before the send returns. */
+    uint8_t head[24] = {0};
+    size_t bulk_len = bulk->ptr ? bulk->len : 0;
+    memcpy(head, buf, len < sizeof(head) ? len : sizeof(head));
     s->buf = buf;
     s->bulk = *bulk;
     s->conn = c;
@@ -366,6 +370,7 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
         conn_release(d, c);
         return;
     }
+    bbd_stats_sent(d, head, len, bulk_len);
     pending_sends++;
 }
 
@@ -437,6 +442,7 @@ static void process_one(bbd_t *d, bbd_msg_t *m)
         io_drain(d);
     if (m->len == 0) {
         /* An oversized message: answer with TOO_BIG and no request id. */
+        bbd_stats_recv(d, NULL, 0);
         pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
                              .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
         pdcbb_msg_build(&h, NULL, &reply, &reply_len);
@@ -515,6 +521,7 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
         pdcbb_err_t rc = pdcbb_hdr_decode(msg, len, &h);
         d->stats.requests++;
         d->stats.proto_errors++;
+        bbd_stats_recv(d, msg, len);
         memset(&h, 0, sizeof(h));
         memcpy(&h.req_id, msg + 8, 8);
         h.op = (uint16_t)op;
@@ -533,6 +540,14 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
         free(*reply);
         *reply = NULL;
     }
+}
+
+unsigned bbd_server_queued(bbd_t *d)
+{
+    unsigned n = 0;
+    for (const bbd_msg_t *m = d->queue_head; m; m = m->next)
+        n++;
+    return n;
 }
 
 void bbd_server_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len)
@@ -580,6 +595,7 @@ pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen)
 {
     pdcbb_err_t rc;
     the_daemon = d;
+    bbd_stats_start(d);
     rc = pdcbb_ucx_open(&d->ucx, d->cfg.ucx_tls, d->cfg.ucx_net_devices, err, errlen);
     if (rc != PDCBB_OK)
         return rc;

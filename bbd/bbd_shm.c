@@ -317,8 +317,8 @@ int bbd_shm_event(bbd_t *d, int fd)
 }
 
 /* Give c's client the reply (malloc'ed, freed here; NULL: an INTERNAL error) to request seq. */
-static void publish_reply(bbd_chan_t *c, uint64_t seq, const uint8_t *req, uint64_t len,
-                          void *reply, size_t reply_len)
+static void publish_reply(bbd_t *d, bbd_chan_t *c, uint64_t seq, const uint8_t *req,
+                          uint64_t len, void *reply, size_t reply_len)
 {
     pdcbb_shm_ctl_t *ctl = c->ctl;
     uint32_t flags = 0;
@@ -334,12 +334,15 @@ static void publish_reply(bbd_chan_t *c, uint64_t seq, const uint8_t *req, uint6
         pdcbb_hdr_encode(&h, hb);
         memcpy(pdcbb_shm_rep_slot(c->map), hb, sizeof(hb));
         ctl->rep_len = sizeof(hb);
+        bbd_stats_sent(d, hb, sizeof(hb), 0);
     } else if (reply_len > PDCBB_SHM_SLOT) {
         flags = PDCBB_SHM_REP_RETRY; /* only read replies get this big */
         ctl->rep_len = 0;
+        bbd_stats_sent(d, reply, PDCBB_HDR_LEN, 0); /* only the news: ask again over UCX */
     } else {
         memcpy(pdcbb_shm_rep_slot(c->map), reply, reply_len);
         ctl->rep_len = reply_len;
+        bbd_stats_sent(d, reply, reply_len, 0);
     }
     free(reply);
     ctl->rep_flags = flags;
@@ -385,17 +388,18 @@ static void serve_one(bbd_t *d, bbd_chan_t *c, uint64_t seq)
     if (!ok) {
         /* Nothing to decode. */
         d->stats.requests++;
+        bbd_stats_recv(d, NULL, 0);
         d->stats.proto_errors++;
         PDCBB_WARN("refused a shared-memory request of pid %ld: length %llu outside 64..%u",
                    (long)c->pid, (unsigned long long)len, PDCBB_SHM_SLOT);
         pdcbb_msg_hdr_t h = {.magic = PDCBB_PROTO_MAGIC, .version = PDCBB_PROTO_VERSION,
                              .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_PROTO};
         pdcbb_msg_build(&h, NULL, &reply, &reply_len);
-        publish_reply(c, seq, NULL, 0, reply, reply_len);
+        publish_reply(d, c, seq, NULL, 0, reply, reply_len);
         return;
     }
     bbd_server_local_request(d, c->copy, (size_t)len, &reply, &reply_len);
-    publish_reply(c, seq, c->copy, len, reply, reply_len);
+    publish_reply(d, c, seq, c->copy, len, reply, reply_len);
 }
 
 int bbd_shm_serve(bbd_t *d)
@@ -433,7 +437,7 @@ int bbd_shm_serve(bbd_t *d)
     if (n > 0) {
         bbd_dispatch_batch(d, s->batch, n);
         for (size_t i = 0; i < n; i++)
-            publish_reply(s->batch_chan[i], s->batch_seq[i], s->batch[i].msg, s->batch[i].len,
+            publish_reply(d, s->batch_chan[i], s->batch_seq[i], s->batch[i].msg, s->batch[i].len,
                           s->batch[i].reply, s->batch[i].reply_len);
     }
     return served;

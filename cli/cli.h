@@ -18,4 +18,7 @@ int cli_cmd_verify(int argc, char **argv);
 /* cmd_kv.c: `pdcbb kv ls|keys|get|export`, the KV objects of a drained job */
 int cli_cmd_kv(int argc, char **argv);
 
+/* cmd_stats.c: `pdcbb stats`, the live counters of a running job's daemons */
+int cli_cmd_stats(int argc, char **argv);
+
 #endif

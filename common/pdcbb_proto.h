@@ -174,7 +174,15 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
 #define PDCBB_STATS_REP(F, T)                                                                     \
     F(T, U32, rank) F(T, U64, requests) F(T, U64, auth_failures) F(T, U64, proto_errors)          \
     F(T, U64, containers) F(T, U64, objects) F(T, U64, connections) F(T, U64, shm_requests)     \
-    F(T, U64, shm_channels) F(T, U64, shm_channels_open)
+    F(T, U64, shm_channels) F(T, U64, shm_channels_open)                                        \
+    PDCBB_STATS_LIVE(F, T)
+/* Live counters (`pdcbb stats`, common/pdcbb_stats.h): the daemon's node and job, uptime in
+ * ms, requests queued or being processed (besides this one), region data bytes stored and the
+ * daemon's capacity, replies with a non-OK status, and per kind of op (pdcbb_stat_kind_t)
+ * PDCBB_STATS_PER_KIND values: messages and bytes received, messages and bytes sent, errors. */
+#define PDCBB_STATS_LIVE(F, T)                                                                    \
+    F(T, STR, node) F(T, U64, job_id) F(T, U64, uptime_ms) F(T, U64, in_flight)                 \
+    F(T, U64, capacity_used) F(T, U64, capacity_limit) F(T, U64, errors) F(T, U64S, kinds)
 
 /*
  * Region data. A DATA_WRITE or DATA_READ carries a batch of region descriptors, flattened into
