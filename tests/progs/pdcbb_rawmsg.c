@@ -411,7 +411,7 @@ int main(int argc, char **argv)
             if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_STATS) {
                 pdcbb_stats_rep_t s;
                 if (pdcbb_body_decode(PDCBB_OP_STATS, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
-                                      rh.payload_len, &s) == PDCBB_OK)
+                                      rh.payload_len, &s) == PDCBB_OK) {
                     printf("requests %llu auth_failures %llu proto_errors %llu objects %llu "
                            "shm_requests %llu shm_channels %llu shm_open %llu\n",
                            (unsigned long long)s.requests, (unsigned long long)s.auth_failures,
@@ -419,6 +419,8 @@ int main(int argc, char **argv)
                            (unsigned long long)s.shm_requests,
                            (unsigned long long)s.shm_channels,
                            (unsigned long long)s.shm_channels_open);
+                    pdcbb_body_free(PDCBB_OP_STATS, 1, &s); /* the per-kind counters array */
+                }
             }
             rc = 0;
         }

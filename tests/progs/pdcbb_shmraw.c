@@ -226,13 +226,15 @@ int main(int argc, char **argv)
         printf("%s: status %s\n", k, pdcbb_errname((pdcbb_err_t)rh.status));
         if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_STATS) {
             pdcbb_stats_rep_t s;
-            if (pdcbb_body_decode(PDCBB_OP_STATS, 1, body, rh.payload_len, &s) == PDCBB_OK)
+            if (pdcbb_body_decode(PDCBB_OP_STATS, 1, body, rh.payload_len, &s) == PDCBB_OK) {
                 printf("requests %llu auth_failures %llu proto_errors %llu shm_requests %llu "
                        "shm_channels %llu shm_open %llu\n",
                        (unsigned long long)s.requests, (unsigned long long)s.auth_failures,
                        (unsigned long long)s.proto_errors, (unsigned long long)s.shm_requests,
                        (unsigned long long)s.shm_channels,
                        (unsigned long long)s.shm_channels_open);
+                pdcbb_body_free(PDCBB_OP_STATS, 1, &s); /* the per-kind counters array */
+            }
         }
     }
     if (c.sock >= 0)
