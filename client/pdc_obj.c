@@ -100,6 +100,11 @@ static pdcid_t obj_from_reply(const void *rep, pdcid_t cont_id, const char *fn)
     return obj_register(o, cont_id, fn);
 }
 
+pdcid_t client_obj_adopt(const pdcbb_obj_info_rep_t *p, pdcid_t cont_id, const char *fn)
+{
+    return obj_from_reply(p, cont_id, fn);
+}
+
 static client_obj_t *obj_get(pdcid_t id, const char *fn)
 {
     pdcbb_err_t e;
@@ -233,51 +238,7 @@ pdcid_t PDCobj_open_col(const char *obj_name, pdcid_t pdc_id)
     return obj_open("PDCobj_open_col", obj_name, pdc_id);
 }
 
-#ifdef ENABLE_MPI
-pdcid_t PDCobj_create_mpi(pdcid_t cont_id, const char *obj_name, pdcid_t obj_create_prop,
-                          int rank_id, MPI_Comm comm)
-{
-    int rank = 0, size = 0;
-    pdcid_t id = 0;
-    CLIENT_ENTER();
-    client_clear_error();
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-        rank_id < 0 || rank_id >= size) {
-        client_fail(PDCBB_ERR_INVAL, "PDCobj_create_mpi: bad communicator or rank_id %d",
-                    rank_id);
-        CLIENT_LEAVE();
-        return 0;
-    }
-    /* rank_id creates; everyone learns the outcome, then the others open by name. */
-    int32_t status = PDCBB_OK;
-    if (rank == rank_id) {
-        id = obj_create("PDCobj_create_mpi", cont_id, obj_name, obj_create_prop);
-        status = id ? PDCBB_OK : PDCbb_last_error();
-    }
-    CLIENT_LEAVE();
-    MPI_Bcast(&status, 1, MPI_INT32_T, rank_id, comm);
-    CLIENT_ENTER();
-    if (rank != rank_id) {
-        if (status != PDCBB_OK) {
-            client_fail(status, "PDCobj_create_mpi: rank %d failed to create object '%s': %s",
-                        rank_id, obj_name ? obj_name : "(null)", pdcbb_strerror(status));
-        } else {
-            client_cont_t *c = client_handle_get(cont_id, CLIENT_H_CONT, NULL);
-            pdcbb_obj_open_rep_t p;
-            void *keep;
-            if (c == NULL)
-                client_fail(PDCBB_ERR_BAD_ID, "PDCobj_create_mpi: %#llx is not a container id",
-                            (unsigned long long)cont_id);
-            else if (obj_open_rpc("PDCobj_create_mpi", obj_name, &p, &keep) == PDCBB_OK) {
-                id = obj_from_reply(&p, cont_id, "PDCobj_create_mpi");
-                client_rpc_release(PDCBB_OP_OBJ_OPEN, &p, keep);
-            }
-        }
-    }
-    CLIENT_LEAVE();
-    return id;
-}
-#endif
+/* PDCobj_create_mpi: pdc_grow.c (the collective create of one rank). */
 
 perr_t PDCobj_close(pdcid_t obj_id)
 {
