@@ -6,7 +6,9 @@
  * OBJ_EXTENT in bbd/bbd_grow.c). A write that reaches past the extent this process last heard
  * of raises it before its data leaves (client_grow_written, called by client_xfer_start), so
  * the extent covers every write that was started; PDCbb_obj_extend raises it explicitly. The
- * daemon keeps the max of every request: nothing is lost between concurrent writers.
+ * daemon keeps the max of every request: nothing is lost between concurrent writers. An
+ * extend to fewer rows than this process already saw (its own extends, writes and gets) is a
+ * mistake (INVAL); one to fewer rows than another process made meanwhile succeeds.
  *
  * Collective calls: one rank does the metadata request(s) of the single-process call, then the
  * outcome (status, message, and what a handle needs) is broadcast; every rank registers a
@@ -138,17 +140,20 @@ perr_t PDCbb_obj_extend(pdcid_t obj_id, uint64_t new_rows)
                     new_rows ? "PDC_SIZE_UNLIMITED" : "0");
         goto out;
     }
-    if (extent_rpc(o->meta_id, new_rows, dims, &ndim) != PDCBB_OK) {
-        client_fail(PDCbb_last_error(), "%s: object '%s': %s", fn, o->name,
-                    PDCbb_last_error_message());
-        goto out;
-    }
-    if (dims[0] > new_rows) {
-        /* The daemon kept the larger extent (extents never shrink). */
+    grow_known_t *k = known_find(o->meta_id);
+    if (k != NULL && k->rows > new_rows) {
+        /* This process saw the larger extent itself (its extend, write or get): a mistake. */
         client_fail(PDCBB_ERR_INVAL,
                     "%s: object '%s' already has %llu rows: an extent never shrinks (asked %llu; "
                     "nothing changed)",
-                    fn, o->name, (unsigned long long)dims[0], (unsigned long long)new_rows);
+                    fn, o->name, (unsigned long long)k->rows, (unsigned long long)new_rows);
+        goto out;
+    }
+    /* Another process may have gone further meanwhile: the daemon keeps the max, and the
+     * object has at least new_rows rows either way. */
+    if (extent_rpc(o->meta_id, new_rows, dims, &ndim) != PDCBB_OK) {
+        client_fail(PDCbb_last_error(), "%s: object '%s': %s", fn, o->name,
+                    PDCbb_last_error_message());
         goto out;
     }
     ret = SUCCEED;
