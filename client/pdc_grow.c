@@ -7,8 +7,8 @@
  * of raises it before its data leaves (client_grow_written, called by client_xfer_start), so
  * the extent covers every write that was started; PDCbb_obj_extend raises it explicitly. The
  * daemon keeps the max of every request: nothing is lost between concurrent writers. An
- * extend to fewer rows than this process already saw (its own extends, writes and gets) is a
- * mistake (INVAL); one to fewer rows than another process made meanwhile succeeds.
+ * extend to fewer rows than this process itself asked for before (its extends and writes) is
+ * a mistake (INVAL); one to fewer rows than another process made meanwhile succeeds.
  *
  * Collective calls: one rank does the metadata request(s) of the single-process call, then the
  * outcome (status, message, and what a handle needs) is broadcast; every rank registers a
@@ -24,7 +24,8 @@
 /* Extents this process knows (a lower bound: extents never shrink). */
 typedef struct grow_known {
     uint64_t meta;
-    uint64_t rows;
+    uint64_t rows;  /* the largest extent a daemon answered */
+    uint64_t asked; /* the largest extent this process asked for (extends, writes) */
 } grow_known_t;
 static grow_known_t *known;
 static size_t nknown, capknown;
@@ -37,7 +38,7 @@ static grow_known_t *known_find(uint64_t meta)
     return NULL;
 }
 
-static void known_note(uint64_t meta, uint64_t rows)
+static void known_note(uint64_t meta, uint64_t rows, uint64_t asked)
 {
     grow_known_t *k = known_find(meta);
     if (k == NULL) {
@@ -51,10 +52,12 @@ static void known_note(uint64_t meta, uint64_t rows)
         }
         k = &known[nknown++];
         k->meta = meta;
-        k->rows = 0;
+        k->rows = k->asked = 0;
     }
     if (rows > k->rows)
         k->rows = rows;
+    if (asked > k->asked)
+        k->asked = asked;
 }
 
 /* OBJ_EXTEND of meta to rows (0: only read it with OBJ_EXTENT); dims gets the current dims. */
@@ -85,7 +88,7 @@ static pdcbb_err_t extent_rpc(uint64_t meta, uint64_t rows, uint64_t *dims, uint
     memcpy(dims, p.dims, p.dims_count * sizeof(uint64_t));
     *ndim = p.dims_count;
     client_rpc_release(rows > 0 ? PDCBB_OP_OBJ_EXTEND : PDCBB_OP_OBJ_EXTENT, &p, keep);
-    known_note(meta, dims[0]);
+    known_note(meta, dims[0], rows);
     return PDCBB_OK;
 }
 
@@ -141,12 +144,12 @@ perr_t PDCbb_obj_extend(pdcid_t obj_id, uint64_t new_rows)
         goto out;
     }
     grow_known_t *k = known_find(o->meta_id);
-    if (k != NULL && k->rows > new_rows) {
-        /* This process saw the larger extent itself (its extend, write or get): a mistake. */
+    if (k != NULL && k->asked > new_rows) {
+        /* This process itself made it larger (an extend or a write): a mistake. */
         client_fail(PDCBB_ERR_INVAL,
                     "%s: object '%s' already has %llu rows: an extent never shrinks (asked %llu; "
                     "nothing changed)",
-                    fn, o->name, (unsigned long long)k->rows, (unsigned long long)new_rows);
+                    fn, o->name, (unsigned long long)k->asked, (unsigned long long)new_rows);
         goto out;
     }
     /* Another process may have gone further meanwhile: the daemon keeps the max, and the

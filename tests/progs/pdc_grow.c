@@ -21,6 +21,7 @@
  *                           extended to 10); then checks as below.
  *   pdc_grow check          the extents and data of those two (live, drained or staged in).
  *   pdc_grow bad            the error cases.
+ *   pdc_grow readonly       over a drain of setup: the extent reads, an extend is refused.
  * Exit status 0 when every check passed.
  */
 #include <inttypes.h>
@@ -396,6 +397,17 @@ static void run_bad(pdcid_t pdc)
     PDCobj_close(f);
 }
 
+/* Over a drain: the extent reads, extending is refused. */
+static void run_readonly(pdcid_t pdc)
+{
+    pdcid_t b = PDCobj_open("written", pdc);
+    if (b == 0 || extent_of(b) != 10)
+        FAILF("written: open or extent");
+    expect_fail(PDCbb_obj_extend(b, 50), PDCBB_ERR_READ_ONLY, "written",
+                "extend a drained object");
+    PDCobj_close(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -426,6 +438,8 @@ int main(int argc, char **argv)
         run_check(pdc);
     else if (strcmp(mode, "bad") == 0)
         run_bad(pdc);
+    else if (strcmp(mode, "readonly") == 0)
+        run_readonly(pdc);
 #ifdef ENABLE_MPI
     else if (strcmp(mode, "grow") == 0 && argc == 5)
         run_grow(pdc, argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 10));
