@@ -61,43 +61,37 @@ pdcbb_err_t bbd_extent_forget(bbd_req_t *r, uint64_t id)
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
+/* The object's dims with its extent first, after raising the extent to rows (0: read only). */
+static pdcbb_err_t grow_answer(bbd_req_t *r, uint64_t id, uint64_t rows, uint64_t **dims,
+                               uint32_t *ndim)
+{
+    uint64_t cur;
+    pdcbb_err_t rc = grow_object(r, id, dims, ndim);
+    if (rc == PDCBB_OK)
+        rc = bbd_extent_read(OPS, r->txn, id, &cur);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (rows == UINT64_MAX)
+        return PDCBB_ERR_INVAL; /* the unlimited marker is no row count */
+    if (rows > cur) {
+        if ((rc = bbd_extent_set(r, id, rows)) != PDCBB_OK)
+            return rc;
+        PDCBB_DEBUG("object %#llx grows from %llu to %llu rows", (unsigned long long)id,
+                    (unsigned long long)cur, (unsigned long long)rows);
+        cur = rows;
+    }
+    (*dims)[0] = cur;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t bbd_op_obj_extend(bbd_req_t *r, const pdcbb_obj_extend_req_t *q,
                               pdcbb_obj_extend_rep_t *p)
 {
-    uint64_t *dims, rows;
-    uint32_t ndim;
-    pdcbb_err_t rc = grow_object(r, q->id, &dims, &ndim);
-    if (rc == PDCBB_OK)
-        rc = bbd_extent_read(OPS, r->txn, q->id, &rows);
-    if (rc != PDCBB_OK)
-        return rc;
-    if (q->rows == UINT64_MAX)
-        return PDCBB_ERR_INVAL; /* the unlimited marker is no row count */
-    if (q->rows > rows) {
-        if ((rc = bbd_extent_set(r, q->id, q->rows)) != PDCBB_OK)
-            return rc;
-        PDCBB_DEBUG("object %#llx grows from %llu to %llu rows", (unsigned long long)q->id,
-                    (unsigned long long)rows, (unsigned long long)q->rows);
-        rows = q->rows;
-    }
-    dims[0] = rows; /* the reply: (rows, dims[1..]) */
-    p->dims = dims;
-    p->dims_count = ndim;
-    return PDCBB_OK;
+    return grow_answer(r, q->id, q->rows, &p->dims, &p->dims_count);
 }
 
 pdcbb_err_t bbd_op_obj_extent(bbd_req_t *r, const pdcbb_obj_extent_req_t *q,
                               pdcbb_obj_extent_rep_t *p)
 {
-    uint64_t *dims, rows;
-    uint32_t ndim;
-    pdcbb_err_t rc = grow_object(r, q->id, &dims, &ndim);
-    if (rc == PDCBB_OK)
-        rc = bbd_extent_read(OPS, r->txn, q->id, &rows);
-    if (rc != PDCBB_OK)
-        return rc;
-    dims[0] = rows;
-    p->dims = dims;
-    p->dims_count = ndim;
-    return PDCBB_OK;
+    return grow_answer(r, q->id, 0, &p->dims, &p->dims_count);
 }

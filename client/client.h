@@ -299,6 +299,9 @@ typedef struct client_obj {
 pdcid_t client_cont_adopt(uint64_t meta_id, const char *name, pdc_lifetime_t lifetime,
                           const char *fn);
 pdcid_t client_obj_adopt(const pdcbb_obj_info_rep_t *p, pdcid_t cont_id, const char *fn);
+/* The open object behind a local id, or NULL with the thread's error naming fn (a closed id,
+ * or the kind of handle it is). */
+client_obj_t *client_obj_get(pdcid_t id, const char *fn);
 /* pdc_grow.c: a write transfer of an object whose first dim is unlimited reaches row end
  * (exclusive): raise the object's extent on its home daemon unless it is known to be there. */
 pdcbb_err_t client_grow_written(uint64_t obj_meta, uint64_t end);

@@ -779,11 +779,10 @@ static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint
     case PDCBB_OP_OBJ_EXTENT: {
         /* The extent the drain kept (current_dims), as pdcbb_drain_object_shape gives it. */
         const pdcbb_obj_extent_req_t *q = req;
-        int64_t i = meta_index(q->id, PDCBB_META_KIND_OBJ);
-        if (i < 0)
+        const pdcbb_drain_object_t *o = obj_of(q->id);
+        if (o == NULL)
             return pdcbb_meta_id_kind(q->id) == PDCBB_META_KIND_OBJ ? PDCBB_ERR_NOT_FOUND
                                                                      : PDCBB_ERR_BAD_ID;
-        const pdcbb_drain_object_t *o = &m->objs[i];
         if (o->ndim == 0 || o->dims[0] != PDCBB_DIM_UNLIMITED)
             return PDCBB_ERR_UNSUPPORTED;
         uint64_t *dims = malloc(PDCBB_REGION_NDIM_MAX * sizeof(uint64_t));

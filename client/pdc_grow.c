@@ -105,14 +105,9 @@ pdcbb_err_t client_grow_written(uint64_t obj_meta, uint64_t end)
 /* The open object obj_id whose first dim is unlimited, or NULL with the thread's error. */
 static client_obj_t *growing_obj(pdcid_t obj_id, const char *fn)
 {
-    pdcbb_err_t e;
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_check_init() == PDCBB_OK ? client_obj_get(obj_id, fn) : NULL;
+    if (o == NULL)
         return NULL;
-    client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)obj_id);
-        return NULL;
-    }
     if (o->deleted) {
         client_fail(PDCBB_ERR_NOT_FOUND, "%s: object '%s' was deleted", fn, o->name);
         return NULL;
@@ -169,18 +164,13 @@ perr_t PDCbb_obj_get_extent(pdcid_t obj_id, uint64_t *dims)
 {
     const char *fn = "PDCbb_obj_get_extent";
     perr_t ret = FAIL;
-    pdcbb_err_t e;
     uint64_t cur[PDCBB_NDIM_MAX];
     uint32_t ndim;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_check_init() == PDCBB_OK ? client_obj_get(obj_id, fn) : NULL;
+    if (o == NULL)
         goto out;
-    client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)obj_id);
-        goto out;
-    }
     if (dims == NULL) {
         client_fail(PDCBB_ERR_INVAL, "%s: dims is NULL", fn);
         goto out;

@@ -105,7 +105,7 @@ pdcid_t client_obj_adopt(const pdcbb_obj_info_rep_t *p, pdcid_t cont_id, const c
     return obj_from_reply(p, cont_id, fn);
 }
 
-static client_obj_t *obj_get(pdcid_t id, const char *fn)
+client_obj_t *client_obj_get(pdcid_t id, const char *fn)
 {
     pdcbb_err_t e;
     client_obj_t *o = client_handle_get(id, CLIENT_H_OBJ, &e);
@@ -248,7 +248,7 @@ perr_t PDCobj_close(pdcid_t obj_id)
     if (client_handle_kind(obj_id) == CLIENT_H_REGION) {
         /* PDC applications close region ids with PDCobj_close too. */
         ret = PDCregion_close(obj_id);
-    } else if (obj_get(obj_id, "PDCobj_close") != NULL) {
+    } else if (client_obj_get(obj_id, "PDCobj_close") != NULL) {
         /* As PDC: transfers of the object still in flight finish first. */
         client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, NULL);
         client_xfer_wait_object(o->meta_id);
@@ -263,7 +263,7 @@ struct pdc_obj_info *PDCobj_get_info(pdcid_t obj_id)
 {
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_get_info");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_get_info");
     CLIENT_LEAVE();
     return o ? &o->info : NULL;
 }
@@ -347,7 +347,7 @@ perr_t PDCobj_set_dims(pdcid_t obj_id, int ndim, uint64_t *dims)
 {
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_set_dims");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_set_dims");
     perr_t ret = o ? set_dims("PDCobj_set_dims", o, ndim, dims) : FAIL;
     CLIENT_LEAVE();
     return ret;
@@ -358,7 +358,7 @@ perr_t PDCobj_get_dims(pdcid_t obj_id, int *ndim, uint64_t **dims)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_get_dims");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_get_dims");
     if (o == NULL)
         goto out;
     if (ndim == NULL || dims == NULL) {
@@ -388,7 +388,7 @@ perr_t PDCprop_update(pdcid_t obj_id, pdcid_t prop_id)
     pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCprop_update");
+    client_obj_t *o = client_obj_get(obj_id, "PDCprop_update");
     client_obj_prop_t *pr = o ? client_handle_get(prop_id, CLIENT_H_OBJ_PROP, &e) : NULL;
     if (o == NULL)
         goto out;
@@ -414,7 +414,7 @@ perr_t PDCobj_del(pdcid_t obj_id)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_del");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_del");
     if (o != NULL) {
         pdcbb_obj_del_req_t q = {.id = o->meta_id};
         pdcbb_obj_del_rep_t p;
@@ -454,7 +454,7 @@ perr_t PDCobj_put_tag(pdcid_t obj_id, char *tag_name, void *tag_value, pdc_var_t
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_put_tag");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_put_tag");
     if (o && client_tag_put("PDCobj_put_tag", o->meta_id, "object", o->name, tag_name, tag_value,
                             value_type, value_size) == PDCBB_OK)
         ret = SUCCEED;
@@ -468,7 +468,7 @@ perr_t PDCobj_get_tag(pdcid_t obj_id, char *tag_name, void **tag_value,
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_get_tag");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_get_tag");
     if (o && client_tag_get("PDCobj_get_tag", o->meta_id, "object", o->name, tag_name, tag_value,
                             value_type, value_size) == PDCBB_OK)
         ret = SUCCEED;
@@ -481,7 +481,7 @@ perr_t PDCobj_del_tag(pdcid_t obj_id, char *tag_name)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_del_tag");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_del_tag");
     if (o && client_tag_del("PDCobj_del_tag", o->meta_id, "object", o->name, tag_name) ==
                  PDCBB_OK)
         ret = SUCCEED;
@@ -498,7 +498,7 @@ perr_t PDCtag_get(pdcid_t obj_id, char *tag_name, void *tag_value)
     psize_t size = 0;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCtag_get");
+    client_obj_t *o = client_obj_get(obj_id, "PDCtag_get");
     if (o && tag_value == NULL)
         client_fail(PDCBB_ERR_INVAL, "PDCtag_get: tag_value is NULL");
     else if (o && client_tag_get("PDCtag_get", o->meta_id, "object", o->name, tag_name, &value,
