@@ -53,7 +53,7 @@ MPIRUN='timeout 300 mpirun -np'
     [ "$(grep -c 'refused shrinks ok' <<<"$output")" -eq 4 ]
 }
 
-@test "the extent survives the drain: current_dims, pdcbb ls and get, the drained API, stage-in" {
+@test "the extent survives the drain: current_dims, pdcbb ls, get and export, the drained API, stage-in" {
     run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --job-id 7101 \
         --drain "$WORKDIR/dest" --quiet -- "$GROW" setup
     echo "$output"
@@ -75,7 +75,11 @@ MPIRUN='timeout 300 mpirun -np'
     [ -z "$(tr -d '\0' < "$WORKDIR/ext.bin")" ]
     "$PDCBB" get "$D" written -o "$WORKDIR/written.bin"
     [ "$(stat -c %s "$WORKDIR/written.bin")" -eq $((10 * 4 * 8)) ]
-    # The PDC API over the drain: the same extents and data, and it refuses to extend.
+    # pdcbb export: numpy arrays of the extents' shapes.
+    "$PDCBB" export "$D" --format npy -o "$WORKDIR/npy"
+    grep -aq "'shape': (7, 3)" "$WORKDIR/npy/ext-only.npy"
+    grep -aq "'shape': (10, 4)" "$WORKDIR/npy/written.npy"
+    # The PDC API over the drain: the same extents and data.
     run env PDCBB_DRAINED_DIR="$D" "$GROW" check
     echo "$output"
     assert_success
