@@ -691,11 +691,12 @@ static int cmd_run(int argc, char **argv)
         wst = run_command(cmd, jobs, (unsigned)nodes, &exec_failed);
         ran = wst >= 0;
     }
-    for (unsigned k = 0; ran && k < scripts_started; k++) {
+    for (unsigned k = 0; k < scripts_started; k++) {
         char err[PDCBB_JOB_ERR_LEN];
         if (pdcbb_job_script_run(&jobs[k], PDCBB_SCRIPT_END, &senv, err, sizeof(err)) !=
             PDCBB_OK) {
-            fprintf(stderr, "pdcbb run: node%u: %s (the drain goes on)\n", k, err);
+            fprintf(stderr, "pdcbb run: node%u: %s%s\n", k, err,
+                    cfg->drain[0] ? " (the drain goes on)" : "");
             end_script_failed = true;
         }
     }

@@ -81,6 +81,7 @@ typedef struct script_ctx {
     const pdcbb_job_t *job;
     pdcbb_script_phase_t phase;
     const pdcbb_job_script_env_t *env;
+    bool skip; /* the end of a job that never ran: only stop the start's leftovers */
     char dir[PATH_MAX];
 } script_ctx_t;
 
@@ -277,6 +278,10 @@ static pdcbb_err_t script_as_user(void *arg, void *out)
     const char *phase = pdcbb_job_script_phase_name(c->phase);
     char why[SCRIPT_MSG_LEN] = "", log[PATH_MAX] = "", logname[32];
     memset(res, 0, sizeof(*res));
+    if (c->skip) {
+        script_kill_start_group(c->dir);
+        return PDCBB_OK;
+    }
     pdcbb_err_t rc;
     snprintf(logname, sizeof(logname), "script-%s.log", phase);
     if ((rc = pdcbb_jobdir_path(c->dir, logname, log, sizeof(log))) != PDCBB_OK) {
@@ -393,15 +398,15 @@ pdcbb_err_t pdcbb_job_script_run(const pdcbb_job_t *job, pdcbb_script_phase_t ph
                    pdcbb_job_script_phase_name(phase));
         return rc;
     }
-    /* No end for a node whose job never started: no burst buffer, or a failed start. */
+    /* No end for a job that never ran: no burst buffer here, or a failed start script (of
+     * any node); what a start script left running is still stopped. */
     struct stat st;
-    char path[PATH_MAX];
+    char path[PATH_MAX], msg[SCRIPT_MSG_LEN];
     if (phase == PDCBB_SCRIPT_END &&
-        ((pdcbb_jobdir_path(c.dir, "prolog.error", path, sizeof(path)) == PDCBB_OK &&
-          lstat(path, &st) == 0) ||
-         (pdcbb_jobdir_path(c.dir, PDCBB_SCRIPT_ERROR_FILE, path, sizeof(path)) == PDCBB_OK &&
-          lstat(path, &st) == 0)))
+        pdcbb_jobdir_path(c.dir, "prolog.error", path, sizeof(path)) == PDCBB_OK &&
+        lstat(path, &st) == 0)
         return PDCBB_OK;
+    c.skip = phase == PDCBB_SCRIPT_END && pdcbb_job_script_failed(c.dir, msg, sizeof(msg));
     script_result_t res;
     memset(&res, 0, sizeof(res));
     char aerr[256] = "";

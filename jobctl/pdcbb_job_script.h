@@ -59,15 +59,19 @@ pdcbb_err_t pdcbb_job_script_check(const char *path, uid_t uid, char *err, size_
  * on NODE: <why>[: <its last output lines>]" (why: exit status N, killed by signal N, timed
  * out after S s, or the check's reason) and the return is PDCBB_ERR_TIMEOUT (timed out),
  * PDCBB_ERR_NOT_FOUND / PDCBB_ERR_PERM (the file), or PDCBB_ERR_INTERNAL (it failed). A
- * failed start phase also writes err to <job dir>/script.error (as the user), which
- * pdcbb_job_script_failed reads; a successful one removes it.
+ * failed start phase also writes err to <job dir>/script.error and, for a multi-node job,
+ * to <rendezvous>/node-I.script.error (as the user), which pdcbb_job_script_failed reads; a
+ * successful one removes them. The end phase does not run the script where the job never ran
+ * (prolog.error, or pdcbb_job_script_failed): it only kills what the start left running.
  */
 pdcbb_err_t pdcbb_job_script_run(const pdcbb_job_t *job, pdcbb_script_phase_t phase,
                                  const pdcbb_job_script_env_t *env, char *err, size_t errlen);
 
 /*
- * 1 if this node's start script failed (job_dir holds script.error): msg gets its text;
- * 0 if not. Opens the file without following links (call as the job user).
+ * 1 if the start script failed on this node (job_dir holds script.error) or, for a multi-node
+ * job, on another node (the rendezvous directory named by job_dir's job.info holds
+ * node-I.script.error): msg gets its text; 0 if not. Opens the files without following
+ * links (call as the job user).
  */
 int pdcbb_job_script_failed(const char *job_dir, char *msg, size_t len);
 
