@@ -30,7 +30,7 @@ extern char **environ;
 
 #define SCRIPT_MSG_LEN 1024
 #define SCRIPT_TAIL_LINES 3
-#define SCRIPT_ENV_MAX 24
+#define SCRIPT_ENV_MAX 64
 
 const char *pdcbb_job_script_phase_name(pdcbb_script_phase_t phase)
 {
@@ -225,7 +225,11 @@ static char **script_env_build(const script_ctx_t *c, const char *log, const cha
         free(own);
         return all;
     }
-    /* a clean environment, as a login would give */
+    /* a clean environment, as a login would give, with the launcher's own variables */
+    size_t pl = c->env && c->env->pass_prefix ? strlen(c->env->pass_prefix) : 0;
+    for (size_t i = 0; pl && environ && environ[i] && n < SCRIPT_ENV_MAX - 5; i++)
+        if (strncmp(environ[i], c->env->pass_prefix, pl) == 0 && (own[n] = strdup(environ[i])))
+            n++;
     struct passwd pw, *res = NULL;
     char pwbuf[16384];
     if (getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL) {
@@ -250,13 +254,18 @@ static void script_child(const char *dir, const char *path, const char *phase, i
                          char **env)
 {
     setpgid(0, 0);
+    /* stdin, stdout or stderr may be closed in the caller (a daemon's child): the log's and
+     * /dev/null's descriptors must not be one of them before they are put there */
+    logfd = fcntl(logfd, F_DUPFD, 10);
     sigset_t none;
     sigemptyset(&none);
     for (int s = 1; s < NSIG; s++)
         signal(s, SIG_DFL);
     sigprocmask(SIG_SETMASK, &none, NULL);
     int nul = open("/dev/null", O_RDONLY);
-    if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
+    if (nul >= 0 && nul < 10)
+        nul = fcntl(nul, F_DUPFD, 10);
+    if (logfd < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0 ||
         chdir(dir) != 0)
         _exit(126);
     for (int fd = 3; fd < 1024; fd++)

@@ -11,7 +11,8 @@
  * The script gets the phase as its one argument and in PDCBB_SCRIPT_PHASE ("start" or "end"),
  * and the job's facts in PDCBB_JOB_ID, PDCBB_JOB_DIR, PDCBB_NODE_NAME (what `pdcbb` commands
  * and libpdc need to find the running job), PDCBB_NODE_INDEX, PDCBB_NNODES, PDCBB_NTASKS (when
- * known), PDCBB_DRAIN and PDCBB_DRAIN_DIR (when the job drains), PDCBB_SCRIPT_LOG. It runs in
+ * known), PDCBB_DRAIN and PDCBB_DRAIN_DIR (when the job drains), PDCBB_SCRIPT_LOG (see
+ * pdcbb_job_script_env_t for the rest of its environment). It runs in
  * the job directory with stdin from /dev/null and stdout and stderr appended to
  * <job dir>/script-<phase>.log, in a process group of its own: after script_timeout seconds
  * the whole group is killed. Processes the start script leaves running in the background keep
@@ -38,6 +39,8 @@ typedef struct pdcbb_job_script_env {
     const char *server_dirs; /* PDCBB_SERVER_DIRS of the local launcher; NULL: not set */
     int inherit;             /* 1: start from the caller's environment (`pdcbb run`, the
                                 user's own); 0: a clean one (PATH, HOME, USER, LOGNAME, SHELL) */
+    const char *pass_prefix; /* with inherit 0: also the caller's variables named so ("SLURM_":
+                                the prolog's job facts); NULL: none */
 } pdcbb_job_script_env_t;
 
 /* "start" or "end". */

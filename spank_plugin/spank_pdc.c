@@ -543,7 +543,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
     slurm_info(PFX "job %llu node %s: %u daemon(s) started%s%s", (unsigned long long)job.job_id,
                job.node_name, job.cfg.servers_per_node, err[0] ? "; " : "", err);
     /* The start script, as the job user; its failure fails the job's tasks (task_init). */
-    pdcbb_job_script_env_t senv = {.ntasks = script_ntasks()};
+    pdcbb_job_script_env_t senv = {.ntasks = script_ntasks(), .pass_prefix = "SLURM_"};
     if (pdcbb_job_script_run(&job, PDCBB_SCRIPT_START, &senv, err, sizeof(err)) != PDCBB_OK)
         slurm_error(PFX "job %llu: %s", (unsigned long long)job.job_id, err);
     return 0;
@@ -564,7 +564,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
         expand_root(job.cfg.local_root, job.node_name, job.local_root, sizeof(job.local_root));
     } else {
         /* The end script, while the daemons still run; the drain goes on whatever it does. */
-        pdcbb_job_script_env_t senv = {.ntasks = script_ntasks()};
+        pdcbb_job_script_env_t senv = {.ntasks = script_ntasks(), .pass_prefix = "SLURM_"};
         if (pdcbb_job_script_run(&job, PDCBB_SCRIPT_END, &senv, err, sizeof(err)) != PDCBB_OK)
             slurm_error(PFX "job %llu: %s (the drain goes on)", (unsigned long long)job.job_id,
                         err);
