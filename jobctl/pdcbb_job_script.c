@@ -126,21 +126,17 @@ static void script_tail(const char *log, char *out, size_t len)
 /* Write (or with text NULL remove) a small file of the job directory, atomically. */
 static void script_record(const char *dir, const char *name, const char *text)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    char path[PATH_MAX];
     if (pdcbb_jobdir_path(dir, name, path, sizeof(path)) != PDCBB_OK)
         return;
     if (text == NULL) {
         unlink(path);
         return;
     }
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    size_t l = strlen(text);
-    bool ok = write(fd, text, l) == (ssize_t)l && write(fd, "\n", 1) == 1;
-    if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
-        unlink(tmp);
+    char line[SCRIPT_MSG_LEN + 2];
+    int l = snprintf(line, sizeof(line), "%s\n", text);
+    pdcbb_write_file_atomic(path, line, (size_t)l < sizeof(line) ? (size_t)l : sizeof(line) - 1,
+                            0600);
 }
 
 /* Kill the process group recorded by the start phase (as the user: only the user's own). */

@@ -24,13 +24,6 @@ teardown() {
     chmod 644 "$SITE/site.yaml"
 }
 
-nodes_idle() {
-    run sinfo -h -N -o "%N %t"
-    echo "$output"
-    refute_output --partial "drain"
-    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
-}
-
 # user_script NAME BODY: an executable of pdcbbtest in $SITE/out (the script's environment
 # is Slurm's clean one: it finds pdcbb and libpdc through these two variables); path in $S.
 user_script() {
