@@ -39,7 +39,7 @@ user_script() {
 f='"$SITE"'/out/script.$PDCBB_JOB_ID.$PDCBB_NODE_NAME.$1
 echo "$1 uid=$(id -un) cwd=$(pwd)" > $f
 env | grep -E "^(PDCBB_|SLURM_)" | sort >> $f
-# every daemon of the job at the start; at the end, this node's (the others end at their pace)
+# every daemon of the job at the start; at the end, those of this node (others end at their pace)
 if [ "$1" = start ]; then pdcbb stats --count 1; else pdcbb status; fi >> $f 2>&1 && echo bb_ok >> $f
 sleep 2   # the job waits: the batch script must see this file complete
 echo done >> $f'
