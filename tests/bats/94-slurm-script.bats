@@ -91,7 +91,7 @@ if [ "$PDCBB_NODE_INDEX" = 1 ]; then echo "no input data" >&2; exit 3; fi'
 @test "the end script runs before the drain, its output lands in the drain; a failing one does not stop it" {
     user_script end.sh '
 if [ "$1" = end ]; then
-    # this node's daemons (the other nodes end at their own pace: theirs may be stopping)
+    # the daemons of this node (the other nodes end at their own pace: theirs may be stopping)
     pdcbb status > /dev/null && echo "end: daemons still up on $PDCBB_NODE_NAME"
     echo "end: drain to $PDCBB_DRAIN_DIR"
     echo "archive failed" >&2
