@@ -146,7 +146,9 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                 \
     X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                    \
     X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                      \
-    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)
+    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP) \
+    X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                         \
+    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
