@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "client_strided.h"
 #include "client_transfer.h"
 
 /* A piece larger than this is split along the first dimension (as client_transfer.c does). */
@@ -174,4 +175,30 @@ pdcbb_err_t client_strided_rmw(client_xfer_t *x, uint8_t **out)
     else
         *out = whole;
     return rc;
+}
+
+int client_strided_region_of(const struct pdc_region_info *info, pdcbb_sel_t *sel)
+{
+    pdcbb_err_t e;
+    client_region_t *r = client_handle_get(info->local_id, CLIENT_H_REGION, &e);
+    if (r == NULL || !r->strided || &r->info != info)
+        return 0;
+    *sel = r->sel;
+    return 1;
+}
+
+uint64_t client_strided_filter(uint64_t *lin, uint64_t n, const pdcbb_sel_t *sel,
+                               const uint64_t *strides)
+{
+    uint64_t kept = 0, c[PDCBB_REGION_NDIM_MAX];
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = lin[i];
+        for (uint32_t d = 0; d < sel->ndim; d++) {
+            c[d] = v / strides[d];
+            v %= strides[d];
+        }
+        if (pdcbb_sel_contains(sel, c))
+            lin[kept++] = lin[i];
+    }
+    return kept;
 }
