@@ -553,6 +553,11 @@ static void direct_account(bbd_t *d, uint64_t obj)
     }
 }
 
+void bbd_data_recount(bbd_t *d, uint64_t obj)
+{
+    direct_account(d, obj);
+}
+
 /*
  * DATA_DIRECT (docs/PROTOCOL.md): the client moves the bytes; this checks the regions exactly
  * as DATA_WRITE / DATA_READ do, holds the capacity a write needs until the client says DONE (or

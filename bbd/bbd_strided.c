@@ -8,10 +8,15 @@
  * selection's elements in row-major order. Everything is checked before use: nothing from the
  * wire is trusted.
  *
- * Writes queue one pwrite per contiguous run to the I/O thread, like DATA_WRITE (holes between
- * the selected elements stay untouched, so concurrent writers of interleaved selections never
- * lose each other's elements). Reads coalesce runs separated by small gaps into one pread of the
- * span and gather the selected bytes from it.
+ * Runs separated by small gaps are coalesced into spans of the file. A read preads each span
+ * and gathers the selected bytes from it. A write, when no client of this node holds a
+ * DATA_DIRECT write reservation (then nobody else can write the files until it returns), reads
+ * the span, fills in the runs and writes it back. Otherwise it allocates the span (fallocate:
+ * a later page fault cannot fail for lack of space), maps it and stores only the selected
+ * bytes, so the direct writer's elements between them are never overwritten. A lone run, or a
+ * span the filesystem cannot allocate or map, is written with pwrite. Writes run on the event
+ * thread after every queued DATA_WRITE is done (the server drains the I/O thread first), so the
+ * order of writes is kept; the reply follows the stores into the page cache, as for DATA_WRITE.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bbd.h"
@@ -119,26 +125,159 @@ static pdcbb_err_t layout_match(bbd_req_t *r, const sdesc_t *s, int create, int 
     return PDCBB_OK;
 }
 
-typedef struct wctx {
-    bbd_io_batch_t *b;
-    int fd;
-    const uint8_t *src;
-    uint32_t region;
-    uint64_t obj;
-    pdcbb_err_t rc;
-} wctx_t;
-
-static int run_queue(uint64_t aoff, uint64_t len, uint64_t poff, void *arg)
-{
-    wctx_t *c = arg;
-    c->rc = bbd_io_add_run(c->b, c->fd, c->src + poff, len, aoff, c->region, c->obj);
-    return c->rc == PDCBB_OK ? 0 : -1;
-}
-
 static void log_bad(bbd_req_t *r, const char *op, const char *why)
 {
     (void)r;
     PDCBB_WARN("%s refused: %s", op, why);
+}
+
+/* Runs gathered into spans of the file when their gaps are small. */
+typedef struct rctx {
+    int fd;
+    int write;          /* scatter src into the file, else gather into out */
+    int alone;          /* a write: no other writer of the files can run meanwhile */
+    const uint8_t *src;
+    uint8_t *out;
+    uint8_t *span;  /* SPAN_MAX bytes */
+    uint64_t s_off, s_len; /* the pending span in the file */
+    struct { uint64_t aoff, len, poff; } *runs;
+    size_t nruns, cap;
+    int err;
+} rctx_t;
+
+/* One run's bytes: element-sized runs (the common case of a stride along the last dimension)
+ * copied without a call. */
+static inline void copy_run(uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+    switch (len) {
+    case 8: memcpy(dst, src, 8); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, len);
+    }
+}
+
+static int pread_full(int fd, uint8_t *buf, uint64_t len, uint64_t off, int *err)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        ssize_t k = pread(fd, buf + done, len - done, (off_t)(off + done));
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            *err = errno;
+            return -1;
+        }
+        if (k == 0) { /* past the end of the file: never written */
+            memset(buf + done, 0, len - done);
+            break;
+        }
+        done += (uint64_t)k;
+    }
+    return 0;
+}
+
+static int pwrite_full(int fd, const uint8_t *buf, uint64_t len, uint64_t off, int *err)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        ssize_t k = pwrite(fd, buf + done, len - done, (off_t)(off + done));
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            *err = errno;
+            return -1;
+        }
+        done += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Store the pending runs of a write: when nobody else may write the file meanwhile, read the
+ * span, fill in the runs and write it back; else through a mapping of the span; else (or for a
+ * lone run) one pwrite per run. */
+static int span_store(rctx_t *c)
+{
+    if (c->nruns > 1 && c->alone && c->span != NULL) {
+        if (pread_full(c->fd, c->span, c->s_len, c->s_off, &c->err) != 0)
+            return -1;
+        for (size_t i = 0; i < c->nruns; i++)
+            copy_run(c->span + (c->runs[i].aoff - c->s_off), c->src + c->runs[i].poff,
+                     c->runs[i].len);
+        c->nruns = 0;
+        return pwrite_full(c->fd, c->span, c->s_len, c->s_off, &c->err);
+    }
+    if (c->nruns > 1 && fallocate(c->fd, 0, (off_t)c->s_off, (off_t)c->s_len) == 0) {
+        uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t base = c->s_off & ~(page - 1), delta = c->s_off - base;
+        uint8_t *map = mmap(NULL, c->s_len + delta, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c->fd,
+                            (off_t)base);
+        if (map != MAP_FAILED) {
+            for (size_t i = 0; i < c->nruns; i++)
+                memcpy(map + delta + (c->runs[i].aoff - c->s_off), c->src + c->runs[i].poff,
+                       c->runs[i].len);
+            munmap(map, c->s_len + delta);
+            c->nruns = 0;
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < c->nruns; i++)
+        if (pwrite_full(c->fd, c->src + c->runs[i].poff, c->runs[i].len, c->runs[i].aoff,
+                        &c->err) != 0)
+            return -1;
+    c->nruns = 0;
+    return 0;
+}
+
+static int span_flush(rctx_t *c)
+{
+    if (c->nruns == 0)
+        return 0;
+    if (c->write)
+        return span_store(c);
+    if (c->nruns == 1) {
+        int rc = pread_full(c->fd, c->out + c->runs[0].poff, c->runs[0].len, c->runs[0].aoff,
+                            &c->err);
+        c->nruns = 0;
+        return rc;
+    }
+    if (pread_full(c->fd, c->span, c->s_len, c->s_off, &c->err) != 0)
+        return -1;
+    for (size_t i = 0; i < c->nruns; i++)
+        copy_run(c->out + c->runs[i].poff, c->span + (c->runs[i].aoff - c->s_off), c->runs[i].len);
+    c->nruns = 0;
+    return 0;
+}
+
+static int run_span(uint64_t aoff, uint64_t len, uint64_t poff, void *arg)
+{
+    rctx_t *c = arg;
+    if (c->nruns > 0 && aoff >= c->s_off + c->s_len && aoff - (c->s_off + c->s_len) <= GAP_MAX &&
+        aoff + len - c->s_off <= SPAN_MAX) {
+        c->s_len = aoff + len - c->s_off;
+    } else {
+        if (span_flush(c) != 0)
+            return -1;
+        c->s_off = aoff;
+        c->s_len = len;
+    }
+    if (c->nruns == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        void *g = realloc(c->runs, cap * sizeof(*c->runs));
+        if (g == NULL) {
+            c->err = ENOMEM;
+            return -1;
+        }
+        c->runs = g;
+        c->cap = cap;
+    }
+    c->runs[c->nruns].aoff = aoff;
+    c->runs[c->nruns].len = len;
+    c->runs[c->nruns].poff = poff;
+    c->nruns++;
+    if (len > SPAN_MAX / 2) /* a long run: read it alone */
+        return span_flush(c);
+    return 0;
 }
 
 pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *q,
@@ -152,15 +291,25 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
     uint32_t pos = 0, n = 0;
     uint64_t data_off = 0, nospc[3] = {0, 0, 0};
     int refused = 0;
+    /* After the server's drain of the I/O thread, bytes in flight are DATA_DIRECT writes that
+     * clients of this node are doing themselves: with none, nobody else writes the files. */
+    rctx_t c = {.fd = -1, .write = 1, .alone = d->data_inflight == 0};
+    if (c.alone)
+        c.span = malloc(SPAN_MAX); /* NULL: the mapping path */
     while (pos < q->descs_count) {
         sdesc_t s;
         pdcbb_err_t one = sdesc_parse(q->descs, q->descs_count, &pos, &s, why, sizeof(why));
         if (one != PDCBB_OK) {
             log_bad(r, "STRIDED_WRITE", why);
+            free(c.runs);
+            free(c.span);
             return one;
         }
-        if (s.bytes > r->in_bulk_len - data_off)
+        if (s.bytes > r->in_bulk_len - data_off) {
+            free(c.runs);
+            free(c.span);
             return PDCBB_ERR_TRUNCATED;
+        }
         int exists = 0, fd = -1;
         one = layout_match(r, &s, 1, &exists);
         if (one == PDCBB_OK)
@@ -195,116 +344,33 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
             pdcbb_sel_bbox(&s.sel, &bb);
             pdcbb_box_intersect(&bb, &s.clip, &bb);
             bbd_query_dirty_box(s.obj, s.ndim, s.dims, &bb);
-            if (r->io == NULL && (r->io = calloc(1, sizeof(*r->io))) == NULL)
-                return PDCBB_ERR_NOMEM;
-            wctx_t c = {.b = r->io, .fd = fd, .src = r->in_bulk + data_off, .region = n,
-                        .obj = s.obj};
-            if (pdcbb_sel_runs(&s.sel, &s.clip, s.ndim, s.dims, (size_t)s.unit, run_queue, &c) !=
-                0) {
-                one = c.rc ? c.rc : PDCBB_ERR_IO;
-            } else {
-                r->io->bytes += s.bytes;
-                d->data_inflight += s.bytes;
+            c.fd = fd;
+            c.src = r->in_bulk + data_off;
+            c.nruns = 0;
+            c.err = 0;
+            if (pdcbb_sel_runs(&s.sel, &s.clip, s.ndim, s.dims, (size_t)s.unit, run_span, &c) !=
+                    0 ||
+                span_flush(&c) != 0) {
+                one = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
+                PDCBB_ERROR("strided write to object %#" PRIx64 " failed: %s", s.obj,
+                            pdcbb_strerror(one));
             }
+            bbd_data_recount(d, s.obj);
         }
         results[n++] = (uint64_t)(uint32_t)one;
         data_off += s.bytes;
     }
+    free(c.runs);
+    free(c.span);
     if (data_off != r->in_bulk_len)
         return PDCBB_ERR_PROTO;
     if (refused) {
         memcpy(results + n, nospc, sizeof(nospc));
         n += 3;
     }
-    if (r->io) {
-        if ((r->io->results = malloc(8 * ((size_t)n + 1))) == NULL)
-            return PDCBB_ERR_NOMEM;
-        memcpy(r->io->results, results, 8 * (size_t)n);
-        r->io->nresults = n;
-    }
     p->results = results;
     p->results_count = n;
     return PDCBB_OK;
-}
-
-/* Reads: runs gathered into a span read with one pread when their gaps are small. */
-typedef struct rctx {
-    int fd;
-    uint8_t *out;
-    uint8_t *span;  /* SPAN_MAX bytes */
-    uint64_t s_off, s_len; /* the pending span in the file */
-    struct { uint64_t aoff, len, poff; } *runs;
-    size_t nruns, cap;
-    int err;
-} rctx_t;
-
-static int pread_full(int fd, uint8_t *buf, uint64_t len, uint64_t off, int *err)
-{
-    uint64_t done = 0;
-    while (done < len) {
-        ssize_t k = pread(fd, buf + done, len - done, (off_t)(off + done));
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            *err = errno;
-            return -1;
-        }
-        if (k == 0) { /* past the end of the file: never written */
-            memset(buf + done, 0, len - done);
-            break;
-        }
-        done += (uint64_t)k;
-    }
-    return 0;
-}
-
-static int span_flush(rctx_t *c)
-{
-    if (c->nruns == 0)
-        return 0;
-    if (c->nruns == 1) {
-        int rc = pread_full(c->fd, c->out + c->runs[0].poff, c->runs[0].len, c->runs[0].aoff,
-                            &c->err);
-        c->nruns = 0;
-        return rc;
-    }
-    if (pread_full(c->fd, c->span, c->s_len, c->s_off, &c->err) != 0)
-        return -1;
-    for (size_t i = 0; i < c->nruns; i++)
-        memcpy(c->out + c->runs[i].poff, c->span + (c->runs[i].aoff - c->s_off), c->runs[i].len);
-    c->nruns = 0;
-    return 0;
-}
-
-static int run_gather(uint64_t aoff, uint64_t len, uint64_t poff, void *arg)
-{
-    rctx_t *c = arg;
-    if (c->nruns > 0 && aoff >= c->s_off + c->s_len && aoff - (c->s_off + c->s_len) <= GAP_MAX &&
-        aoff + len - c->s_off <= SPAN_MAX) {
-        c->s_len = aoff + len - c->s_off;
-    } else {
-        if (span_flush(c) != 0)
-            return -1;
-        c->s_off = aoff;
-        c->s_len = len;
-    }
-    if (c->nruns == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        void *g = realloc(c->runs, cap * sizeof(*c->runs));
-        if (g == NULL) {
-            c->err = ENOMEM;
-            return -1;
-        }
-        c->runs = g;
-        c->cap = cap;
-    }
-    c->runs[c->nruns].aoff = aoff;
-    c->runs[c->nruns].len = len;
-    c->runs[c->nruns].poff = poff;
-    c->nruns++;
-    if (len > SPAN_MAX / 2) /* a long run: read it alone */
-        return span_flush(c);
-    return 0;
 }
 
 pdcbb_err_t bbd_op_strided_read(bbd_req_t *r, const pdcbb_strided_read_req_t *q,
@@ -353,7 +419,7 @@ pdcbb_err_t bbd_op_strided_read(bbd_req_t *r, const pdcbb_strided_read_req_t *q,
                 c.out = out + off;
                 c.nruns = 0;
                 c.err = 0;
-                if (pdcbb_sel_runs(&s.sel, &s.clip, s.ndim, s.dims, (size_t)s.unit, run_gather,
+                if (pdcbb_sel_runs(&s.sel, &s.clip, s.ndim, s.dims, (size_t)s.unit, run_span,
                                    &c) != 0 ||
                     span_flush(&c) != 0)
                     one = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;

@@ -168,11 +168,16 @@ int pdcbb_sel_runs(const pdcbb_sel_t *s, const pdcbb_box_t *clip, uint32_t ndim,
         uint64_t base = 0;
         for (uint32_t d = 0; d < L; d++)
             base += coord_of(s, d, k[d]) * strides[d] * unit;
-        uint64_t kk = ib.off[L], kend = ib.off[L] + ib.size[L];
+        /* The last dimension block by block, without a division per block. */
+        uint64_t kk = ib.off[L], kend = ib.off[L] + ib.size[L], blk = s->block[L];
+        uint64_t within = kk % blk;
+        uint64_t bstart = base + (s->start[L] + (kk / blk) * s->stride[L]) * unit;
+        uint64_t bstep = s->stride[L] * unit;
         while (kk < kend) {
-            uint64_t blk_end = (kk / s->block[L] + 1) * s->block[L];
-            uint64_t n = (blk_end < kend ? blk_end : kend) - kk;
-            uint64_t aoff = base + coord_of(s, L, kk) * unit, len = n * unit;
+            uint64_t n = blk - within < kend - kk ? blk - within : kend - kk;
+            uint64_t aoff = bstart + within * unit, len = n * unit;
+            bstart += bstep;
+            within = 0;
             if (p.have && p.aoff + p.len == aoff && p.poff + p.len == poff) {
                 p.len += len;
             } else {
