@@ -159,3 +159,13 @@ assert_all_placements_used() {
     done < block.text
     assert_no_daemons "$WORKDIR"
 }
+
+@test "bench quick run (PDCBB_BENCH_QUICK=1): strided and contiguous cases, every read checked" {
+    in_job 2 'PDCBB_BENCH_QUICK=1 "$BUILD_DIR/bench/pdc_strided_bench" --placement region_static'
+    assert_success
+    assert_line --regexp "^object 256 x 256 doubles, region_static, best of 1$"
+    for c in cols cols-box rows rows-box cols-bbox; do
+        assert_line --regexp "^$c +[0-9]+ bytes  write +[0-9.]+ s +[0-9.]+ MB/s  read +[0-9.]+ s"
+    done
+    assert_no_daemons "$WORKDIR"
+}
