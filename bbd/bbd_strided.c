@@ -292,10 +292,17 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
     uint64_t data_off = 0, nospc[3] = {0, 0, 0};
     int refused = 0;
     /* After the server's drain of the I/O thread, bytes in flight are DATA_DIRECT writes that
-     * clients of this node are doing themselves: with none, nobody else writes the files. */
-    rctx_t c = {.fd = -1, .write = 1, .alone = d->data_inflight == 0};
-    if (c.alone)
+     * clients of this node are doing themselves: with none, nobody else writes the files.
+     * PDCBB_STRIDED_MAPPED=1 in the daemon's environment forces the mapping path (tests). */
+    rctx_t c = {.fd = -1, .write = 1,
+                .alone = d->data_inflight == 0 && getenv("PDCBB_STRIDED_MAPPED") == NULL};
+    if (c.alone) {
         c.span = malloc(SPAN_MAX); /* NULL: the mapping path */
+    } else if (getenv("PDCBB_STRIDED_MAPPED") != NULL) {
+        static int told;
+        if (!told++)
+            PDCBB_INFO("strided writes store through mappings (PDCBB_STRIDED_MAPPED)");
+    }
     while (pos < q->descs_count) {
         sdesc_t s;
         pdcbb_err_t one = sdesc_parse(q->descs, q->descs_count, &pos, &s, why, sizeof(why));

@@ -63,6 +63,18 @@ assert_all_placements_used() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "model on 2 daemons, writes through the mapping path (as when a direct writer is active)" {
+    # Without a DATA_DIRECT writer a daemon rewrites spans (read, fill, write); with one it
+    # stores only the selected bytes through a mapping: forced here for the whole job.
+    PDCBB_STRIDED_MAPPED=1 in_job 2 '"$MODEL" model --seed 7 --ops 400 --name mm7 || exit 1
+        grep -h "strided writes store through mappings" "$PDCBB_JOB_DIR"/bbd-*.log | wc -l'
+    assert_success
+    assert_line OK
+    assert_line --regexp "^[12]$"
+    assert_all_placements_used
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "model on 3 daemons; the drained job holds what strided writes wrote" {
     mkdir "$WORKDIR/dest"
     in_job 3 'for s in 5 6; do "$MODEL" model --seed $s --ops 400 --name m$s || exit 1; done' \
