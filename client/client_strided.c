@@ -60,12 +60,6 @@ out:
     return id;
 }
 
-/* The coordinate of index k of dimension d of a selection. */
-static uint64_t coord_of(const pdcbb_sel_t *s, uint32_t d, uint64_t k)
-{
-    return s->start[d] + (k / s->block[d]) * s->stride[d] + k % s->block[d];
-}
-
 pdcbb_err_t client_strided_pieces(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *clip,
                                   int need_own, client_piece_add_fn add)
 {
@@ -84,8 +78,8 @@ pdcbb_err_t client_strided_pieces(client_xfer_t *x, unsigned daemon, const pdcbb
     for (uint64_t k = ib.off[0]; k < ib.off[0] + ib.size[0]; k += step) {
         uint64_t k1 = k + step < ib.off[0] + ib.size[0] ? k + step : ib.off[0] + ib.size[0];
         pdcbb_box_t sub = *clip, sib;
-        sub.off[0] = coord_of(&x->sel, 0, k);
-        sub.size[0] = coord_of(&x->sel, 0, k1 - 1) + 1 - sub.off[0];
+        sub.off[0] = pdcbb_sel_coord(&x->sel, 0, k);
+        sub.size[0] = pdcbb_sel_coord(&x->sel, 0, k1 - 1) + 1 - sub.off[0];
         if (!pdcbb_box_intersect(&sub, clip, &sub) || !pdcbb_sel_index_box(&x->sel, &sub, &sib))
             continue;
         pdcbb_box_count(&sib, &cnt);

@@ -121,6 +121,23 @@ static int piece_slab_offset(const client_xfer_t *x, const pdcbb_box_t *b, uint6
     return 1;
 }
 
+/* A new zeroed piece at the end of x's pieces (not yet counted in npieces), or NULL. */
+static xfer_piece_t *piece_slot(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *b,
+                                uint64_t bytes)
+{
+    xfer_piece_t *grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return NULL;
+    x->pieces = grown;
+    xfer_piece_t *pc = &x->pieces[x->npieces];
+    memset(pc, 0, sizeof(*pc));
+    pc->x = x;
+    pc->daemon = daemon;
+    pc->box = *b;
+    pc->bytes = bytes;
+    return pc;
+}
+
 static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *b,
                              int need_own)
 {
@@ -148,16 +165,9 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
             return PDCBB_OK;
         }
     }
-    xfer_piece_t *grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown));
-    if (grown == NULL)
+    xfer_piece_t *pc = piece_slot(x, daemon, b, bytes);
+    if (pc == NULL)
         return PDCBB_ERR_NOMEM;
-    x->pieces = grown;
-    xfer_piece_t *pc = &x->pieces[x->npieces];
-    memset(pc, 0, sizeof(*pc));
-    pc->x = x;
-    pc->daemon = daemon;
-    pc->box = *b;
-    pc->bytes = bytes;
     uint64_t off;
     if (!need_own && piece_slab_offset(x, b, &off)) {
         pc->data = x->packed_buf + off;
@@ -186,18 +196,11 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
 static pdcbb_err_t add_strided_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *clip,
                                      const pdcbb_box_t *ibox, uint64_t bytes, int need_own)
 {
-    xfer_piece_t *grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown));
-    if (grown == NULL)
+    xfer_piece_t *pc = piece_slot(x, daemon, clip, bytes);
+    if (pc == NULL)
         return PDCBB_ERR_NOMEM;
-    x->pieces = grown;
-    xfer_piece_t *pc = &x->pieces[x->npieces];
-    memset(pc, 0, sizeof(*pc));
-    pc->x = x;
-    pc->daemon = daemon;
-    pc->box = *clip;
     pc->strided = 1;
     pc->ibox = *ibox;
-    pc->bytes = bytes;
     uint64_t row = x->unit, off = 0;
     int slab = !need_own;
     for (uint32_t d = 1; d < x->ndim && slab; d++) {
@@ -328,24 +331,18 @@ static pdcbb_err_t prepare(client_xfer_t *x)
         unsigned daemon;
         if ((rc = client_strided_rmw(x, &whole)) != PDCBB_OK)
             return rc;
-        xfer_piece_t *grown = NULL;
-        if ((rc = map_put(x, &daemon)) != PDCBB_OK ||
-            (grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown))) == NULL) {
-            free(whole);
-            return rc != PDCBB_OK ? rc : PDCBB_ERR_NOMEM;
-        }
-        x->pieces = grown;
-        xfer_piece_t *pc = &x->pieces[x->npieces++];
-        memset(pc, 0, sizeof(*pc));
-        pc->x = x;
-        pc->daemon = daemon;
-        pc->box = x->remote;
-        pc->data = whole;
-        pc->own = 1;
         uint64_t cnt = 1;
         for (uint32_t d = 0; d < x->ndim; d++)
             cnt *= x->remote.size[d];
-        pc->bytes = cnt * x->unit;
+        xfer_piece_t *pc = NULL;
+        if ((rc = map_put(x, &daemon)) != PDCBB_OK ||
+            (pc = piece_slot(x, daemon, &x->remote, cnt * x->unit)) == NULL) {
+            free(whole);
+            return rc != PDCBB_OK ? rc : PDCBB_ERR_NOMEM;
+        }
+        x->npieces++;
+        pc->data = whole;
+        pc->own = 1;
         return PDCBB_OK;
     }
 #define ADD_PIECE(daemon, box)                                                                    \

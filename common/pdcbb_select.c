@@ -92,8 +92,7 @@ uint64_t pdcbb_sel_rank(const pdcbb_sel_t *s, uint32_t d, uint64_t x)
     return i * s->block[d] + (j < s->block[d] ? j : s->block[d]);
 }
 
-/* The coordinate of index k of dimension d. */
-static uint64_t coord_of(const pdcbb_sel_t *s, uint32_t d, uint64_t k)
+uint64_t pdcbb_sel_coord(const pdcbb_sel_t *s, uint32_t d, uint64_t k)
 {
     return s->start[d] + (k / s->block[d]) * s->stride[d] + k % s->block[d];
 }
@@ -149,7 +148,7 @@ int pdcbb_sel_runs(const pdcbb_sel_t *s, const pdcbb_box_t *clip, uint32_t ndim,
     /* Every coordinate of the clipped selection within the array, and the byte end in range. */
     uint64_t last_end = 0;
     for (uint32_t d = 0; d < ndim; d++) {
-        uint64_t c = coord_of(s, d, ib.off[d] + ib.size[d] - 1), t;
+        uint64_t c = pdcbb_sel_coord(s, d, ib.off[d] + ib.size[d] - 1), t;
         if (dims[d] != PDCBB_DIM_UNLIMITED && c >= dims[d])
             return PDCBB_ERR_BAD_REGION;
         if (__builtin_mul_overflow(c, strides[d] * unit, &t) ||
@@ -167,7 +166,7 @@ int pdcbb_sel_runs(const pdcbb_sel_t *s, const pdcbb_box_t *clip, uint32_t ndim,
     for (;;) {
         uint64_t base = 0;
         for (uint32_t d = 0; d < L; d++)
-            base += coord_of(s, d, k[d]) * strides[d] * unit;
+            base += pdcbb_sel_coord(s, d, k[d]) * strides[d] * unit;
         /* The last dimension block by block, without a division per block. */
         uint64_t kk = ib.off[L], kend = ib.off[L] + ib.size[L], blk = s->block[L];
         uint64_t within = kk % blk;

@@ -66,6 +66,9 @@ uint64_t pdcbb_sel_rank(const pdcbb_sel_t *s, uint32_t d, uint64_t x);
  */
 int pdcbb_sel_index_box(const pdcbb_sel_t *s, const pdcbb_box_t *clip, pdcbb_box_t *out);
 
+/* The coordinate of index k (< count[d] * block[d]) of dimension d of a valid selection. */
+uint64_t pdcbb_sel_coord(const pdcbb_sel_t *s, uint32_t d, uint64_t k);
+
 /* 1 if the element at coordinates c (s->ndim values) is selected, else 0. */
 int pdcbb_sel_contains(const pdcbb_sel_t *s, const uint64_t *c);
 
