@@ -553,6 +553,11 @@ static void direct_account(bbd_t *d, uint64_t obj)
     }
 }
 
+uint64_t bbd_data_hole_bytes(int fd, uint64_t off, uint64_t len)
+{
+    return hole_bytes(fd, off, len);
+}
+
 void bbd_data_recount(bbd_t *d, uint64_t obj)
 {
     direct_account(d, obj);

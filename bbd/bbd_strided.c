@@ -125,6 +125,19 @@ static pdcbb_err_t layout_match(bbd_req_t *r, const sdesc_t *s, int create, int 
     return PDCBB_OK;
 }
 
+typedef struct hctx {
+    int fd;
+    uint64_t need;
+} hctx_t;
+
+static int run_holes(uint64_t aoff, uint64_t len, uint64_t poff, void *arg)
+{
+    hctx_t *h = arg;
+    h->need += bbd_data_hole_bytes(h->fd, aoff, len);
+    (void)poff;
+    return 0;
+}
+
 static void log_bad(bbd_req_t *r, const char *op, const char *why)
 {
     (void)r;
@@ -336,11 +349,15 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
         }
         if (one == PDCBB_OK) {
             uint64_t used = d->data_used + d->data_inflight;
-            if (used + s.bytes > d->data_capacity) {
+            hctx_t h = {.fd = fd};
+            /* May not fit: count exactly what is new (holes), as DATA_WRITE does. */
+            if (used + s.bytes > d->data_capacity)
+                pdcbb_sel_runs(&s.sel, &s.clip, s.ndim, s.dims, (size_t)s.unit, run_holes, &h);
+            if (used + s.bytes > d->data_capacity && used + h.need > d->data_capacity) {
                 if (!refused) {
                     nospc[0] = d->data_capacity;
                     nospc[1] = used;
-                    nospc[2] = s.bytes;
+                    nospc[2] = h.need;
                 }
                 refused = 1;
                 one = PDCBB_ERR_NOSPC;

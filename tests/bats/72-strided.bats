@@ -124,6 +124,14 @@ assert_all_placements_used() {
     assert_line OK
 }
 
+@test "a strided write beyond the capacity is refused with the figures; one that fits, and its overwrite, succeed" {
+    in_job 1 '"$MODEL" nospc' --pdc capacity=4M
+    assert_success
+    assert_line --regexp "^write failed: PDCBB_ERR_NOSPC: .*no space: this daemon's share of the job capacity is 4.0 MiB"
+    assert_line "fits and overwrite: ok"
+    assert_line OK
+}
+
 @test "bad strided descriptors on the wire are refused by the daemon, which says why and keeps serving" {
     in_job 1 '
         for c in stridedcount0 stridedblock stridedoutside stridedndim stridedoverflow stridedtruncated stridedwrite good; do

@@ -530,6 +530,48 @@ static int run_bad(void)
     return 0;
 }
 
+/* Capacity (run with --pdc capacity=4M, one daemon): a strided write that does not fit is
+ * refused with the figures; one that fits, and its overwrite, succeed. */
+static int strided_write_1d(pdcid_t o, uint64_t start, uint64_t stride, uint64_t count)
+{
+    int *b = calloc(count, sizeof(int));
+    uint64_t zero = 0, one = 1;
+    pdcid_t lr = PDCregion_create(1, &zero, &count);
+    pdcid_t rr = PDCbb_region_create_strided(1, &start, &stride, &count, &one);
+    pdcid_t t = PDCregion_transfer_create(b, PDC_WRITE, o, lr, rr);
+    FAIL_IF(t == 0, "transfer_create");
+    int ok = PDCregion_transfer_start(t) == SUCCEED && PDCregion_transfer_wait(t) == SUCCEED;
+    if (!ok)
+        printf("write failed: %s: %s\n", PDCbb_last_error_name(), PDCbb_last_error_message());
+    PDCregion_transfer_close(t);
+    PDCregion_close(lr);
+    PDCregion_close(rr);
+    free(b);
+    return ok;
+}
+
+static int run_nospc(void)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    pdcid_t cont = PDCcont_create("strided-nospc", PDCprop_create(PDC_CONT_CREATE, pdc));
+    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    uint64_t n = 8u << 20;
+    PDCprop_set_obj_type(prop, PDC_INT);
+    PDCprop_set_obj_dims(prop, 1, &n);
+    pdcid_t o = PDCobj_create(cont, "strided-nospc-obj", prop);
+    FAIL_IF(o == 0, "PDCobj_create");
+    /* Every other int of 16 MiB: 8 MiB of elements, more than 4 MiB. */
+    FAIL_IF(strided_write_1d(o, 0, 2, 2u << 20), "a strided write beyond the capacity succeeded");
+    /* 1 MiB of every other int: fits, and so does writing it again. */
+    FAIL_IF(!strided_write_1d(o, 0, 2, 256u << 10), "a strided write that fits");
+    FAIL_IF(!strided_write_1d(o, 0, 2, 256u << 10), "its overwrite");
+    printf("fits and overwrite: ok\n");
+    PDCobj_close(o);
+    PDCclose(pdc);
+    printf("OK\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -550,6 +592,8 @@ int main(int argc, char **argv)
         return run_verify(name);
     if (argc >= 2 && strcmp(argv[1], "bad") == 0)
         return run_bad();
+    if (argc >= 2 && strcmp(argv[1], "nospc") == 0)
+        return run_nospc();
     fprintf(stderr, "usage: pdc_strided_model model|verify|bad [--seed S] [--ops N] [--name P]\n");
     return 2;
 }
