@@ -311,10 +311,12 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
                 .alone = d->data_inflight == 0 && getenv("PDCBB_STRIDED_MAPPED") == NULL};
     if (c.alone) {
         c.span = malloc(SPAN_MAX); /* NULL: the mapping path */
-    } else if (getenv("PDCBB_STRIDED_MAPPED") != NULL) {
+    } else {
         static int told;
         if (!told++)
-            PDCBB_INFO("strided writes store through mappings (PDCBB_STRIDED_MAPPED)");
+            PDCBB_INFO("strided writes store through mappings (%s)",
+                       getenv("PDCBB_STRIDED_MAPPED") ? "PDCBB_STRIDED_MAPPED"
+                                                      : "a direct writer is active");
     }
     while (pos < q->descs_count) {
         sdesc_t s;

@@ -75,6 +75,26 @@ assert_all_placements_used() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "interleaved writers: strided even columns and direct-path odd columns at the same time lose nothing" {
+    # One process writes the even columns of a 512 x 512 object with a strided region, another
+    # the odd columns as one-column boxes through the direct path (it writes the daemon's file
+    # itself), 30 times each, at the same time. Whatever the interleaving (the daemon rewrites
+    # spans only while no direct writer is active, else it stores through a mapping), every
+    # column ends with its own writer's last values. How often they overlapped is only shown.
+    in_job 1 '"$MODEL" interleave-even & e=$!
+        PDCBB_LOG=debug "$MODEL" interleave-odd 2>odd.err & o=$!
+        wait $e || exit 1; wait $o || exit 1
+        "$MODEL" interleave-check || exit 1
+        echo "odd used the direct path: $(grep -c "region bytes move directly" odd.err)"
+        echo "mapped stores: $(grep -c "store through mappings" "$PDCBB_JOB_DIR"/bbd-0.log)"'
+    assert_success
+    assert_line "interleave even: 30 writes"
+    assert_line "interleave odd: 30 writes"
+    assert_line "interleave check: every column holds its writer's last values"
+    assert_line "odd used the direct path: 1"
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "model on 3 daemons; the drained job holds what strided writes wrote" {
     mkdir "$WORKDIR/dest"
     in_job 3 'for s in 5 6; do "$MODEL" model --seed $s --ops 400 --name m$s || exit 1; done' \

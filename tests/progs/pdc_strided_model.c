@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pdc.h"
 
@@ -572,6 +573,109 @@ static int run_nospc(void)
     return 0;
 }
 
+/* Interleaved writers of one 512 x 512 int object (run "interleave-even" and
+ * "interleave-odd" at the same time in one job, then "interleave-check"): even writes the even
+ * columns with a strided region, odd writes the odd columns as 256 one-column boxes in one
+ * start_all (enough bytes for the direct path of a client on the daemon's node), each ITERS
+ * times with the iteration in the values. Neither may overwrite the other's elements: at the
+ * end every even column holds even's last values and every odd column odd's. */
+#define IL_N 512
+#define IL_ITERS 30
+
+static pdcid_t il_open(pdcid_t pdc, int create)
+{
+    if (!create) {
+        for (int i = 0; i < 200; i++) {
+            pdcid_t o = PDCobj_open("interleaved", pdc);
+            if (o != 0)
+                return o;
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+        }
+        FAIL_IF(1, "PDCobj_open interleaved");
+    }
+    pdcid_t cont = PDCcont_create("strided-interleave", PDCprop_create(PDC_CONT_CREATE, pdc));
+    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    uint64_t dims[2] = {IL_N, IL_N};
+    PDCprop_set_obj_type(prop, PDC_INT);
+    PDCprop_set_obj_dims(prop, 2, dims);
+    pdcid_t o = PDCobj_create(cont, "interleaved", prop);
+    FAIL_IF(o == 0, "PDCobj_create interleaved");
+    return o;
+}
+
+static int il_value(int odd, int iter, uint64_t r, uint64_t c)
+{
+    return (odd ? 1 << 30 : 0) + iter * 1000000 + (int)(r * IL_N + c) % 1000000;
+}
+
+static int run_interleave(const char *role)
+{
+    pdcid_t pdc = PDCinit("pdc");
+    FAIL_IF(pdc == 0, "PDCinit");
+    int odd = strcmp(role, "odd") == 0;
+    pdcid_t o = il_open(pdc, strcmp(role, "even") == 0);
+    int *buf = malloc(IL_N * IL_N * sizeof(int));
+    uint64_t zero = 0, half = IL_N * IL_N / 2;
+    if (strcmp(role, "check") == 0) {
+        uint64_t z2[2] = {0, 0}, dims[2] = {IL_N, IL_N};
+        pdcid_t lr = PDCregion_create(2, z2, dims), rr = PDCregion_create(2, z2, dims);
+        pdcid_t t = PDCregion_transfer_create(buf, PDC_READ, o, lr, rr);
+        FAIL_IF(t == 0 || PDCregion_transfer_start(t) != SUCCEED ||
+                    PDCregion_transfer_wait(t) != SUCCEED,
+                "read");
+        for (uint64_t r = 0; r < IL_N; r++)
+            for (uint64_t c = 0; c < IL_N; c++)
+                if (buf[r * IL_N + c] != il_value((int)(c & 1), IL_ITERS - 1, r, c)) {
+                    printf("MISMATCH interleave: element (%llu, %llu) is %d, expected %d\n",
+                           (unsigned long long)r, (unsigned long long)c, buf[r * IL_N + c],
+                           il_value((int)(c & 1), IL_ITERS - 1, r, c));
+                    return 1;
+                }
+        printf("interleave check: every column holds its writer's last values\n");
+        PDCclose(pdc);
+        return 0;
+    }
+    for (int it = 0; it < IL_ITERS; it++) {
+        if (!odd) {
+            for (uint64_t k = 0; k < half; k++)
+                buf[k] = il_value(0, it, k / (IL_N / 2), 2 * (k % (IL_N / 2)));
+            uint64_t st[2] = {0, 0}, sd[2] = {1, 2}, ct[2] = {IL_N, IL_N / 2}, bk[2] = {1, 1};
+            pdcid_t lr = PDCregion_create(1, &zero, &half);
+            pdcid_t rr = PDCbb_region_create_strided(2, st, sd, ct, bk);
+            pdcid_t t = PDCregion_transfer_create(buf, PDC_WRITE, o, lr, rr);
+            FAIL_IF(t == 0 || PDCregion_transfer_start(t) != SUCCEED ||
+                        PDCregion_transfer_wait(t) != SUCCEED,
+                    "even write");
+            PDCregion_transfer_close(t);
+            PDCregion_close(lr);
+            PDCregion_close(rr);
+        } else {
+            pdcid_t ids[IL_N / 2];
+            uint64_t n = IL_N;
+            pdcid_t lr = PDCregion_create(1, &zero, &n);
+            for (uint64_t j = 0; j < IL_N / 2; j++) {
+                uint64_t c = 2 * j + 1, off[2] = {0, c}, size[2] = {IL_N, 1};
+                for (uint64_t r = 0; r < IL_N; r++)
+                    buf[j * IL_N + r] = il_value(1, it, r, c);
+                pdcid_t rr = PDCregion_create(2, off, size);
+                ids[j] = PDCregion_transfer_create(buf + j * IL_N, PDC_WRITE, o, lr, rr);
+                FAIL_IF(ids[j] == 0, "odd create");
+                PDCregion_close(rr);
+            }
+            FAIL_IF(PDCregion_transfer_start_all(ids, IL_N / 2) != SUCCEED ||
+                        PDCregion_transfer_wait_all(ids, IL_N / 2) != SUCCEED,
+                    "odd write");
+            for (uint64_t j = 0; j < IL_N / 2; j++)
+                PDCregion_transfer_close(ids[j]);
+            PDCregion_close(lr);
+        }
+    }
+    printf("interleave %s: %d writes\n", role, IL_ITERS);
+    PDCclose(pdc);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 1;
@@ -594,6 +698,8 @@ int main(int argc, char **argv)
         return run_bad();
     if (argc >= 2 && strcmp(argv[1], "nospc") == 0)
         return run_nospc();
+    if (argc >= 2 && strncmp(argv[1], "interleave-", 11) == 0)
+        return run_interleave(argv[1] + 11);
     fprintf(stderr, "usage: pdc_strided_model model|verify|bad [--seed S] [--ops N] [--name P]\n");
     return 2;
 }
