@@ -31,6 +31,8 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
         return PDCBB_KIND_METADATA;
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_DATA_READ:
+    case PDCBB_OP_STRIDED_WRITE:
+    case PDCBB_OP_STRIDED_READ:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:
     case PDCBB_OP_DATA_DIRECT:
