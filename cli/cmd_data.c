@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_data.h"
 #include "pdcbb_drain.h"
 
 #define CLI_EXIT_USAGE 2
-#define CMD_SLAB_BYTES ((uint64_t)64 << 20)
 #define CMD_NAME_MAX 200 /* bytes of an exported file name before the extension */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -75,7 +75,7 @@ static pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial)
     return m;
 }
 
-static void cmd_human(uint64_t b, char *out, size_t len)
+void cmd_human(uint64_t b, char *out, size_t len)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = (double)b;
@@ -139,13 +139,6 @@ static int cmd_write_all(int fd, const void *buf, size_t len)
 
 /* ---- progress on stderr ---- */
 
-typedef struct cmd_progress {
-    const char *cmd;
-    bool on, tty;
-    double last, start;
-    int printed;
-} cmd_progress_t;
-
 static double cmd_now(void)
 {
     struct timespec ts;
@@ -153,7 +146,7 @@ static double cmd_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
+void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
 {
     p->cmd = cmd;
     p->on = on;
@@ -163,7 +156,7 @@ static void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
 }
 
 /* A line at most once a second on a terminal (every 10 s otherwise). */
-static void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final)
+void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final)
 {
     if (!p->on)
         return;
@@ -185,13 +178,7 @@ static void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool 
     fflush(stderr);
 }
 
-/*
- * Read box of o slab by slab (each at most CMD_SLAB_BYTES, or one element row when that is
- * larger) and hand each slab, in row-major order, to fn. Returns 0, or 1 after printing why.
- */
-typedef int (*cmd_slab_fn)(const void *data, size_t len, void *arg);
-
-static int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
                           const pdcbb_box_t *box, cmd_slab_fn fn, void *arg,
                           cmd_progress_t *prog, uint64_t *done, uint64_t total)
 {
@@ -234,7 +221,7 @@ static int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_o
                 status = 1;
                 goto done;
             }
-            if (fn(buf, (size_t)(n * inner), arg) != 0) {
+            if (fn(buf, (size_t)(n * inner), &slab, arg) != 0) {
                 status = 1;
                 goto done;
             }
@@ -642,8 +629,9 @@ typedef struct get_out {
     const char *name;
 } get_out_t;
 
-static int get_write(const void *data, size_t len, void *arg)
+static int get_write(const void *data, size_t len, const pdcbb_box_t *slab, void *arg)
 {
+    (void)slab;
     get_out_t *g = arg;
     if (cmd_write_all(g->fd, data, len) != 0) {
         fprintf(stderr, "pdcbb get: cannot write %s: %s\n", g->name, strerror(errno));
@@ -886,8 +874,9 @@ typedef struct export_sink {
     const char *path;
 } export_sink_t;
 
-static int export_write(const void *data, size_t len, void *arg)
+static int export_write(const void *data, size_t len, const pdcbb_box_t *slab, void *arg)
 {
+    (void)slab;
     export_sink_t *s = arg;
     if (cmd_write_all(s->fd, data, len) != 0) {
         fprintf(stderr, "pdcbb export: cannot write %s: %s\n", s->path, strerror(errno));
@@ -908,8 +897,8 @@ int cli_cmd_export(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool partial = false, force = false, quiet = false, npy = true;
-    const char *outdir = ".";
+    bool partial = false, force = false, quiet = false, npy = true, hdf5 = false;
+    const char *outdir = ".", *output = NULL;
     int c, status = 1;
     export_item_t *items = NULL;
 
@@ -920,17 +909,19 @@ int cli_cmd_export(int argc, char **argv)
         case 'p': partial = true; break;
         case 'f':
             if (strcmp(optarg, "npy") == 0) {
-                npy = true;
+                npy = true, hdf5 = false;
             } else if (strcmp(optarg, "raw") == 0) {
-                npy = false;
+                npy = false, hdf5 = false;
+            } else if (strcmp(optarg, "hdf5") == 0) {
+                npy = false, hdf5 = true;
             } else {
-                fprintf(stderr, "pdcbb export: bad value for --format: '%s' (expected raw or "
-                                "npy)\n",
+                fprintf(stderr, "pdcbb export: bad value for --format: '%s' (expected raw, "
+                                "npy or hdf5)\n",
                         optarg);
                 return CLI_EXIT_USAGE;
             }
             break;
-        case 'o': outdir = optarg; break;
+        case 'o': outdir = output = optarg; break;
         case OPT_FORCE: force = true; break;
         case 'q': quiet = true; break;
         case 'h': export_usage(stdout); return 0;
@@ -945,6 +936,10 @@ int cli_cmd_export(int argc, char **argv)
     pdcbb_drain_t *m = cmd_open("export", argv[optind], partial);
     if (m == NULL)
         return 1;
+    if (hdf5) {
+        status = cli_export_hdf5(m, output, force, quiet);
+        goto done;
+    }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "pdcbb export: cannot create %s: %s\n", outdir, strerror(errno));
         goto done;
@@ -1037,7 +1032,7 @@ int cli_cmd_export(int argc, char **argv)
         int rc = 0;
         if (npy) {
             size_t hl = export_npy_header(descr, shape, o->ndim, hdr, sizeof(hdr));
-            rc = hl == 0 ? -1 : export_write(hdr, hl, &sink);
+            rc = hl == 0 ? -1 : export_write(hdr, hl, NULL, &sink);
         }
         bool empty = false;
         for (uint32_t d = 0; d < o->ndim; d++)
