@@ -63,9 +63,9 @@ __attribute__((format(printf, 1, 2))) static void h5x_fail(const char *fmt, ...)
 /* ---- types ---- */
 
 /* The HDF5 type of a PDC type of element size es (0: the type's own): a new type the caller
- * closes. Types without
- * an HDF5 equivalent (PDC_STRING, PDC_VOID_PTR, unknown) and element sizes that differ from the
- * type's are opaque types of es bytes tagged with the PDC type's name. */
+ * closes. PDC_STRING (characters) is a 1-byte string type; PDC_BOOLEAN an int8 enum FALSE/TRUE
+ * (h5py: bool); PDC_VOID_PTR, unknown types and element sizes that differ from the type's are
+ * opaque types of es bytes (h5py: void, V<es>). */
 static hid_t h5x_type(int32_t type, uint32_t es)
 {
     hid_t base = -1;
@@ -84,6 +84,15 @@ static hid_t h5x_type(int32_t type, uint32_t es)
     case 13: base = H5T_NATIVE_UINT16, size = 2; break;
     default: break;
     }
+    if (type == 4 && (es == 0 || es == 1)) {
+        /* PDC_STRING: characters, 1-byte strings (h5py: dtype S1) */
+        hid_t t = H5Tcopy(H5T_C_S1);
+        if (t >= 0 && H5Tset_strpad(t, H5T_STR_NULLPAD) < 0) {
+            H5Tclose(t);
+            return -1;
+        }
+        return t;
+    }
     if (size != 0 && (es == 0 || size == es)) {
         if (type != 5)
             return H5Tcopy(base);
@@ -96,29 +105,22 @@ static hid_t h5x_type(int32_t type, uint32_t es)
         }
         return t;
     }
-    hid_t t = H5Tcreate(H5T_OPAQUE, es ? es : 1);
-    if (t < 0)
-        return -1;
-    char tag[64];
-    const char *tn = pdcbb_drain_type_name(type);
-    snprintf(tag, sizeof(tag), "%s", tn ? tn : "PDC_UNKNOWN");
-    if (H5Tset_tag(t, tag) < 0) {
-        H5Tclose(t);
-        return -1;
-    }
-    return t;
+    /* no tag: HDF5 converts only between opaque types of equal tags, and h5py reads untagged
+     * ones (the PDC type is the pdc_type attribute) */
+    return H5Tcreate(H5T_OPAQUE, es ? es : 1);
 }
 
 /* ---- attributes ---- */
 
-/* Attribute name of type t holding n elements at value (n == 1: scalar; n == 0: an empty
- * attribute with a null dataspace). 0 or -1 (printed). */
-static int h5x_attr(hid_t loc, const char *what, const char *name, hid_t t, uint64_t n,
-                    const void *value)
+/* Attribute name of type t holding n elements at value: a 1-D array, or a scalar when n == 1
+ * and !array; n == 0: an empty attribute with a null dataspace. 0 or -1 (printed). */
+static int h5x_attr_n(hid_t loc, const char *what, const char *name, hid_t t, uint64_t n,
+                      const void *value, bool array)
 {
     hsize_t dim = n;
-    hid_t s = n == 0 ? H5Screate(H5S_NULL) : n == 1 ? H5Screate(H5S_SCALAR)
-                                                   : H5Screate_simple(1, &dim, NULL);
+    hid_t s = n == 0                ? H5Screate(H5S_NULL)
+              : n == 1 && !array    ? H5Screate(H5S_SCALAR)
+                                    : H5Screate_simple(1, &dim, NULL);
     hid_t a = s < 0 ? -1 : H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
     int rc = a >= 0 && (n == 0 || H5Awrite(a, t, value) >= 0) ? 0 : -1;
     if (a >= 0)
@@ -128,6 +130,12 @@ static int h5x_attr(hid_t loc, const char *what, const char *name, hid_t t, uint
     if (rc != 0)
         h5x_fail("%s: cannot write attribute '%s'", what, name);
     return rc;
+}
+
+static int h5x_attr(hid_t loc, const char *what, const char *name, hid_t t, uint64_t n,
+                    const void *value)
+{
+    return h5x_attr_n(loc, what, name, t, n, value, false);
 }
 
 static int h5x_attr_u64(hid_t loc, const char *what, const char *name, uint64_t v)
@@ -207,8 +215,6 @@ static int h5x_tag(hid_t loc, const char *what, const pdcbb_drain_tag_t *tag)
             h5x_fail("%s: cannot make a type for tag '%s'", what, tag->name);
             return -1;
         }
-        const char *tn = pdcbb_drain_type_name(tag->type);
-        H5Tset_tag(t, tn ? tn : "PDC_UNKNOWN");
     }
     int rc = h5x_attr(loc, what, name, t, tag->len ? 1 : 0, tag->value);
     H5Tclose(t);
@@ -333,7 +339,7 @@ static int h5x_object_attrs(const pdcbb_drain_t *m, hid_t d, const pdcbb_drain_o
         h5x_attr_str(d, w, "pdc_app_name", o->app_name) ||
         h5x_attr_str(d, w, "pdc_data_loc", o->data_loc) ||
         h5x_attr_str(d, w, "pdc_tag_string", o->tags_str) ||
-        h5x_attr(d, w, "pdc_dims", H5T_NATIVE_UINT64, o->ndim, o->dims))
+        h5x_attr_n(d, w, "pdc_dims", H5T_NATIVE_UINT64, o->ndim, o->dims, true))
         return -1;
     return h5x_tags(d, w, o->tags, o->ntags);
 }
@@ -431,7 +437,7 @@ static int h5x_cont(hid_t g, const pdcbb_drain_cont_t *c)
         h5x_attr_str(g, w, "pdc_lifetime", c->lifetime ? "transient" : "persistent") ||
         h5x_attr_u64(g, w, "pdc_rank", c->rank) ||
         (c->nobj_ids > 0 &&
-         h5x_attr(g, w, "pdc_obj_ids", H5T_NATIVE_UINT64, c->nobj_ids, c->obj_ids)))
+         h5x_attr_n(g, w, "pdc_obj_ids", H5T_NATIVE_UINT64, c->nobj_ids, c->obj_ids, true)))
         return -1;
     return h5x_tags(g, w, c->tags, c->ntags);
 }
