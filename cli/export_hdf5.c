@@ -628,10 +628,13 @@ int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet
     }
     if (h5x_verify(m, quiet, total) != 0)
         return 1;
-    for (uint32_t i = 0; i < m->nkvs; i++)
-        fprintf(stderr, "pdcbb export: KV object '%s' (container '%s') skipped: the HDF5 "
+    for (uint32_t i = 0; i < m->nkvs; i++) {
+        const char *c = m->kvs[i].container;
+        fprintf(stderr, "pdcbb export: KV object '%s' (container %s%s%s) skipped: the HDF5 "
                         "export holds no KV objects (use pdcbb kv export)\n",
-                m->kvs[i].name, m->kvs[i].container ? m->kvs[i].container : "");
+                m->kvs[i].name, c && c[0] ? "'" : "", c && c[0] ? c : "not in the drain",
+                c && c[0] ? "'" : "");
+    }
 
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported by h5x_fail */
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());

@@ -279,6 +279,7 @@ def visit(name, o):
 f.visititems(visit)
 print("datasets", n, "in the root", root, "groups", len(groups))
 assert 0 < n < 22
+assert root > 0 and len(groups) == 1  # xa and xb have different home ranks
 EOF
     echo "$output"
     assert_success
