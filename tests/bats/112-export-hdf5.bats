@@ -328,3 +328,26 @@ EOF
     assert_success
     assert_equal "$(grep -v '^pdcbb export: ' <<<"$output")" "$(cat guide.text)"
 }
+
+@test "PERFORMANCE.md's HDF5 export benchmark lines run as printed (PDCBB_BENCH_QUICK=1: a smoke run)" {
+    awk '/^## HDF5 export against `cp`/ {f = 1; next} f && /^## / {exit} f && /^    bench\// {sub(/^    /, ""); print}' \
+        "$REPO_DIR/docs/PERFORMANCE.md" > "$WORKDIR/commands"
+    [ "$(wc -l < "$WORKDIR/commands")" -eq 2 ]
+    grep -q '^bench/export.sh build ' "$WORKDIR/commands"
+    # bench/ and build/ relative to the top of the tree: this tree's scripts and this test's build
+    mkdir "$WORKDIR/top" "$WORKDIR/tmp"
+    ln -s "$REPO_DIR/bench" "$WORKDIR/top/bench"
+    ln -s "$BUILD_DIR" "$WORKDIR/top/build"
+    cd "$WORKDIR/top"
+    while IFS= read -r cmd; do
+        run env PDCBB_BENCH_QUICK=1 TMPDIR="$WORKDIR/tmp" bash -ec "$cmd" </dev/null
+        echo "$output"
+        assert_success
+        case "$cmd" in
+        *--help*) assert_output --partial "usage: bench/export.sh" ;;
+        *) assert_output --regexp "RESULT bench=export bytes=33554432 .* hdf5_cp_median=[0-9.]+" ;;
+        esac
+    done <"$WORKDIR/commands"
+    assert_no_daemons "$WORKDIR/tmp"
+    [ -z "$(ls -A "$WORKDIR/tmp")" ]
+}
