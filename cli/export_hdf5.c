@@ -176,13 +176,14 @@ static int h5x_tag(hid_t loc, const char *what, const pdcbb_drain_tag_t *tag)
         uint32_t n = tag->len;
         if (n > 0 && tag->value[n - 1] == '\0')
             n--;
-        if (memchr(tag->value, '\0', n) == NULL) {
+        if (n == 0 || memchr(tag->value, '\0', n) == NULL) {
             char *s = malloc((size_t)n + 1);
             if (s == NULL) {
                 fprintf(stderr, "pdcbb export: out of memory\n");
                 return -1;
             }
-            memcpy(s, tag->value, n);
+            if (n > 0)
+                memcpy(s, tag->value, n);
             s[n] = '\0';
             int rc = h5x_attr_str(loc, what, name, s);
             free(s);
@@ -297,9 +298,10 @@ static int h5x_write_slab(const void *data, size_t len, const pdcbb_box_t *slab,
     return rc;
 }
 
-/* Chunk dimensions of an unlimited object: whole inner rows where they fit H5X_CHUNK_BYTES
- * (the largest inner dimension halved until they do), as many rows as fit. */
-static void h5x_chunk(const pdcbb_drain_object_t *o, hsize_t *chunk)
+/* Chunk dimensions of an unlimited object with rows rows: whole inner rows where they fit
+ * H5X_CHUNK_BYTES (the largest inner dimension halved until they do), as many rows as fit but
+ * no more than the object has (a small object does not take a whole MiB). */
+static void h5x_chunk(const pdcbb_drain_object_t *o, uint64_t rows, hsize_t *chunk)
 {
     uint64_t row = o->element_size ? o->element_size : 1;
     for (uint32_t d = 1; d < o->ndim; d++)
@@ -317,6 +319,8 @@ static void h5x_chunk(const pdcbb_drain_object_t *o, hsize_t *chunk)
         chunk[big] = (chunk[big] + 1) / 2;
     }
     chunk[0] = row >= H5X_CHUNK_BYTES ? 1 : H5X_CHUNK_BYTES / row;
+    if (chunk[0] > rows && rows > 0)
+        chunk[0] = rows;
 }
 
 /* The object's metadata as pdc_* attributes. */
@@ -377,7 +381,7 @@ static int h5x_object(pdcbb_drain_t *m, hid_t parent, const char *name,
         }
         if (unlimited) {
             max[0] = H5S_UNLIMITED;
-            h5x_chunk(o, chunk);
+            h5x_chunk(o, shape[0], chunk);
             /* fully written chunks leave the cache first; a slab spans many chunks */
             if (H5Pset_chunk(dcpl, (int)o->ndim, chunk) < 0 ||
                 H5Pset_chunk_cache(dapl, 12421, (size_t)CMD_SLAB_BYTES, 1.0) < 0) {
@@ -672,9 +676,15 @@ int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet
         if (fd >= 0)
             close(fd);
     }
-    if (rc == 0 && rename(tmp, path) != 0) {
-        fprintf(stderr, "pdcbb export: cannot rename %s to %s: %s\n", tmp, path,
-                strerror(errno));
+    /* without --force, a file that appeared meanwhile is not replaced either */
+    if (rc == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, path, force ? 0 : RENAME_NOREPLACE) != 0) {
+        if (errno == EEXIST)
+            fprintf(stderr, "pdcbb export: %s exists (use --force to overwrite); nothing "
+                            "written\n",
+                    path);
+        else
+            fprintf(stderr, "pdcbb export: cannot rename %s to %s: %s\n", tmp, path,
+                    strerror(errno));
         rc = -1;
     }
     if (rc != 0) {
