@@ -224,6 +224,10 @@ int bbd_op_is_write(unsigned op);
 PDCBB_OPS(BBD_X_HANDLER)
 #undef BBD_X_HANDLER
 
+/* bbd_grow.c: set the extent (rows) of a growing object (stage-in), forget it (OBJ_DEL). */
+pdcbb_err_t bbd_extent_set(bbd_req_t *r, uint64_t id, uint64_t rows);
+pdcbb_err_t bbd_extent_forget(bbd_req_t *r, uint64_t id);
+
 /* bbd_data.c: region data files and capacity. */
 pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
 /*

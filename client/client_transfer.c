@@ -730,7 +730,11 @@ pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed)
     *failed = -1;
     for (int i = 0; i < n; i++) {
         client_xfer_t *x = xs[i];
-        pdcbb_err_t rc = prepare(x);
+        pdcbb_err_t rc = PDCBB_OK;
+        if (x->access == PDC_WRITE && x->ndim > 0 && x->dims[0] == PDC_SIZE_UNLIMITED)
+            rc = client_grow_written(x->obj_meta, x->remote.off[0] + x->remote.size[0]);
+        if (rc == PDCBB_OK)
+            rc = prepare(x);
         if (rc != PDCBB_OK) {
             client_xfer_reset(x);
             if (PDCbb_last_error() != (int)rc)

@@ -146,7 +146,9 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                 \
     X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                    \
     X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                      \
-    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)
+    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)               \
+    X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                   \
+    X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -346,6 +348,15 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
  */
 #define PDCBB_KV_MIGRATE_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, STR, subdir)
 #define PDCBB_KV_MIGRATE_REP(F, T) F(T, STR, dir) F(T, U64, records) F(T, U32, complete)
+/*
+ * Growing objects (bbd/bbd_grow.c, docs/PROTOCOL.md "Growing objects"). An object whose first
+ * dimension is unlimited has a current extent (rows) kept by its home daemon: OBJ_EXTEND
+ * raises it to rows when rows is larger (never lowers it: the result is the max of every
+ * request, whatever their order); OBJ_EXTENT reads it. Both answer the object's current dims
+ * (rows, then its other dims as created).
+ */
+#define PDCBB_OBJ_EXTEND_REQ(F, T) F(T, U64, id) F(T, U64, rows)
+#define PDCBB_OBJ_EXTENT_REP(F, T) F(T, U64S, dims)
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2
