@@ -16,7 +16,8 @@
  * BOOLEAN: its low bit; STRING (1-byte elements): 'a' + v % 26; VOID_PTR: 8 bytes, byte b of
  * element i is (v + b) & 0xff).
  * "grow" (xa): PDC_INT64 UNLIMITED x 4, REGION_STATIC, 13 rows written (two writes: rows 0-9,
- * then 10-12); element (r, c) = r * 1000 + c. Tags: i64s = {-1, 2, -3} PDC_INT64, u8 = 200
+ * then 10-12), then extended to 16 rows (PDCbb_obj_extend); element (r, c) = r * 1000 + c,
+ * rows 13-15 never written. Tags: i64s = {-1, 2, -3} PDC_INT64, u8 = 200
  * PDC_UINT8, flag = 1 PDC_BOOLEAN, f = 2.25 PDC_FLOAT, raw = 16 bytes i * 17 PDC_VOID_PTR,
  * pdc_id = 99 PDC_INT (a name the export must rename).
  * "a/slash" (xb): PDC_UINT16 6 x 2, PDC_OBJ_STATIC, element i = i + 100.
@@ -165,6 +166,7 @@ static int do_write(void)
     uint64_t o0[2] = {0, 0}, s0[2] = {10, 4}, o1[2] = {10, 0}, s1[2] = {3, 4};
     CHECK(transfer(g, rows, 2, o0, s0), "write grow rows 0-9");
     CHECK(transfer(g, rows + 40, 2, o1, s1), "write grow rows 10-12");
+    CHECK(PDCbb_obj_extend(g, 16) == SUCCEED, "extend grow to 16 rows");
     int64_t i64s[3] = {-1, 2, -3};
     uint8_t u8 = 200, flag = 1, raw[16];
     for (int i = 0; i < 16; i++)
