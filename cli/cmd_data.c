@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_data.h"
 #include "pdcbb_drain.h"
 
 #define CLI_EXIT_USAGE 2
-#define CMD_SLAB_BYTES ((uint64_t)64 << 20)
 #define CMD_NAME_MAX 200 /* bytes of an exported file name before the extension */
 
 /* ---------------------------------------------------------------------------------------- */
@@ -75,7 +75,7 @@ static pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial)
     return m;
 }
 
-static void cmd_human(uint64_t b, char *out, size_t len)
+void cmd_human(uint64_t b, char *out, size_t len)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = (double)b;
@@ -139,13 +139,6 @@ static int cmd_write_all(int fd, const void *buf, size_t len)
 
 /* ---- progress on stderr ---- */
 
-typedef struct cmd_progress {
-    const char *cmd;
-    bool on, tty;
-    double last, start;
-    int printed;
-} cmd_progress_t;
-
 static double cmd_now(void)
 {
     struct timespec ts;
@@ -153,7 +146,7 @@ static double cmd_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
+void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
 {
     p->cmd = cmd;
     p->on = on;
@@ -163,7 +156,7 @@ static void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
 }
 
 /* A line at most once a second on a terminal (every 10 s otherwise). */
-static void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final)
+void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final)
 {
     if (!p->on)
         return;
@@ -185,13 +178,7 @@ static void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool 
     fflush(stderr);
 }
 
-/*
- * Read box of o slab by slab (each at most CMD_SLAB_BYTES, or one element row when that is
- * larger) and hand each slab, in row-major order, to fn. Returns 0, or 1 after printing why.
- */
-typedef int (*cmd_slab_fn)(const void *data, size_t len, void *arg);
-
-static int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
                           const pdcbb_box_t *box, cmd_slab_fn fn, void *arg,
                           cmd_progress_t *prog, uint64_t *done, uint64_t total)
 {
@@ -234,7 +221,7 @@ static int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_o
                 status = 1;
                 goto done;
             }
-            if (fn(buf, (size_t)(n * inner), arg) != 0) {
+            if (fn(buf, (size_t)(n * inner), &slab, arg) != 0) {
                 status = 1;
                 goto done;
             }
@@ -642,8 +629,9 @@ typedef struct get_out {
     const char *name;
 } get_out_t;
 
-static int get_write(const void *data, size_t len, void *arg)
+static int get_write(const void *data, size_t len, const pdcbb_box_t *slab, void *arg)
 {
+    (void)slab;
     get_out_t *g = arg;
     if (cmd_write_all(g->fd, data, len) != 0) {
         fprintf(stderr, "pdcbb get: cannot write %s: %s\n", g->name, strerror(errno));
@@ -764,23 +752,38 @@ done:
 static void export_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb export [--partial] [--format raw|npy] [-o OUTDIR] [--force] DIR\n"
+            "Usage: pdcbb export [--partial] [--format raw|npy|hdf5] [-o OUT] [--force] DIR\n"
             "\n"
-            "Write every object of a drained job to a file of its own in OUTDIR.\n"
+            "Write every object of a drained job to a file of its own in OUTDIR (raw, npy), or\n"
+            "the whole job to one HDF5 file (hdf5).\n"
             "\n"
-            "  raw  the object's elements in row-major order, native byte order, no header\n"
-            "       (what `pdcbb get` writes);\n"
-            "  npy  NumPy's .npy format (version 1.0): numpy.load(FILE) gives an array of the\n"
-            "       object's shape and type (PDC_FLOAT -> <f4, PDC_INT64 -> <i8, ...).\n"
-            "       PDC_STRING and PDC_VOID_PTR objects, and objects whose element size does\n"
-            "       not match their type, have no NumPy type: they are written as raw\n"
-            "       void elements ('|V<element size>') of the same shape.\n"
+            "  raw   the object's elements in row-major order, native byte order, no header\n"
+            "        (what `pdcbb get` writes);\n"
+            "  npy   NumPy's .npy format (version 1.0): numpy.load(FILE) gives an array of the\n"
+            "        object's shape and type (PDC_FLOAT -> <f4, PDC_INT64 -> <i8, ...).\n"
+            "        PDC_STRING and PDC_VOID_PTR objects, and objects whose element size does\n"
+            "        not match their type, have no NumPy type: they are written as raw\n"
+            "        void elements ('|V<element size>') of the same shape.\n"
+            "  hdf5  one HDF5 file: OUT when it ends in .h5 or .hdf5, else OUT/<drain directory\n"
+            "        name>.h5 (pdcbb.1234.h5). A group per container, a dataset per object in\n"
+            "        its container's group (in the root group when its container is not in the\n"
+            "        drain). Types: PDC_INT, PDC_INT32 -> H5T_NATIVE_INT32, PDC_FLOAT ->\n"
+            "        H5T_NATIVE_FLOAT, PDC_LONG -> H5T_NATIVE_INT64, ... (see man pdcbb);\n"
+            "        PDC_BOOLEAN -> an int8 enum FALSE/TRUE (h5py: bool); PDC_STRING -> 1-byte\n"
+            "        strings; PDC_VOID_PTR and mismatched element sizes -> opaque. An\n"
+            "        unlimited first dimension is chunked with maxdims H5S_UNLIMITED and has\n"
+            "        as many rows as were written; an object without dimensions is a dataset\n"
+            "        with a null dataspace. Metadata are attributes pdc_id, pdc_type,\n"
+            "        pdc_partition, pdc_time_step, pdc_app_name, ...; tags are attributes of\n"
+            "        their name and type. Every CRC-32C is checked before anything is written.\n"
+            "        KV objects are skipped (pdcbb kv export writes them).\n"
             "\n"
-            "File names: the object's name with every character other than A-Z a-z 0-9 . _ -\n"
-            "replaced by '_' ('run1/temperature' -> run1_temperature.npy), a leading '.'\n"
-            "replaced by '_', cut to 200 bytes, and an empty name written as '_'. When two\n"
+            "File names (raw, npy): the object's name with every character other than A-Z a-z\n"
+            "0-9 . _ - replaced by '_' ('run1/temperature' -> run1_temperature.npy), a leading\n"
+            "'.' replaced by '_', cut to 200 bytes, and an empty name written as '_'. When two\n"
             "objects would get the same name, each of them gets '-<object id>' appended\n"
-            "(run1_t-2305843009213693953.npy). Each file written is printed on standard output.\n"
+            "(run1_t-2305843009213693953.npy); HDF5 names replace only '/' and collide the same\n"
+            "way within a group. Each file written is printed on standard output.\n"
             "An object with an unlimited first dimension has as many rows as were written.\n"
             "Elements that were never written are zero.\n"
             "\n"
@@ -789,9 +792,10 @@ static void export_usage(FILE *out)
             "complete. Progress is shown on standard error for exports over 1 GiB.\n"
             "\n"
             "Options:\n"
-            "  -f, --format FMT   raw or npy (default npy)\n"
-            "  -o, --output DIR   directory for the files (default: the current directory;\n"
-            "                     created if missing)\n"
+            "  -f, --format FMT   raw, npy or hdf5 (default npy)\n"
+            "  -o, --output OUT   directory for the files (default: the current directory;\n"
+            "                     created if missing); hdf5: a file name ending in .h5 or\n"
+            "                     .hdf5 is the file itself\n"
             "      --force        overwrite existing files\n"
             "  -p, --partial      export an incomplete drain (only the objects of the ranks\n"
             "                     drained so far, with their data from those ranks)\n"
@@ -799,7 +803,8 @@ static void export_usage(FILE *out)
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 every object exported; 1 the drain cannot be read, is incomplete,\n"
-            "a file exists (without --force) or cannot be written; 2 bad command line.\n");
+            "a file exists (without --force) or cannot be written, or (hdf5) a checksum does\n"
+            "not match; 2 bad command line.\n");
 }
 
 /* The NumPy descr of o ("<f4"), or "|V<n>" when NumPy has no type for it. */
@@ -886,8 +891,9 @@ typedef struct export_sink {
     const char *path;
 } export_sink_t;
 
-static int export_write(const void *data, size_t len, void *arg)
+static int export_write(const void *data, size_t len, const pdcbb_box_t *slab, void *arg)
 {
+    (void)slab;
     export_sink_t *s = arg;
     if (cmd_write_all(s->fd, data, len) != 0) {
         fprintf(stderr, "pdcbb export: cannot write %s: %s\n", s->path, strerror(errno));
@@ -908,8 +914,8 @@ int cli_cmd_export(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool partial = false, force = false, quiet = false, npy = true;
-    const char *outdir = ".";
+    bool partial = false, force = false, quiet = false, npy = true, hdf5 = false;
+    const char *outdir = ".", *output = NULL;
     int c, status = 1;
     export_item_t *items = NULL;
 
@@ -920,17 +926,19 @@ int cli_cmd_export(int argc, char **argv)
         case 'p': partial = true; break;
         case 'f':
             if (strcmp(optarg, "npy") == 0) {
-                npy = true;
+                npy = true, hdf5 = false;
             } else if (strcmp(optarg, "raw") == 0) {
-                npy = false;
+                npy = false, hdf5 = false;
+            } else if (strcmp(optarg, "hdf5") == 0) {
+                npy = false, hdf5 = true;
             } else {
-                fprintf(stderr, "pdcbb export: bad value for --format: '%s' (expected raw or "
-                                "npy)\n",
+                fprintf(stderr, "pdcbb export: bad value for --format: '%s' (expected raw, "
+                                "npy or hdf5)\n",
                         optarg);
                 return CLI_EXIT_USAGE;
             }
             break;
-        case 'o': outdir = optarg; break;
+        case 'o': outdir = output = optarg; break;
         case OPT_FORCE: force = true; break;
         case 'q': quiet = true; break;
         case 'h': export_usage(stdout); return 0;
@@ -945,6 +953,10 @@ int cli_cmd_export(int argc, char **argv)
     pdcbb_drain_t *m = cmd_open("export", argv[optind], partial);
     if (m == NULL)
         return 1;
+    if (hdf5) {
+        status = cli_export_hdf5(m, output, force, quiet);
+        goto done;
+    }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "pdcbb export: cannot create %s: %s\n", outdir, strerror(errno));
         goto done;
@@ -1037,7 +1049,7 @@ int cli_cmd_export(int argc, char **argv)
         int rc = 0;
         if (npy) {
             size_t hl = export_npy_header(descr, shape, o->ndim, hdr, sizeof(hdr));
-            rc = hl == 0 ? -1 : export_write(hdr, hl, &sink);
+            rc = hl == 0 ? -1 : export_write(hdr, hl, NULL, &sink);
         }
         bool empty = false;
         for (uint32_t d = 0; d < o->ndim; d++)

@@ -61,7 +61,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"why", cli_cmd_why, "say where a job's drained data is, and why its drain failed"},
     {"ls", cli_cmd_ls, "list the containers and objects of a drained job"},
     {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
-    {"export", cli_cmd_export, "write every object of a drained job as .raw or .npy files"},
+    {"export", cli_cmd_export, "write a drained job as .raw or .npy files or one HDF5 file"},
     {"verify", cli_cmd_verify, "check every checksum of a drained job"},
     {"kv", cli_cmd_kv, "list, get and export the KV objects of a drained job"},
     {"admin", cli_cmd_admin, "list (and drain or remove) job directories left on this node"},

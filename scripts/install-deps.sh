@@ -11,6 +11,7 @@ PKGS=(
     bats bats-support bats-assert
     iproute2 procps util-linux python3 man-db groff-base
     python3-numpy python3-yaml
+    libhdf5-dev python3-h5py
 )
 
 missing=()

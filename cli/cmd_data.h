@@ -1,0 +1,54 @@
+/*
+ * cmd_data.h - helpers of the commands that read a drain directory (cli/cmd_data.c), shared with
+ * the writers of export formats that live in files of their own (cli/export_hdf5.c).
+ */
+#ifndef PDCBB_CMD_DATA_H
+#define PDCBB_CMD_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pdcbb_drain.h"
+
+/* Object data is read in slabs of at most this many bytes (one element row when larger). */
+#define CMD_SLAB_BYTES ((uint64_t)64 << 20)
+
+/* Progress of a long command on standard error. */
+typedef struct cmd_progress {
+    const char *cmd;
+    bool on, tty;
+    double last, start;
+    int printed;
+} cmd_progress_t;
+
+/* Start progress reporting for command cmd ("export"); on: report at all. */
+void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on);
+/* A line at most once a second on a terminal (every 10 s otherwise); final: the last line
+ * (printed only when an earlier one was). */
+void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final);
+/* b as "12.3 MiB". */
+void cmd_human(uint64_t b, char *out, size_t len);
+
+/*
+ * Read box of o slab by slab (each at most CMD_SLAB_BYTES, or one element row when that is
+ * larger) and hand each slab, in row-major order, to fn with the box it covers (in o's
+ * coordinates). done is advanced by each slab's bytes and reported to prog (may be NULL)
+ * against total. Returns 0, or 1 after printing why (as "pdcbb CMD: ...").
+ */
+typedef int (*cmd_slab_fn)(const void *data, size_t len, const pdcbb_box_t *slab, void *arg);
+int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+                   const pdcbb_box_t *box, cmd_slab_fn fn, void *arg, cmd_progress_t *prog,
+                   uint64_t *done, uint64_t total);
+
+/*
+ * export_hdf5.c: write every object of the open drain m into one HDF5 file (see `pdcbb export
+ * --help` and man pdcbb). output is -o (NULL: the current directory): a name ending in .h5 or
+ * .hdf5 is the file itself, anything else a directory (created if missing) that gets
+ * <drain directory name>.h5. Checks every extent's CRC-32C first; writes a temporary name and
+ * renames it; never overwrites without force. Returns the exit status (0 ok, 1 failure); every
+ * failure is printed as "pdcbb export: ..." and leaves no file behind.
+ */
+int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet);
+
+#endif
