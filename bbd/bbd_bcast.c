@@ -9,8 +9,8 @@
  * chunk means the whole subtree wrote it).
  *
  * This is the one place where a daemon is a client of other daemons: it connects to its
- * children (endpoints from the job table, or from its own job directory on a one-node job),
- * sends with the job's token, and receives their replies through bbd_bcast_on_reply (called
+ * children (endpoints and tokens from the job table: each node of a Slurm job has its own
+ * token), and receives their replies through bbd_bcast_on_reply (called
  * from the active-message callback; the replies are handled in bbd_bcast_poll, from the event
  * loop). The copy is written with the daemon's rights, which are the job user's: the daemon
  * refuses an absolute destination if it runs as root for a job that is not root's.
@@ -41,6 +41,7 @@ typedef struct bcast_peer {
     int failed;
     ucs_status_t fail_status;
     char node[PDCBB_NODE_NAME_MAX];
+    uint8_t token[PDCBB_TOKEN_LEN]; /* its node's token (each node of a Slurm job has its own) */
 } bcast_peer_t;
 
 /* One file being received here. */
@@ -261,6 +262,7 @@ static bcast_peer_t *peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
         return NULL;
     }
     snprintf(p->node, sizeof(p->node), "%s", rec.node);
+    memcpy(p->token, rec.token, PDCBB_TOKEN_LEN);
     struct sockaddr_storage ss;
     socklen_t sslen;
     if (pdcbb_sockaddr_make(rec.ip, rec.port, &ss, &sslen) != PDCBB_OK) {
@@ -354,7 +356,7 @@ static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const
     if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
         next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
     h.req_id = ++next_req_id;
-    memcpy(h.token, d->token, PDCBB_TOKEN_LEN);
+    memcpy(h.token, peer->token, PDCBB_TOKEN_LEN);
     bcast_out_t *o = calloc(1, sizeof(*o));
     size_t len = 0;
     if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &len) != PDCBB_OK) {

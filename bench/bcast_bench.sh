@@ -181,7 +181,7 @@ out=$site/out/$id.out
 # Every node must have got identical copies from every method.
 ok=1
 sums=$(grep -c "^SUM .* $sum\$" "$out" || true)
-nnodes=$(grep '^SUM ' "$out" | awk '{print $2}' | sort -u | wc -l)
+nnodes=$( (grep '^SUM ' "$out" || true) | awk '{print $2}' | sort -u | wc -l)
 if [ "$sums" != $(( 3 * nodes )) ] || [ "$nnodes" != "$nodes" ]; then
     echo "$PROG: expected $(( 3 * nodes )) identical copies, found $sums on $nnodes nodes; the job's output:" >&2
     cat "$out" >&2

@@ -31,7 +31,7 @@ timeout 120 srun -N1 -n1 -w n3 $SITE/bin/pdcbb bcast $src \$PDCBB_JOB_DIR/abs-%n
 timeout 120 $SITE/bin/pdcbb bcast $src /etc/pdcbb-bcast-test.bin; echo bcast_etc=\$?
 timeout 60 srun -N3 --ntasks-per-node=1 bash -c 'for f in in/copy.bin abs-\$SLURMD_NODENAME.bin; do echo \"COPY \$SLURMD_NODENAME \$f \$(stat -c %a \$f) \$(sha256sum < \$f | cut -d\" \" -f1)\"; done; ls -a \$PDCBB_JOB_DIR/in | grep -c bcast- | sed \"s/^/TMP \$SLURMD_NODENAME /\"'
 timeout 60 $SITE/bin/pdcbb stats --json > $SITE/out/bcast-stats.\$SLURM_JOB_ID.json; echo stats=\$?
-" -N3
+" -N3 --pdc=capacity=1G
     echo "$OUT"
     grep -q "bcast_batch=0" <<<"$OUT"
     grep -q "bcast_step=0" <<<"$OUT"
@@ -64,7 +64,7 @@ timeout 60 $SITE/bin/pdcbb stats --json > $SITE/out/bcast-stats.\$SLURM_JOB_ID.j
     run env PDCBB_BENCH_QUICK=1 timeout 600 "$REPO_DIR/bench/bcast_bench.sh" "$BUILD_DIR"
     echo "$output"
     assert_success
-    for m in "cp (local)" pdcbb_bcast srun_cp sbcast; do
+    for m in "cp \\(local\\)" pdcbb_bcast srun_cp sbcast; do
         assert_output --regexp "^$m +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2}\$"
     done
 }
