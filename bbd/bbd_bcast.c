@@ -401,12 +401,19 @@ static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const
     }
 }
 
-void bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len)
+int bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len)
 {
+    uint64_t req_id;
+    memcpy(&req_id, (const uint8_t *)data + 8, 8); /* little-endian on every supported host */
+    bcast_out_t *o = outs;
+    while (o && (o->req_id != req_id || o->w == NULL))
+        o = o->next;
+    if (o == NULL)
+        return 0; /* not ours: the dispatcher refuses it as a reply sent as a request */
     bcast_inbox_t *m = malloc(sizeof(*m) + len);
     if (m == NULL) {
         d->stats.proto_errors++;
-        return;
+        return 1;
     }
     m->next = NULL;
     m->len = len;
@@ -416,6 +423,7 @@ void bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len)
     else
         inbox_head = m;
     inbox_tail = m;
+    return 1;
 }
 
 static void reply_handle(bbd_t *d, const uint8_t *msg, size_t len)

@@ -283,9 +283,9 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     bbd_t *d = arg;
     bbd_conn_t *c = NULL;
     if (length >= PDCBB_HDR_LEN && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) &&
-        (((const uint8_t *)data)[16] & PDCBB_MSG_FLAG_REPLY)) {
+        (((const uint8_t *)data)[16] & PDCBB_MSG_FLAG_REPLY) &&
+        bbd_bcast_on_reply(d, data, length)) {
         /* A reply of another daemon to a request this one forwarded (bbd_bcast.c). */
-        bbd_bcast_on_reply(d, data, length);
         return UCS_OK;
     }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
