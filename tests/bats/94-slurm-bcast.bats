@@ -65,6 +65,6 @@ timeout 60 $SITE/bin/pdcbb stats --json > $SITE/out/bcast-stats.\$SLURM_JOB_ID.j
     echo "$output"
     assert_success
     for m in "cp \\(local\\)" pdcbb_bcast srun_cp sbcast; do
-        assert_output --regexp "^$m +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2}\$"
+        assert_line --regexp "^$m +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9] +[0-9]+\.[0-9]{2}\$"
     done
 }
