@@ -269,20 +269,9 @@ static bcast_peer_t *peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
         snprintf(err, errlen, "daemon %u has a bad address '%s'", rank, rec.ip);
         return NULL;
     }
-    ucp_ep_params_t ep;
-    memset(&ep, 0, sizeof(ep));
-    ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-    ep.sockaddr.addr = (const struct sockaddr *)&ss;
-    ep.sockaddr.addrlen = sslen;
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = peer_err_cb;
-    ep.err_handler.arg = p;
     p->failed = 0;
-    ucs_status_t st = ucp_ep_create(d->ucx.worker, &ep, &p->ep);
+    ucs_status_t st = pdcbb_ucx_connect(d->ucx.worker, &ss, sslen, peer_err_cb, p, &p->ep);
     if (st != UCS_OK) {
-        p->ep = NULL;
         snprintf(err, errlen, "cannot connect to %s:%u: %s", rec.ip, rec.port,
                  ucs_status_string(st));
         return NULL;
@@ -768,6 +757,16 @@ static bcast_wait_t *wait_new(void)
 
 /* ------------------------------------------------------------------ handlers */
 
+/* The session of a CHUNK or CLOSE request and a fresh answer for it. */
+static pdcbb_err_t sess_begin(bbd_req_t *r, uint64_t id, bcast_sess_t **s, bcast_wait_t **w)
+{
+    if (r->conn == NULL)
+        return PDCBB_ERR_UNSUPPORTED;
+    if ((*s = sess_find(id)) == NULL)
+        return PDCBB_ERR_NOT_FOUND;
+    return (*w = wait_new()) == NULL ? PDCBB_ERR_NOMEM : PDCBB_OK;
+}
+
 pdcbb_err_t bbd_op_bcast_open(bbd_req_t *r, const pdcbb_bcast_open_req_t *q,
                               pdcbb_bcast_open_rep_t *p)
 {
@@ -842,17 +841,16 @@ pdcbb_err_t bbd_op_bcast_chunk(bbd_req_t *r, const pdcbb_bcast_chunk_req_t *q,
                                pdcbb_bcast_chunk_rep_t *p)
 {
     bbd_t *d = r->d;
-    if (r->conn == NULL)
-        return PDCBB_ERR_UNSUPPORTED;
-    bcast_sess_t *s = sess_find(q->id);
-    if (s == NULL)
-        return PDCBB_ERR_NOT_FOUND;
+    bcast_sess_t *s;
+    bcast_wait_t *w;
     size_t len = r->in_bulk_len;
-    if (q->offset != s->next_off || len > s->size - s->next_off)
+    pdcbb_err_t rc = sess_begin(r, q->id, &s, &w);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (q->offset != s->next_off || len > s->size - s->next_off) {
+        wait_free(w);
         return PDCBB_ERR_INVAL; /* out of order or past the announced size */
-    bcast_wait_t *w = wait_new();
-    if (w == NULL)
-        return PDCBB_ERR_NOMEM;
+    }
     if (s->nchild > 0 && len > 0) {
         /* One copy for every child's send; the received buffer goes back to staging. */
         bcast_buf_t *b = calloc(1, sizeof(*b));
@@ -925,14 +923,11 @@ pdcbb_err_t bbd_op_bcast_close(bbd_req_t *r, const pdcbb_bcast_close_req_t *q,
                                pdcbb_bcast_close_rep_t *p)
 {
     bbd_t *d = r->d;
-    if (r->conn == NULL)
-        return PDCBB_ERR_UNSUPPORTED;
-    bcast_sess_t *s = sess_find(q->id);
-    if (s == NULL)
-        return PDCBB_ERR_NOT_FOUND;
-    bcast_wait_t *w = wait_new();
-    if (w == NULL)
-        return PDCBB_ERR_NOMEM;
+    bcast_sess_t *s;
+    bcast_wait_t *w;
+    pdcbb_err_t rc = sess_begin(r, q->id, &s, &w);
+    if (rc != PDCBB_OK)
+        return rc;
     for (unsigned i = 0; i < s->nchild; i++)
         forward(d, w, (unsigned)s->sub[i][0], PDCBB_OP_BCAST_CLOSE, q, NULL, 0);
     sess_remove(s);
@@ -940,7 +935,7 @@ pdcbb_err_t bbd_op_bcast_close(bbd_req_t *r, const pdcbb_bcast_close_req_t *q,
         sess_free(s, 1);
         return answer(r, w, (pdcbb_bcast_open_rep_t *)p);
     }
-    pdcbb_err_t rc = s->err;
+    rc = s->err;
     char err[PATH_MAX + 200] = "";
     uint32_t crc = 0;
     if (rc == PDCBB_OK && (q->size != s->size || s->next_off != s->size)) {
