@@ -296,6 +296,9 @@ void bbd_table_free(bbd_t *d);
 /* Build the table as soon as every daemon published itself (called by the event loop); returns
  * the milliseconds until it wants to run again, or -1 when it has nothing more to do. */
 int bbd_table_poll(bbd_t *d);
+/* The table as it is now (built or rebuilt if the rendezvous directory changed):
+ * PDCBB_ERR_DISCOVERY with problem filled when some daemon is missing. */
+pdcbb_err_t bbd_table_current(bbd_t *d, char *problem, size_t plen);
 
 /*
  * bbd_stats.c: live counters (docs/PROTOCOL.md, STATS). bbd_stats_start notes the start time;
@@ -313,6 +316,18 @@ void bbd_stats_sent(bbd_t *d, const uint8_t *reply, size_t len, size_t bulk_len)
 pdcbb_err_t bbd_stats_fill(bbd_req_t *r, pdcbb_stats_rep_t *p);
 unsigned bbd_server_queued(bbd_t *d);
 unsigned bbd_lock_waiting(void);
+
+/*
+ * bbd_bcast.c: file broadcast (BCAST_OPEN, BCAST_CHUNK, BCAST_CLOSE), where this daemon also
+ * sends requests to other daemons (its children in the broadcast tree). bbd_bcast_on_reply
+ * takes a message with PDCBB_MSG_FLAG_REPLY if it answers one of them (returns 1; called from
+ * the active-message callback, it only copies) and returns 0 for anything else;
+ * bbd_bcast_poll handles what arrived and lost children (event loop; returns how many things
+ * it did); bbd_bcast_stop removes unfinished copies and closes the endpoints (shutdown).
+ */
+int bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len);
+int bbd_bcast_poll(bbd_t *d);
+void bbd_bcast_stop(bbd_t *d);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);

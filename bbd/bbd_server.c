@@ -282,6 +282,12 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
 {
     bbd_t *d = arg;
     bbd_conn_t *c = NULL;
+    if (length >= PDCBB_HDR_LEN && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) &&
+        (((const uint8_t *)data)[16] & PDCBB_MSG_FLAG_REPLY) &&
+        bbd_bcast_on_reply(d, data, length)) {
+        /* A reply of another daemon to a request this one forwarded (bbd_bcast.c). */
+        return UCS_OK;
+    }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
         c = conn_of_ep(d, param->reply_ep);
     if (c == NULL) {
@@ -674,6 +680,8 @@ void bbd_server_run(bbd_t *d)
         while (ucp_worker_progress(d->ucx.worker))
             ;
         process_queue(d);
+        if (bbd_bcast_poll(d) > 0)
+            continue;
         if (bbd_shm_serve(d) > 0) {
             last_shm = monotonic_seconds();
             idle_spins = 0;
@@ -772,6 +780,7 @@ void bbd_server_run(bbd_t *d)
 void bbd_server_stop(bbd_t *d)
 {
     bbd_lock_free(d);
+    bbd_bcast_stop(d);
     if (d->listener) {
         ucp_listener_destroy(d->listener);
         d->listener = NULL;

@@ -230,6 +230,22 @@ pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
     return PDCBB_OK;
 }
 
+pdcbb_err_t bbd_table_current(bbd_t *d, char *problem, size_t plen)
+{
+    if (!d->have_jobinfo && pdcbb_jobinfo_read(d->job_dir, &d->jobinfo) == PDCBB_OK)
+        d->have_jobinfo = 1;
+    struct timespec mtime = rendezvous_mtime(d);
+    if (d->table != NULL && mtime.tv_sec == d->table_mtime.tv_sec &&
+        mtime.tv_nsec == d->table_mtime.tv_nsec)
+        return PDCBB_OK;
+    int complete = 0;
+    problem[0] = '\0';
+    pdcbb_err_t rc = table_build(d, &complete, problem, plen);
+    if (rc != PDCBB_OK)
+        return rc;
+    return complete ? PDCBB_OK : PDCBB_ERR_DISCOVERY;
+}
+
 static double table_now(void)
 {
     struct timespec ts;

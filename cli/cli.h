@@ -20,5 +20,7 @@ int cli_cmd_kv(int argc, char **argv);
 
 /* cmd_stats.c: `pdcbb stats`, the live counters of a running job's daemons */
 int cli_cmd_stats(int argc, char **argv);
+/* cmd_bcast.c: `pdcbb bcast SRC DEST`, a file to every node of the running job */
+int cli_cmd_bcast(int argc, char **argv);
 
 #endif

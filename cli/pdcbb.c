@@ -7,7 +7,8 @@
  *   run     a local job on one machine without Slurm: N "nodes" as N directories, the same
  *           prolog/epilog library calls the Slurm plugin makes, then the user's command;
  *   status  the daemons of a job, from the files in its job directories;
- *   stats   the live counters of a running job's daemons (cmd_stats.c).
+ *   stats   the live counters of a running job's daemons (cmd_stats.c);
+ *   bcast   a copy of a file on every node of the running job (cmd_bcast.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +58,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"run", cmd_run, "run a command with a burst buffer on this machine (no Slurm)"},
     {"status", cmd_status, "show the burst-buffer daemons of a job and whether they run"},
     {"stats", cli_cmd_stats, "show the live counters of every daemon of a running job"},
+    {"bcast", cli_cmd_bcast, "copy a file to every node of the running job"},
     {"drain", cli_cmd_drain, "drain a node's job directory to its destination (or finish one)"},
     {"why", cli_cmd_why, "say where a job's drained data is, and why its drain failed"},
     {"ls", cli_cmd_ls, "list the containers and objects of a drained job"},

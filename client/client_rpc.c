@@ -411,17 +411,7 @@ static pdcbb_err_t connect_once(unsigned server)
     if (pdcbb_sockaddr_make(s->info.ip, s->info.port, &ss, &sslen) != PDCBB_OK)
         return client_fail(PDCBB_ERR_DISCOVERY, "daemon %u has a bad address '%s'", server,
                            s->info.ip);
-    ucp_ep_params_t ep;
-    memset(&ep, 0, sizeof(ep));
-    ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-    ep.sockaddr.addr = (const struct sockaddr *)&ss;
-    ep.sockaddr.addrlen = sslen;
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = ep_error_cb;
-    ep.err_handler.arg = s;
-    ucs_status_t st = ucp_ep_create(client_g.ucx.worker, &ep, &s->ep);
+    ucs_status_t st = pdcbb_ucx_connect(client_g.ucx.worker, &ss, sslen, ep_error_cb, s, &s->ep);
     if (st != UCS_OK) {
         s->ep = NULL;
         s->failed = 1;

@@ -150,7 +150,10 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                   \
     X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                            \
     X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                         \
-    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)
+    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
+    X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                         \
+    X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP)                      \
+    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)
 
 #define PDCBB_EMPTY(F, T)
 #define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
@@ -359,6 +362,27 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
  */
 #define PDCBB_OBJ_EXTEND_REQ(F, T) F(T, U64, id) F(T, U64, rows)
 #define PDCBB_OBJ_EXTENT_REP(F, T) F(T, U64S, dims)
+/*
+ * File broadcast (bbd/bbd_bcast.c, client/pdc_bcast.c, `pdcbb bcast`, docs/PROTOCOL.md). The
+ * sender (the CLI through libpdc) picks an id and a tree: ranks lists the daemons of a subtree,
+ * its root (the daemon asked) first; the root forwards each request to its children, which are
+ * the first ranks of the fanout groups the rest is split into, each with its group. BCAST_OPEN:
+ * create a temporary file for dest (relative to the job directory, or absolute; %n node, %r
+ * rank, %% percent), name the source's base name (used when dest is a directory), mode its
+ * permission bits, size its length. BCAST_CHUNK: the bulk part is the file's bytes at offset
+ * (in order). BCAST_CLOSE: size and crc (CRC-32C) of the whole file: each daemon checks its copy
+ * read back from its file and renames it into place; abort 1 removes the temporary files
+ * instead. Each daemon answers once its own part and its children's replies are in: result is
+ * the first failure in the subtree (PDCBB_OK if none), error names every failed node; a CLOSE
+ * reply lists per node of the subtree rank and CRC in nodes and "rank node path" lines in paths.
+ */
+#define PDCBB_BCAST_OPEN_REQ(F, T)                                                                \
+    F(T, U64, id) F(T, STR, dest) F(T, STR, name) F(T, U32, mode) F(T, U64, size)               \
+    F(T, U32, fanout) F(T, U64S, ranks)
+#define PDCBB_BCAST_CHUNK_REQ(F, T) F(T, U64, id) F(T, U64, offset)
+#define PDCBB_BCAST_CLOSE_REQ(F, T) F(T, U64, id) F(T, U64, size) F(T, U32, crc) F(T, U32, abort)
+#define PDCBB_BCAST_REP(F, T) F(T, I32, result) F(T, STR, error) F(T, U64S, nodes) F(T, BLOB, paths)
+#define PDCBB_BCAST_FANOUT_MAX 64
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

@@ -63,6 +63,10 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_KV_PART:
     case PDCBB_OP_KV_MIGRATE:
         return PDCBB_KIND_KV;
+    case PDCBB_OP_BCAST_OPEN:
+    case PDCBB_OP_BCAST_CHUNK:
+    case PDCBB_OP_BCAST_CLOSE:
+        return PDCBB_KIND_BROADCAST;
     case PDCBB_OP_HELLO:
     case PDCBB_OP_STATS:
     case PDCBB_OP_JOB_TABLE:

@@ -15,7 +15,7 @@ typedef enum pdcbb_stat_kind {
     PDCBB_KIND_METADATA = 0,  /* containers, objects, their tags */
     PDCBB_KIND_DATA = 1,      /* region data, placement maps, region locks */
     PDCBB_KIND_DRAIN = 2,     /* what prepares the drain: CONT_PERSIST, DATA_FLUSH */
-    PDCBB_KIND_BROADCAST = 3, /* no op yet: always zero */
+    PDCBB_KIND_BROADCAST = 3, /* file broadcast (`pdcbb bcast`, ops 100-102) */
     PDCBB_KIND_QUERY = 4,     /* tag queries, data queries, tag search (DART) */
     PDCBB_KIND_KV = 5,        /* KV objects (ops 70-80) */
     PDCBB_KIND_OTHER = 6,     /* HELLO, STATS, JOB_TABLE, unknown or unreadable ops */

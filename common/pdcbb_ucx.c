@@ -214,3 +214,23 @@ void pdcbb_ucx_ep_close(ucp_worker_h worker, ucp_ep_h ep, int force, double time
     }
     ucp_request_free(req);
 }
+
+ucs_status_t pdcbb_ucx_connect(ucp_worker_h worker, const struct sockaddr_storage *ss,
+                               socklen_t sslen, ucp_err_handler_cb_t cb, void *arg,
+                               ucp_ep_h *ep)
+{
+    ucp_ep_params_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                     UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    prm.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    prm.sockaddr.addr = (const struct sockaddr *)ss;
+    prm.sockaddr.addrlen = sslen;
+    prm.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    prm.err_handler.cb = cb;
+    prm.err_handler.arg = arg;
+    ucs_status_t st = ucp_ep_create(worker, &prm, ep);
+    if (st != UCS_OK)
+        *ep = NULL;
+    return st;
+}

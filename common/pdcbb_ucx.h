@@ -42,6 +42,15 @@ pdcbb_err_t pdcbb_sockaddr_make(const char *ip, uint16_t port, struct sockaddr_s
  */
 pdcbb_err_t pdcbb_node_address(char *out, size_t len);
 
+/*
+ * Connect an endpoint to a listener at ss (client-server sockaddr connection, peer error
+ * handling reporting to cb with arg): the one way clients and daemons connect to a daemon.
+ * *ep is NULL on failure.
+ */
+ucs_status_t pdcbb_ucx_connect(ucp_worker_h worker, const struct sockaddr_storage *ss,
+                               socklen_t sslen, ucp_err_handler_cb_t cb, void *arg,
+                               ucp_ep_h *ep);
+
 /* Register cb for active messages with id (whole messages only). */
 pdcbb_err_t pdcbb_ucx_set_am_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
                                      void *arg, char *err, size_t errlen);
