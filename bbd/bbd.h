@@ -224,6 +224,10 @@ int bbd_op_is_write(unsigned op);
 PDCBB_OPS(BBD_X_HANDLER)
 #undef BBD_X_HANDLER
 
+/* bbd_grow.c: set the extent (rows) of a growing object (stage-in), forget it (OBJ_DEL). */
+pdcbb_err_t bbd_extent_set(bbd_req_t *r, uint64_t id, uint64_t rows);
+pdcbb_err_t bbd_extent_forget(bbd_req_t *r, uint64_t id);
+
 /* bbd_data.c: region data files and capacity. */
 pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
 /*
@@ -240,6 +244,10 @@ int bbd_staging_room(size_t len);
 void bbd_data_close(bbd_t *d);
 /* A write batch is done: count the space its files now occupy. */
 void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b);
+/* Bytes of [off, off + len) of a data file that are holes (need new space when written). */
+uint64_t bbd_data_hole_bytes(int fd, uint64_t off, uint64_t len);
+/* Count the data file of obj at its size now (after a write outside the I/O thread). */
+void bbd_data_recount(bbd_t *d, uint64_t obj);
 /* Give back the capacity a connection's unfinished DATA_DIRECT writes reserved (it ended). */
 void bbd_data_direct_release(bbd_t *d, bbd_conn_t *c);
 /* The data file of an object here (it may not exist). */

@@ -553,6 +553,16 @@ static void direct_account(bbd_t *d, uint64_t obj)
     }
 }
 
+uint64_t bbd_data_hole_bytes(int fd, uint64_t off, uint64_t len)
+{
+    return hole_bytes(fd, off, len);
+}
+
+void bbd_data_recount(bbd_t *d, uint64_t obj)
+{
+    direct_account(d, obj);
+}
+
 /*
  * DATA_DIRECT (docs/PROTOCOL.md): the client moves the bytes; this checks the regions exactly
  * as DATA_WRITE / DATA_READ do, holds the capacity a write needs until the client says DONE (or

@@ -496,7 +496,8 @@ pdcbb_err_t bbd_op_obj_del(bbd_req_t *r, const pdcbb_obj_del_req_t *q, pdcbb_obj
         rc = record_get(r, BBD_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
-    if ((rc = delete_named(r, BBD_T_OBJ_NAME, BBD_T_OBJ, q->id, rec.name)) != PDCBB_OK)
+    if ((rc = delete_named(r, BBD_T_OBJ_NAME, BBD_T_OBJ, q->id, rec.name)) != PDCBB_OK ||
+        (rc = bbd_extent_forget(r, q->id)) != PDCBB_OK)
         return rc;
     return bbd_map_forget(r, q->id); /* where its regions were placed */
 }

@@ -246,6 +246,13 @@ static pdcbb_err_t stage_obj_meta(stage_t *s, uint32_t i)
         return stage_fail(s, rc, "object '%s'", o->name);
     if (got != s->obj_ids[i])
         return stage_fail(s, PDCBB_ERR_INTERNAL, "object '%s' got an unexpected id", o->name);
+    if (o->ndim > 0 && o->dims[0] == PDCBB_DIM_UNLIMITED) {
+        /* The drained extent (current_dims, else the data's reach) goes on growing here. */
+        uint64_t shape[PDCBB_REGION_NDIM_MAX];
+        if ((rc = pdcbb_drain_object_shape(s->m, o, shape)) != PDCBB_OK ||
+            (shape[0] > 0 && (rc = bbd_extent_set(&s->r, got, shape[0])) != PDCBB_OK))
+            return stage_fail(s, rc, "object '%s': extent", o->name);
+    }
     return put_tags(s, got, o->tags, o->ntags);
 }
 

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pdcbb_error.h"
 
@@ -93,6 +94,36 @@ static inline uint64_t bbd_key_get_u64(const void *p)
     for (int i = 0; i < 8; i++)
         v = (v << 8) | b[i];
     return v;
+}
+
+/*
+ * The current extent (rows) of an object whose first dimension is unlimited (bbd_grow.c), kept
+ * by its home daemon in BBD_T_STATE under "extent" + the object id (big-endian), as an 8-byte
+ * big-endian row count. Absent: 0 rows.
+ */
+#define BBD_EXTENT_KEY_LEN 14
+static inline bbd_val_t bbd_extent_key(uint8_t out[BBD_EXTENT_KEY_LEN], uint64_t id)
+{
+    memcpy(out, "extent", 6);
+    bbd_key_u64(out + 6, id);
+    return (bbd_val_t){out, BBD_EXTENT_KEY_LEN};
+}
+/* The extent of object id in an open transaction (0 when none is recorded). */
+static inline pdcbb_err_t bbd_extent_read(const bbd_store_ops_t *ops, bbd_txn_t *txn,
+                                          uint64_t id, uint64_t *rows)
+{
+    uint8_t key[BBD_EXTENT_KEY_LEN];
+    bbd_val_t v;
+    pdcbb_err_t rc = ops->get(txn, BBD_T_STATE, bbd_extent_key(key, id), &v);
+    *rows = 0;
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK;
+    if (rc != PDCBB_OK)
+        return rc;
+    if (v.len != 8)
+        return PDCBB_ERR_STORE;
+    *rows = bbd_key_get_u64(v.data);
+    return PDCBB_OK;
 }
 
 #endif

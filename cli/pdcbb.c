@@ -33,6 +33,7 @@
 #include "pdcbb_config.h"
 #include "pdcbb_job.h"
 #include "pdcbb_job_drain.h"
+#include "pdcbb_job_script.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 
@@ -228,6 +229,12 @@ static void run_usage(FILE *out)
             "                         CMD runs\n"
             "      --stage-in DIR     load a drained job directory before CMD starts\n"
             "                         (as --pdc stage_in=DIR; any number of nodes)\n"
+            "      --script PATH      run the executable PATH on every node before CMD starts\n"
+            "                         (argument start) and after it ended, before the drain\n"
+            "                         (argument end); as --pdc script=PATH. A failing start\n"
+            "                         script fails the job: CMD is not run\n"
+            "      --ntasks N         the job's number of tasks, given to the script as\n"
+            "                         PDCBB_NTASKS (default 1: CMD)\n"
             "  -k, --keep             keep the temporary work directory and its data\n"
             "  -q, --quiet            no report at the end (errors are still printed)\n"
             "  -h, --help             show this help\n"
@@ -372,12 +379,28 @@ static bool run_config(pdcbb_config_t *cfg, const char *site, const char **specs
     return true;
 }
 
+/* PDCBB_SERVER_DIRS: the nodes' job directories, ':'-separated (malloc'ed; NULL: no memory). */
+static char *run_server_dirs(const pdcbb_job_t *jobs, unsigned nodes)
+{
+    char *dirs = malloc((size_t)nodes * (PATH_MAX + 1) + 1);
+    if (dirs == NULL)
+        return NULL;
+    dirs[0] = '\0';
+    for (unsigned k = 0; k < nodes; k++) {
+        char d[PATH_MAX];
+        pdcbb_job_dir(&jobs[k], d, sizeof(d));
+        if (k > 0)
+            strcat(dirs, ":");
+        strcat(dirs, d);
+    }
+    return dirs;
+}
+
 /* Run CMD with the job's environment; returns its wait status, or -1 if it was never run. */
 static int run_command(char **cmd, pdcbb_job_t *jobs, unsigned nodes, bool *exec_failed)
 {
     char jobdir[PATH_MAX], num[32];
-    size_t dirs_len = (size_t)nodes * (PATH_MAX + 1) + 1;
-    char *dirs = malloc(dirs_len);
+    char *dirs = run_server_dirs(jobs, nodes);
     int errpipe[2];
     sigset_t old;
 
@@ -386,16 +409,7 @@ static int run_command(char **cmd, pdcbb_job_t *jobs, unsigned nodes, bool *exec
         fprintf(stderr, "pdcbb run: out of memory\n");
         return -1;
     }
-    dirs[0] = '\0';
-    for (unsigned k = 0; k < nodes; k++) {
-        char d[PATH_MAX];
-        pdcbb_job_dir(&jobs[k], d, sizeof(d));
-        if (k == 0)
-            snprintf(jobdir, sizeof(jobdir), "%s", d);
-        if (k > 0)
-            strcat(dirs, ":");
-        strcat(dirs, d);
-    }
+    pdcbb_job_dir(&jobs[0], jobdir, sizeof(jobdir));
     if (pipe2(errpipe, O_CLOEXEC) != 0) {
         fprintf(stderr, "pdcbb run: pipe: %s\n", strerror(errno));
         free(dirs);
@@ -465,13 +479,14 @@ static int cmd_run(int argc, char **argv)
         {"job-id", required_argument, NULL, 'j'},  {"keep", no_argument, NULL, 'k'},
         {"quiet", no_argument, NULL, 'q'},         {"help", no_argument, NULL, 'h'},
         {"drain", required_argument, NULL, 'D'},   {"stage-in", required_argument, NULL, 'S'},
+        {"script", required_argument, NULL, 'X'},  {"ntasks", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     const char *specs[CLI_PDC_SPECS_MAX];
-    static char drain_spec[PATH_MAX + 16], stage_spec[PATH_MAX + 16];
+    static char drain_spec[PATH_MAX + 16], stage_spec[PATH_MAX + 16], script_spec[PATH_MAX + 16];
     const char *workdir_opt = NULL, *site = NULL;
     int nspecs = 0, c;
-    uint64_t nodes = 1, job_id = (uint64_t)getpid();
+    uint64_t nodes = 1, job_id = (uint64_t)getpid(), ntasks = 1;
     bool keep = false, quiet = false;
 
     opterr = 0;
@@ -493,23 +508,31 @@ static int cmd_run(int argc, char **argv)
             }
             specs[nspecs++] = optarg;
             break;
+        case 'T':
+            if (cli_parse_u64("run", "--ntasks", optarg, 1, UINT32_MAX, &ntasks) != 0)
+                return CLI_EXIT_USAGE;
+            break;
         case 'D':
         case 'S':
+        case 'X':
             if (nspecs == CLI_PDC_SPECS_MAX) {
                 fprintf(stderr, "pdcbb run: too many --pdc options (at most %d)\n",
                         CLI_PDC_SPECS_MAX);
                 return CLI_EXIT_USAGE;
             }
             if (strchr(optarg, ',') != NULL) {
-                fprintf(stderr, "pdcbb run: %s %s: the directory name must not contain ','\n",
-                        c == 'D' ? "--drain" : "--stage-in", optarg);
+                fprintf(stderr, "pdcbb run: %s %s: the %s name must not contain ','\n",
+                        c == 'D' ? "--drain" : c == 'S' ? "--stage-in" : "--script", optarg,
+                        c == 'X' ? "file" : "directory");
                 return CLI_EXIT_USAGE;
             }
             if (c == 'D')
                 snprintf(drain_spec, sizeof(drain_spec), "drain=%s", optarg);
-            else
+            else if (c == 'S')
                 snprintf(stage_spec, sizeof(stage_spec), "stage_in=%s", optarg);
-            specs[nspecs++] = c == 'D' ? drain_spec : stage_spec;
+            else
+                snprintf(script_spec, sizeof(script_spec), "script=%s", optarg);
+            specs[nspecs++] = c == 'D' ? drain_spec : c == 'S' ? stage_spec : script_spec;
             break;
         case 's':
             site = optarg;
@@ -550,14 +573,22 @@ static int cmd_run(int argc, char **argv)
     int status = 1;
     char workdir[PATH_MAX] = "";
     bool temp_workdir = false, prolog_failed = false, cleanup_failed = false, ran = false;
-    bool exec_failed = false;
+    bool exec_failed = false, script_failed = false, end_script_failed = false;
     int wst = 0, interrupted = 0, setup_status = 0;
-    unsigned prologs = 0;
+    unsigned prologs = 0, scripts_started = 0;
     pdcbb_job_stop_stats_t total = {0};
 
     if (!run_config(cfg, site, specs, nspecs)) {
         status = CLI_EXIT_USAGE;
         goto out;
+    }
+    if (cfg->script[0]) { /* as at a submission: checked before anything starts */
+        char err[PDCBB_JOB_ERR_LEN];
+        if (pdcbb_job_script_check(cfg->script, getuid(), err, sizeof(err)) != PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: %s\n", err);
+            status = CLI_EXIT_USAGE;
+            goto out;
+        }
     }
 
     /* the work directory: absolute, because the daemons chdir into their job directories */
@@ -644,10 +675,34 @@ static int cmd_run(int argc, char **argv)
     }
     pdcbb_job_set_interrupt_flag(NULL);
     interrupted = run_last_signal;
-    if (!prolog_failed && !interrupted) {
+    /* the user script: every node, before CMD and after it (pdcbb_job_script.h) */
+    char *server_dirs = cfg->script[0] ? run_server_dirs(jobs, (unsigned)nodes) : NULL;
+    pdcbb_job_script_env_t senv = {.ntasks = (unsigned)ntasks, .server_dirs = server_dirs,
+                                   .inherit = 1};
+    for (unsigned k = 0; !prolog_failed && !interrupted && k < nodes; k++) {
+        char err[PDCBB_JOB_ERR_LEN];
+        if (pdcbb_job_script_run(&jobs[k], PDCBB_SCRIPT_START, &senv, err, sizeof(err)) !=
+            PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+            script_failed = true;
+            break;
+        }
+        scripts_started = k + 1;
+    }
+    if (!prolog_failed && !interrupted && !script_failed) {
         wst = run_command(cmd, jobs, (unsigned)nodes, &exec_failed);
         ran = wst >= 0;
     }
+    for (unsigned k = 0; k < scripts_started; k++) {
+        char err[PDCBB_JOB_ERR_LEN];
+        if (pdcbb_job_script_run(&jobs[k], PDCBB_SCRIPT_END, &senv, err, sizeof(err)) !=
+            PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: node%u: %s%s\n", k, err,
+                    cfg->drain[0] ? " (the drain goes on)" : "");
+            end_script_failed = true;
+        }
+    }
+    free(server_dirs);
 
 cleanup:
     /* every node, whatever happened: stop the daemons */
@@ -701,6 +756,9 @@ cleanup:
     if (prolog_failed) {
         status = 1;
         snprintf(what, sizeof(what), "burst buffer not started, %s not run", cmd[0]);
+    } else if (script_failed) {
+        status = 1;
+        snprintf(what, sizeof(what), "the start script failed, %s not run", cmd[0]);
     } else if (interrupted) {
         status = 128 + interrupted;
         snprintf(what, sizeof(what), "interrupted by signal %d (%s) before %s started",
@@ -719,7 +777,7 @@ cleanup:
         status = WEXITSTATUS(wst);
         snprintf(what, sizeof(what), "%s exited with status %d", cmd[0], status);
     }
-    if ((cleanup_failed || drain_failed) && status == 0)
+    if ((cleanup_failed || drain_failed || end_script_failed) && status == 0)
         status = 1;
 
     bool removed = false;

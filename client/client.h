@@ -293,6 +293,19 @@ typedef struct client_obj {
     pdc_histogram_t *hist;         /* PDCquery_get_histogram's result, or NULL */
 } client_obj_t;
 
+/* A new handle of a container / an object another process opened (pdc_grow.c's collective
+ * calls): meta id, name and lifetime; an OBJ_INFO reply body and the local container id (0:
+ * none). 0 with the thread's error (NOMEM) on failure. */
+pdcid_t client_cont_adopt(uint64_t meta_id, const char *name, pdc_lifetime_t lifetime,
+                          const char *fn);
+pdcid_t client_obj_adopt(const pdcbb_obj_info_rep_t *p, pdcid_t cont_id, const char *fn);
+/* The open object behind a local id, or NULL with the thread's error naming fn (a closed id,
+ * or the kind of handle it is). */
+client_obj_t *client_obj_get(pdcid_t id, const char *fn);
+/* pdc_grow.c: a write transfer of an object whose first dim is unlimited reaches row end
+ * (exclusive): raise the object's extent on its home daemon unless it is known to be there. */
+pdcbb_err_t client_grow_written(uint64_t obj_meta, uint64_t end);
+
 /* Fill o (name, props, info) from an OBJ_INFO reply. */
 pdcbb_err_t client_obj_from_reply(client_obj_t *o, const pdcbb_obj_info_rep_t *p);
 void client_obj_free(client_obj_t *o);

@@ -660,8 +660,10 @@ static int op_is_write(unsigned op)
     case PDCBB_OP_OBJ_CREATE:
     case PDCBB_OP_OBJ_DEL:
     case PDCBB_OP_OBJ_SET_DIMS:
+    case PDCBB_OP_OBJ_EXTEND:
     case PDCBB_OP_CONT_PERSIST:
     case PDCBB_OP_DATA_WRITE:
+    case PDCBB_OP_STRIDED_WRITE:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_MAP_PUT:
     case PDCBB_OP_DART_INSERT:
@@ -773,6 +775,25 @@ static pdcbb_err_t answer(unsigned op, const void *req, drained_rep_t *rep, uint
             return pdcbb_meta_id_kind(q->id) == PDCBB_META_KIND_OBJ ? PDCBB_ERR_NOT_FOUND
                                                                      : PDCBB_ERR_BAD_ID;
         obj_info_fill((uint32_t)i, &rep->obj_info);
+        return PDCBB_OK;
+    }
+    case PDCBB_OP_OBJ_EXTENT: {
+        /* The extent the drain kept (current_dims), as pdcbb_drain_object_shape gives it. */
+        const pdcbb_obj_extent_req_t *q = req;
+        const pdcbb_drain_object_t *o = obj_of(q->id);
+        if (o == NULL)
+            return pdcbb_meta_id_kind(q->id) == PDCBB_META_KIND_OBJ ? PDCBB_ERR_NOT_FOUND
+                                                                     : PDCBB_ERR_BAD_ID;
+        if (o->ndim == 0 || o->dims[0] != PDCBB_DIM_UNLIMITED)
+            return PDCBB_ERR_UNSUPPORTED;
+        uint64_t *dims = malloc(PDCBB_REGION_NDIM_MAX * sizeof(uint64_t));
+        if (dims == NULL)
+            return PDCBB_ERR_NOMEM;
+        *owned = dims;
+        if ((rc = pdcbb_drain_object_shape(m, o, dims)) != PDCBB_OK)
+            return rc;
+        rep->obj_extent.dims = dims;
+        rep->obj_extent.dims_count = o->ndim;
         return PDCBB_OK;
     }
     case PDCBB_OP_DATA_READ:

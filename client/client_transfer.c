@@ -121,6 +121,23 @@ static int piece_slab_offset(const client_xfer_t *x, const pdcbb_box_t *b, uint6
     return 1;
 }
 
+/* A new zeroed piece at the end of x's pieces (not yet counted in npieces), or NULL. */
+static xfer_piece_t *piece_slot(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *b,
+                                uint64_t bytes)
+{
+    xfer_piece_t *grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return NULL;
+    x->pieces = grown;
+    xfer_piece_t *pc = &x->pieces[x->npieces];
+    memset(pc, 0, sizeof(*pc));
+    pc->x = x;
+    pc->daemon = daemon;
+    pc->box = *b;
+    pc->bytes = bytes;
+    return pc;
+}
+
 static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *b,
                              int need_own)
 {
@@ -148,16 +165,9 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
             return PDCBB_OK;
         }
     }
-    xfer_piece_t *grown = realloc(x->pieces, (x->npieces + 1) * sizeof(*grown));
-    if (grown == NULL)
+    xfer_piece_t *pc = piece_slot(x, daemon, b, bytes);
+    if (pc == NULL)
         return PDCBB_ERR_NOMEM;
-    x->pieces = grown;
-    xfer_piece_t *pc = &x->pieces[x->npieces];
-    memset(pc, 0, sizeof(*pc));
-    pc->x = x;
-    pc->daemon = daemon;
-    pc->box = *b;
-    pc->bytes = bytes;
     uint64_t off;
     if (!need_own && piece_slab_offset(x, b, &off)) {
         pc->data = x->packed_buf + off;
@@ -176,6 +186,40 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
                 free(pc->data);
                 return rc;
             }
+        }
+    }
+    x->npieces++;
+    return PDCBB_OK;
+}
+
+/* A piece of a strided transfer: clip (object coordinates) holding ibox of the index space. */
+static pdcbb_err_t add_strided_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *clip,
+                                     const pdcbb_box_t *ibox, uint64_t bytes, int need_own)
+{
+    xfer_piece_t *pc = piece_slot(x, daemon, clip, bytes);
+    if (pc == NULL)
+        return PDCBB_ERR_NOMEM;
+    pc->strided = 1;
+    pc->ibox = *ibox;
+    uint64_t row = x->unit, off = 0;
+    int slab = !need_own;
+    for (uint32_t d = 1; d < x->ndim && slab; d++) {
+        slab = ibox->off[d] == 0 && ibox->size[d] == x->ispace.size[d];
+        row *= ibox->size[d];
+    }
+    if (slab) {
+        off = ibox->off[0] * row;
+        pc->data = x->packed_buf + off;
+    } else {
+        if ((pc->data = malloc(bytes ? bytes : 1)) == NULL)
+            return PDCBB_ERR_NOMEM;
+        pc->own = 1;
+        pdcbb_err_t rc;
+        if (x->access == PDC_WRITE &&
+            (rc = pdcbb_box_copy(ibox, x->ndim, x->ispace.size, x->unit, x->packed_buf, pc->data,
+                                 1)) != PDCBB_OK) {
+            free(pc->data);
+            return rc;
         }
     }
     x->npieces++;
@@ -245,7 +289,8 @@ static pdcbb_err_t map_get_pieces(client_xfer_t *x)
         }
         pos += 3 + 2 * x->ndim;
         if (pdcbb_box_intersect(&eb, &x->remote, &xb))
-            rc = add_piece(x, (unsigned)e[1], &xb, 1);
+            rc = x->strided ? client_strided_pieces(x, (unsigned)e[1], &xb, 1, add_strided_piece)
+                            : add_piece(x, (unsigned)e[1], &xb, 1);
     }
     client_rpc_release(PDCBB_OP_MAP_GET, &p, keep);
     return rc;
@@ -278,11 +323,36 @@ static pdcbb_err_t prepare(client_xfer_t *x)
             return rc;
     }
     unsigned home = pdcbb_meta_id_server(x->obj_meta);
+    if (x->strided && client_g.drained) /* the drained files answer box reads only */
+        return client_strided_rmw(x, NULL);
+    if (x->strided && x->access == PDC_WRITE && client_strided_needs_rmw(x)) {
+        /* Remembered placements record boxes: write the whole bounding box (docs/PROTOCOL.md). */
+        uint8_t *whole;
+        unsigned daemon;
+        if ((rc = client_strided_rmw(x, &whole)) != PDCBB_OK)
+            return rc;
+        uint64_t cnt = 1;
+        for (uint32_t d = 0; d < x->ndim; d++)
+            cnt *= x->remote.size[d];
+        xfer_piece_t *pc = NULL;
+        if ((rc = map_put(x, &daemon)) != PDCBB_OK ||
+            (pc = piece_slot(x, daemon, &x->remote, cnt * x->unit)) == NULL) {
+            free(whole);
+            return rc != PDCBB_OK ? rc : PDCBB_ERR_NOMEM;
+        }
+        x->npieces++;
+        pc->data = whole;
+        pc->own = 1;
+        return PDCBB_OK;
+    }
+#define ADD_PIECE(daemon, box)                                                                    \
+    (x->strided ? client_strided_pieces(x, (daemon), (box), 0, add_strided_piece)                \
+                : add_piece(x, (daemon), (box), 0))
     switch (x->partition) {
     case PDC_REGION_STATIC: {
         int dim = static_split_dim(x);
         if (dim < 0 || client_g.nservers == 1)
-            return add_piece(x, home, &x->remote, 0);
+            return ADD_PIECE(home, &x->remote);
         pdcbb_box_t *parts = malloc(client_g.nservers * sizeof(*parts));
         unsigned *stripe = malloc(client_g.nservers * sizeof(*stripe));
         int n = parts && stripe ? pdcbb_box_split_stripes(&x->remote, (uint32_t)dim, x->dims[dim],
@@ -291,7 +361,7 @@ static pdcbb_err_t prepare(client_xfer_t *x)
         if (n <= 0)
             rc = parts && stripe ? PDCBB_ERR_BAD_REGION : PDCBB_ERR_NOMEM;
         for (int i = 0; i < n && rc == PDCBB_OK; i++)
-            rc = add_piece(x, stripe[i] % client_g.nservers, &parts[i], 0);
+            rc = ADD_PIECE(stripe[i] % client_g.nservers, &parts[i]);
         free(parts);
         free(stripe);
         return rc;
@@ -307,8 +377,9 @@ static pdcbb_err_t prepare(client_xfer_t *x)
         memset(x->packed_buf, 0, x->bytes); /* elements no write placed read as zero */
         return map_get_pieces(x);
     case PDC_OBJ_STATIC:
-    default: return add_piece(x, home, &x->remote, 0);
+    default: return ADD_PIECE(home, &x->remote);
     }
+#undef ADD_PIECE
 }
 
 static void finish_xfer(client_xfer_t *x)
@@ -317,7 +388,10 @@ static void finish_xfer(client_xfer_t *x)
         /* Pieces with their own buffers are applied in order: oldest write first. */
         for (unsigned i = 0; i < x->npieces; i++)
             if (x->pieces[i].own &&
-                pdcbb_box_copy_overlap(&x->pieces[i].box, x->pieces[i].data, &x->remote,
+                pdcbb_box_copy_overlap(x->pieces[i].strided ? &x->pieces[i].ibox
+                                                            : &x->pieces[i].box,
+                                       x->pieces[i].data,
+                                       x->pieces[i].strided ? &x->ispace : &x->remote,
                                        x->packed_buf, x->unit) < 0)
                 xfer_fail(x, PDCBB_ERR_INTERNAL, "cannot assemble the pieces");
         if (!x->packed && x->result == PDCBB_OK &&
@@ -435,6 +509,13 @@ static size_t descs_fill(xfer_piece_t *const *ps, unsigned n, uint64_t *descs)
         descs[w++] = x->ndim;
         memcpy(descs + w, x->dims, x->ndim * sizeof(uint64_t));
         w += x->ndim;
+        if (ps[k]->strided) { /* STRIDED_WRITE / STRIDED_READ: the selection, then the clip */
+            const uint64_t *v[4] = {x->sel.start, x->sel.stride, x->sel.count, x->sel.block};
+            for (int j = 0; j < 4; j++) {
+                memcpy(descs + w, v[j], x->ndim * sizeof(uint64_t));
+                w += x->ndim;
+            }
+        }
         box_to_u64(&ps[k]->box, descs + w);
         w += 2 * (size_t)x->ndim;
     }
@@ -443,7 +524,7 @@ static size_t descs_fill(xfer_piece_t *const *ps, unsigned n, uint64_t *descs)
 
 static size_t descs_words(const xfer_piece_t *pc)
 {
-    return 3 + 3 * (size_t)pc->x->ndim;
+    return 3 + (pc->strided ? 7 : 3) * (size_t)pc->x->ndim;
 }
 
 /* Descriptor words that fit in one message's control part. */
@@ -641,6 +722,7 @@ static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write
         while (j < n) {
             size_t w = descs_words(ps[j]);
             if (j > i && (words + w > budget || bulk + ps[j]->bytes > MSG_MAX_BULK ||
+                          ps[j]->strided != ps[i]->strided ||
                           ps[j]->bytes >= PIECE_ALONE_BYTES || ps[i]->bytes >= PIECE_ALONE_BYTES))
                 break;
             words += w;
@@ -687,7 +769,9 @@ static void post_group(xfer_piece_t **ps, unsigned n, unsigned daemon, int write
             }
         }
         pdcbb_data_write_req_t q = {.descs = descs, .descs_count = (uint32_t)words};
-        pdcbb_err_t rc = client_rpc_post(daemon, write ? PDCBB_OP_DATA_WRITE : PDCBB_OP_DATA_READ,
+        unsigned op = ps[i]->strided ? (write ? PDCBB_OP_STRIDED_WRITE : PDCBB_OP_STRIDED_READ)
+                                     : (write ? PDCBB_OP_DATA_WRITE : PDCBB_OP_DATA_READ);
+        pdcbb_err_t rc = client_rpc_post(daemon, op,
                                          &q, bulk_ptr, write ? bulk : 0,
                                          !write && m->n == 1 ? ps[i]->data : NULL,
                                          !write && m->n == 1 ? ps[i]->bytes : 0, &m->p);
@@ -728,9 +812,27 @@ pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed)
 {
     size_t total = 0;
     *failed = -1;
+    /* A strided write that reads its bounding box first (client_strided_rmw) must see the
+     * writes started before it: start and finish those first. */
+    for (int k = 1; k < n; k++)
+        if (xs[k]->strided && xs[k]->access == PDC_WRITE && client_strided_needs_rmw(xs[k])) {
+            pdcbb_err_t rc = client_xfer_start(xs, k, failed);
+            if (rc != PDCBB_OK)
+                return rc;
+            for (int i = 0; i < k; i++)
+                client_xfer_wait(xs[i], client_g.cfg.request_timeout);
+            rc = client_xfer_start(xs + k, n - k, failed);
+            if (*failed >= 0)
+                *failed += k;
+            return rc;
+        }
     for (int i = 0; i < n; i++) {
         client_xfer_t *x = xs[i];
-        pdcbb_err_t rc = prepare(x);
+        pdcbb_err_t rc = PDCBB_OK;
+        if (x->access == PDC_WRITE && x->ndim > 0 && x->dims[0] == PDC_SIZE_UNLIMITED)
+            rc = client_grow_written(x->obj_meta, x->remote.off[0] + x->remote.size[0]);
+        if (rc == PDCBB_OK)
+            rc = prepare(x);
         if (rc != PDCBB_OK) {
             client_xfer_reset(x);
             if (PDCbb_last_error() != (int)rc)
@@ -782,7 +884,10 @@ pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed)
         for (size_t i = g; i < h; i++)
             bytes += all[i]->bytes;
         int write = all[g]->x->access == PDC_WRITE;
-        if (bytes >= DIRECT_MIN_BYTES && client_direct_usable(all[g]->daemon))
+        int any_strided = 0;
+        for (size_t i = g; i < h; i++)
+            any_strided |= all[i]->strided;
+        if (!any_strided && bytes >= DIRECT_MIN_BYTES && client_direct_usable(all[g]->daemon))
             post_direct(all + g, (unsigned)(h - g), all[g]->daemon, write);
         else
             post_group(all + g, (unsigned)(h - g), all[g]->daemon, write);

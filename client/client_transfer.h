@@ -20,12 +20,15 @@
 
 #include "client.h"
 #include "pdcbb_region.h"
+#include "pdcbb_select.h"
 
 typedef struct client_region {
     struct pdc_region_info info; /* what PDCregion_get_info returns */
     uint64_t offset[PDCBB_REGION_NDIM_MAX];
     uint64_t size[PDCBB_REGION_NDIM_MAX];
-    pdcbb_box_t box;
+    pdcbb_box_t box;     /* a strided region: its bounding box */
+    int strided;         /* PDCbb_region_create_strided: sel is the selection */
+    pdcbb_sel_t sel;
 } client_region_t;
 
 enum client_xfer_state {
@@ -42,6 +45,8 @@ typedef struct xfer_piece {
     uint8_t *data;    /* the box's elements, packed row-major */
     int own;          /* data is malloc'ed for this piece */
     pdcbb_err_t result;
+    int strided;      /* the transfer's selection clipped by box (STRIDED_WRITE/READ) */
+    pdcbb_box_t ibox; /* strided: the piece's elements as a box of the index space */
 } xfer_piece_t;
 
 typedef struct client_xfer {
@@ -70,6 +75,9 @@ typedef struct client_xfer {
     xfer_piece_t *pieces;
     unsigned npieces;
     unsigned left;       /* pieces not finished */
+    int strided;         /* remote is a strided selection (sel); remote is its bounding box */
+    pdcbb_sel_t sel;
+    pdcbb_box_t ispace;  /* strided: the index space, [0, count * block) per dimension */
 } client_xfer_t;
 
 /* Start a set of created transfers (one DATA message per daemon and direction where possible).
@@ -87,6 +95,18 @@ void client_xfer_wait_object(uint64_t obj_meta);
 void client_xfer_object_deleted(uint64_t obj_meta);
 /* Wait for (if started) and free a transfer. */
 void client_xfer_free(client_xfer_t *x);
+/* client_strided.c: the pieces of a strided transfer x clipped by box clip for daemon, added
+ * with add (client_transfer.c's piece constructor: need_own as there). */
+typedef pdcbb_err_t (*client_piece_add_fn)(client_xfer_t *x, unsigned daemon,
+                                           const pdcbb_box_t *clip, const pdcbb_box_t *ibox,
+                                           uint64_t bytes, int need_own);
+pdcbb_err_t client_strided_pieces(client_xfer_t *x, unsigned daemon, const pdcbb_box_t *clip,
+                                  int need_own, client_piece_add_fn add);
+/* A strided write of a remembered-placement object: read the bounding box, scatter the
+ * selection into it; *out (malloc'ed, bounding box packed) is then written as a plain box. */
+pdcbb_err_t client_strided_rmw(client_xfer_t *x, uint8_t **out);
+/* 1 if x must be written by client_strided_rmw. */
+int client_strided_needs_rmw(const client_xfer_t *x);
 /* The daemon of this process's node for PDC_REGION_LOCAL. */
 unsigned client_local_daemon(void);
 

@@ -45,6 +45,12 @@ static pdcid_t cont_register(client_cont_t *c, const char *fn)
     return id;
 }
 
+pdcid_t client_cont_adopt(uint64_t meta_id, const char *name, pdc_lifetime_t lifetime,
+                          const char *fn)
+{
+    return cont_register(cont_new(meta_id, name, lifetime), fn);
+}
+
 static pdcbb_err_t check_cont_name(const char *fn, const char *name)
 {
     if (name == NULL || name[0] == '\0')

@@ -100,7 +100,12 @@ static pdcid_t obj_from_reply(const void *rep, pdcid_t cont_id, const char *fn)
     return obj_register(o, cont_id, fn);
 }
 
-static client_obj_t *obj_get(pdcid_t id, const char *fn)
+pdcid_t client_obj_adopt(const pdcbb_obj_info_rep_t *p, pdcid_t cont_id, const char *fn)
+{
+    return obj_from_reply(p, cont_id, fn);
+}
+
+client_obj_t *client_obj_get(pdcid_t id, const char *fn)
 {
     pdcbb_err_t e;
     client_obj_t *o = client_handle_get(id, CLIENT_H_OBJ, &e);
@@ -233,51 +238,7 @@ pdcid_t PDCobj_open_col(const char *obj_name, pdcid_t pdc_id)
     return obj_open("PDCobj_open_col", obj_name, pdc_id);
 }
 
-#ifdef ENABLE_MPI
-pdcid_t PDCobj_create_mpi(pdcid_t cont_id, const char *obj_name, pdcid_t obj_create_prop,
-                          int rank_id, MPI_Comm comm)
-{
-    int rank = 0, size = 0;
-    pdcid_t id = 0;
-    CLIENT_ENTER();
-    client_clear_error();
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-        rank_id < 0 || rank_id >= size) {
-        client_fail(PDCBB_ERR_INVAL, "PDCobj_create_mpi: bad communicator or rank_id %d",
-                    rank_id);
-        CLIENT_LEAVE();
-        return 0;
-    }
-    /* rank_id creates; everyone learns the outcome, then the others open by name. */
-    int32_t status = PDCBB_OK;
-    if (rank == rank_id) {
-        id = obj_create("PDCobj_create_mpi", cont_id, obj_name, obj_create_prop);
-        status = id ? PDCBB_OK : PDCbb_last_error();
-    }
-    CLIENT_LEAVE();
-    MPI_Bcast(&status, 1, MPI_INT32_T, rank_id, comm);
-    CLIENT_ENTER();
-    if (rank != rank_id) {
-        if (status != PDCBB_OK) {
-            client_fail(status, "PDCobj_create_mpi: rank %d failed to create object '%s': %s",
-                        rank_id, obj_name ? obj_name : "(null)", pdcbb_strerror(status));
-        } else {
-            client_cont_t *c = client_handle_get(cont_id, CLIENT_H_CONT, NULL);
-            pdcbb_obj_open_rep_t p;
-            void *keep;
-            if (c == NULL)
-                client_fail(PDCBB_ERR_BAD_ID, "PDCobj_create_mpi: %#llx is not a container id",
-                            (unsigned long long)cont_id);
-            else if (obj_open_rpc("PDCobj_create_mpi", obj_name, &p, &keep) == PDCBB_OK) {
-                id = obj_from_reply(&p, cont_id, "PDCobj_create_mpi");
-                client_rpc_release(PDCBB_OP_OBJ_OPEN, &p, keep);
-            }
-        }
-    }
-    CLIENT_LEAVE();
-    return id;
-}
-#endif
+/* PDCobj_create_mpi: pdc_grow.c (the collective create of one rank). */
 
 perr_t PDCobj_close(pdcid_t obj_id)
 {
@@ -287,7 +248,7 @@ perr_t PDCobj_close(pdcid_t obj_id)
     if (client_handle_kind(obj_id) == CLIENT_H_REGION) {
         /* PDC applications close region ids with PDCobj_close too. */
         ret = PDCregion_close(obj_id);
-    } else if (obj_get(obj_id, "PDCobj_close") != NULL) {
+    } else if (client_obj_get(obj_id, "PDCobj_close") != NULL) {
         /* As PDC: transfers of the object still in flight finish first. */
         client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, NULL);
         client_xfer_wait_object(o->meta_id);
@@ -302,7 +263,7 @@ struct pdc_obj_info *PDCobj_get_info(pdcid_t obj_id)
 {
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_get_info");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_get_info");
     CLIENT_LEAVE();
     return o ? &o->info : NULL;
 }
@@ -386,7 +347,7 @@ perr_t PDCobj_set_dims(pdcid_t obj_id, int ndim, uint64_t *dims)
 {
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_set_dims");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_set_dims");
     perr_t ret = o ? set_dims("PDCobj_set_dims", o, ndim, dims) : FAIL;
     CLIENT_LEAVE();
     return ret;
@@ -397,7 +358,7 @@ perr_t PDCobj_get_dims(pdcid_t obj_id, int *ndim, uint64_t **dims)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_get_dims");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_get_dims");
     if (o == NULL)
         goto out;
     if (ndim == NULL || dims == NULL) {
@@ -427,7 +388,7 @@ perr_t PDCprop_update(pdcid_t obj_id, pdcid_t prop_id)
     pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCprop_update");
+    client_obj_t *o = client_obj_get(obj_id, "PDCprop_update");
     client_obj_prop_t *pr = o ? client_handle_get(prop_id, CLIENT_H_OBJ_PROP, &e) : NULL;
     if (o == NULL)
         goto out;
@@ -453,7 +414,7 @@ perr_t PDCobj_del(pdcid_t obj_id)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_del");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_del");
     if (o != NULL) {
         pdcbb_obj_del_req_t q = {.id = o->meta_id};
         pdcbb_obj_del_rep_t p;
@@ -493,7 +454,7 @@ perr_t PDCobj_put_tag(pdcid_t obj_id, char *tag_name, void *tag_value, pdc_var_t
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_put_tag");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_put_tag");
     if (o && client_tag_put("PDCobj_put_tag", o->meta_id, "object", o->name, tag_name, tag_value,
                             value_type, value_size) == PDCBB_OK)
         ret = SUCCEED;
@@ -507,7 +468,7 @@ perr_t PDCobj_get_tag(pdcid_t obj_id, char *tag_name, void **tag_value,
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_get_tag");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_get_tag");
     if (o && client_tag_get("PDCobj_get_tag", o->meta_id, "object", o->name, tag_name, tag_value,
                             value_type, value_size) == PDCBB_OK)
         ret = SUCCEED;
@@ -520,7 +481,7 @@ perr_t PDCobj_del_tag(pdcid_t obj_id, char *tag_name)
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCobj_del_tag");
+    client_obj_t *o = client_obj_get(obj_id, "PDCobj_del_tag");
     if (o && client_tag_del("PDCobj_del_tag", o->meta_id, "object", o->name, tag_name) ==
                  PDCBB_OK)
         ret = SUCCEED;
@@ -537,7 +498,7 @@ perr_t PDCtag_get(pdcid_t obj_id, char *tag_name, void *tag_value)
     psize_t size = 0;
     CLIENT_ENTER();
     client_clear_error();
-    client_obj_t *o = obj_get(obj_id, "PDCtag_get");
+    client_obj_t *o = client_obj_get(obj_id, "PDCtag_get");
     if (o && tag_value == NULL)
         client_fail(PDCBB_ERR_INVAL, "PDCtag_get: tag_value is NULL");
     else if (o && client_tag_get("PDCtag_get", o->meta_id, "object", o->name, tag_name, &value,

@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 
 #include "client.h"
+#include "client_strided.h"
 #include "pdcbb_query.h"
 #include "pdcbb_region.h"
 
@@ -66,6 +67,8 @@ typedef struct qctx {
     uint64_t strides[PDCBB_REGION_NDIM_MAX];
     pdcbb_box_t scope;
     uint32_t nodes;
+    int strided;     /* the region is strided (PDCbb_region_create_strided): scope is its */
+    pdcbb_sel_t sel; /* bounding box, and only the hits in sel count */
 } qctx_t;
 
 /* ------------------------------------------------------------------ helpers */
@@ -290,8 +293,10 @@ static pdcbb_err_t query_prepare(pdc_query_t *q, qctx_t *cx, const char *fn)
         return rc;
     if ((rc = pdcbb_layout_strides(cx->ndim, cx->dims, 1, cx->strides)) != PDCBB_OK)
         return client_fail(rc, "%s: object '%s' has a bad shape", fn, cx->first->name);
-    if (q->region)
+    if (q->region) {
+        cx->strided = client_strided_region_of(q->region, &cx->sel);
         return region_box(q->region, cx, &cx->scope);
+    }
     uint64_t zero[PDCBB_REGION_NDIM_MAX] = {0};
     return pdcbb_box_make(&cx->scope, cx->ndim, zero, cx->dims);
 }
@@ -736,6 +741,8 @@ static pdcbb_err_t eval_object(pdc_query_t *q, client_obj_t *o, const qctx_t *cx
     uint64_t *prog = malloc((size_t)PDCBB_QPROG_MAX * PDCBB_QNODE_WORDS * 8);
     uint32_t n = 0;
     plan_t pl;
+    if (cx->strided)
+        count_only = 0; /* the hits are filtered here */
     if (prog == NULL)
         return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
     build_prog(q, prog, &n);
@@ -762,6 +769,8 @@ static pdcbb_err_t eval_object(pdc_query_t *q, client_obj_t *o, const qctx_t *cx
     }
     if (rc == PDCBB_OK && !count_only && hits_sort(hits) != 0)
         rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+    if (rc == PDCBB_OK && cx->strided)
+        out.count = hits->n = client_strided_filter(hits->v, hits->n, &cx->sel, cx->strides);
     if (count)
         *count = out.count;
     plan_free(&pl);

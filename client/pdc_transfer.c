@@ -43,7 +43,8 @@ static void box_text(const pdcbb_box_t *b, char *out, size_t len)
 
 /* Fill a transfer from an object and two regions; the thread's error names what is wrong. */
 static pdcbb_err_t xfer_setup(client_xfer_t *x, void *buf, pdc_access_t access, pdcid_t obj_id,
-                              const pdcbb_box_t *local, const pdcbb_box_t *remote, const char *fn)
+                              const pdcbb_box_t *local, const pdcbb_box_t *remote,
+                              const pdcbb_sel_t *sel, const char *fn)
 {
     pdcbb_err_t e;
     char t1[256], t2[256];
@@ -81,13 +82,14 @@ static pdcbb_err_t xfer_setup(client_xfer_t *x, void *buf, pdc_access_t access, 
             n += (size_t)snprintf(dims + n, sizeof(dims) - n, "%s%llu", d ? "x" : "",
                                   (unsigned long long)o->prop.pub.dims[d]);
         return client_fail(PDCBB_ERR_BAD_REGION,
-                           "%s: remote region [%s] (offset:size per dimension) is outside "
+                           "%s: %s [%s] (offset:size per dimension) is outside "
                            "object '%s' of dimensions %s",
-                           fn, t1, o->name, dims);
+                           fn, sel ? "the strided remote region's bounding box" : "remote region",
+                           t1, o->name, dims);
     }
     uint64_t cl, cr;
     if (pdcbb_box_count(local, &cl) != PDCBB_OK || pdcbb_box_count(remote, &cr) != PDCBB_OK ||
-        cr > (UINT64_MAX >> 1) / unit)
+        (sel && (cr = pdcbb_sel_count(sel)) == 0) || cr > (UINT64_MAX >> 1) / unit)
         return client_fail(PDCBB_ERR_BAD_REGION,
                            "%s: region of more than 2^63 bytes (its element count overflows)", fn);
     box_text(local, t2, sizeof(t2));
@@ -111,6 +113,13 @@ static pdcbb_err_t xfer_setup(client_xfer_t *x, void *buf, pdc_access_t access, 
     for (uint32_t d = 0; d < local->ndim; d++)
         x->local_shape[d] = local->off[d] + local->size[d];
     x->bytes = cr * unit;
+    if (sel) { /* a strided selection: remote is its bounding box */
+        x->strided = 1;
+        x->sel = *sel;
+        x->ispace.ndim = sel->ndim;
+        for (uint32_t d = 0; d < sel->ndim; d++)
+            x->ispace.size[d] = sel->count[d] * sel->block[d];
+    }
     x->state = CLIENT_XFER_CREATED;
     x->reported = 1; /* nothing to report until it is started */
     return PDCBB_OK;
@@ -134,7 +143,16 @@ pdcid_t PDCregion_transfer_create(void *buf, pdc_access_t access_type, pdcid_t o
         client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
         goto out;
     }
-    if (xfer_setup(x, buf, access_type, obj_id, &l->box, &r->box, fn) != PDCBB_OK) {
+    if (l->strided) {
+        free(x);
+        client_fail(PDCBB_ERR_BAD_REGION,
+                    "%s: the local region is strided; a strided remote region pairs with a "
+                    "plain local box (the buffer holds the selected elements packed)",
+                    fn);
+        goto out;
+    }
+    if (xfer_setup(x, buf, access_type, obj_id, &l->box, &r->box, r->strided ? &r->sel : NULL,
+                   fn) != PDCBB_OK) {
         free(x);
         goto out;
     }
@@ -368,7 +386,7 @@ static perr_t transfer_now(pdcid_t obj_id, pdc_access_t access, void *buf,
     client_xfer_t x;
     pdcbb_box_t local = *remote;
     memset(local.off, 0, sizeof(local.off));
-    if (xfer_setup(&x, buf, access, obj_id, &local, remote, fn) != PDCBB_OK)
+    if (xfer_setup(&x, buf, access, obj_id, &local, remote, NULL, fn) != PDCBB_OK)
         return FAIL;
     client_xfer_t *xs[1] = {&x};
     int failed;

@@ -10,6 +10,8 @@
  *     <job dir>/bbd-R.endpoint   endpoint record of daemon rank R (written atomically)
  *     <job dir>/bbd-R.pid        its pid
  *     <job dir>/bbd-R.log        its log
+ *     <job dir>/script-P.log     output of the user script's phase P, start or end
+ *     <job dir>/script.error     why the start script failed (pdcbb_job_script.h)
  *     <job dir>/bbd-R/           its LMDB environment and data files
  *     <job dir>/job.table        every daemon's record with its token, once a daemon of this
  *                                node found them all (the JOB_TABLE text; 0600)
@@ -19,6 +21,7 @@
  *
  *     <rendezvous>/bbd-R.record  daemon R's endpoint record with its node's token (0600)
  *     <rendezvous>/node-I.error  why node I's prolog could not start its daemons
+ *     <rendezvous>/node-I.script.error  why node I's start script failed (pdcbb_job_script.h)
  *
  * All functions are thread-safe.
  */

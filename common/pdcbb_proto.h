@@ -147,6 +147,10 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                    \
     X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                      \
     X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)               \
+    X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                   \
+    X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                            \
+    X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                         \
+    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
     X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                         \
     X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP)                      \
     X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)
@@ -350,6 +354,14 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
 #define PDCBB_KV_MIGRATE_REQ(F, T) F(T, U64, id) F(T, U64, tag) F(T, STR, subdir)
 #define PDCBB_KV_MIGRATE_REP(F, T) F(T, STR, dir) F(T, U64, records) F(T, U32, complete)
 /*
+ * Growing objects (bbd/bbd_grow.c, docs/PROTOCOL.md "Growing objects"). An object whose first
+ * dimension is unlimited has a current extent (rows) kept by its home daemon: OBJ_EXTEND
+ * raises it to rows when rows is larger (never lowers it: the result is the max of every
+ * request, whatever their order); OBJ_EXTENT reads it. Both answer the object's current dims
+ * (rows, then its other dims as created).
+ */
+#define PDCBB_OBJ_EXTEND_REQ(F, T) F(T, U64, id) F(T, U64, rows)
+#define PDCBB_OBJ_EXTENT_REP(F, T) F(T, U64S, dims)
  * File broadcast (bbd/bbd_bcast.c, client/pdc_bcast.c, `pdcbb bcast`, docs/PROTOCOL.md). The
  * sender (the CLI through libpdc) picks an id and a tree: ranks lists the daemons of a subtree,
  * its root (the daemon asked) first; the root forwards each request to its children, which are

@@ -93,7 +93,8 @@ int pdcbb_job_drain_keep_logs(const char *job_dir, const char *drain_dir, const 
         size_t l = strlen(n);
         int daemon_log = strncmp(n, "bbd-", 4) == 0 && l > 8 && strcmp(n + l - 4, ".log") == 0 &&
                          strspn(n + 4, "0123456789") == l - 8;
-        if (!daemon_log && strcmp(n, "daemons.died") != 0)
+        if (!daemon_log && strcmp(n, "daemons.died") != 0 &&
+            strcmp(n, "script-start.log") != 0 && strcmp(n, "script-end.log") != 0)
             continue;
         if (snprintf(dest, sizeof(dest), "%s/%s.%s", logs, node, n) >= (int)sizeof(dest) ||
             drain_copy_file(dirfd, n, dest) != 0)

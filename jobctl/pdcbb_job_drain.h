@@ -28,8 +28,9 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
                             char *err, size_t errlen);
 
 /*
- * After a node's drain, as the job user: copy the job directory's daemon logs (bbd-R.log) and
- * its record of daemons that died (daemons.died) to "<drain_dir>/logs/<node>.<file>", so they
+ * After a node's drain, as the job user: copy the job directory's daemon logs (bbd-R.log), its
+ * record of daemons that died (daemons.died) and the user script's output (script-start.log,
+ * script-end.log) to "<drain_dir>/logs/<node>.<file>", so they
  * outlive the node-local data (docs/DRAIN-FORMAT.md). Links are not followed. Returns 0, or -1
  * with errno when a file could not be copied (the drain itself stays valid).
  */

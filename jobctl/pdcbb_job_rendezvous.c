@@ -160,6 +160,10 @@ static pdcbb_err_t rdv_cleanup(void *argp, void *out)
             unlink(path);
     if (pdcbb_rendezvous_error_path(a->dir, a->node_index, path, sizeof(path)) == PDCBB_OK)
         unlink(path);
+    /* a failed start script's record for the other nodes (pdcbb_job_script.c) */
+    if (snprintf(path, sizeof(path), "%s/node-%u.script.error", a->dir, a->node_index) <
+        (int)sizeof(path))
+        unlink(path);
     rmdir(a->dir); /* fails while other nodes still have theirs there: the last one removes it */
     return PDCBB_OK;
 }

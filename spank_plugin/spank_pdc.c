@@ -19,6 +19,13 @@
  *     where clients and `pdcbb status` find it, and to the slurmd log;
  *   each task (user): exports PDCBB_JOB_DIR (this node's job directory), PDCBB_JOB_ID and
  *     PDCBB_NODE_NAME; clients learn the other nodes' daemons from this node's daemon.
+ * The user script (key `script`, jobctl/pdcbb_job_script.h) follows the same rule: checked as
+ * the user at submission; its start phase runs at the end of the prolog (as the job user, the
+ * job waits for it) and a failure never fails the prolog: it is recorded in the job
+ * directory's script.error (and the rendezvous directory, for the other nodes), and every task
+ * of the job refuses to start with that message (task_init fails, so the job fails and the
+ * node stays up). Its end phase runs at the start of the epilog, before the daemons stop and
+ * the drain; a failure is logged and written to its log, and the drain goes on.
  * A `--pdc-config=FILE` (or `config=FILE` in the spec) is read as the user at submit time; the prolog (root) receives
  * its content through the job control environment and never opens a path the user chose.
  * The plugin starts no threads and logs only through slurm_error/slurm_info/slurm_debug.
@@ -37,6 +44,7 @@
 #include "pdcbb_drain.h"
 #include "pdcbb_job.h"
 #include "pdcbb_job_drain.h"
+#include "pdcbb_job_script.h"
 #include "pdcbb_log.h"
 
 SPANK_PLUGIN(pdc, 1);
@@ -57,18 +65,24 @@ static int pdc_given;
  * then). Not from root's prolog: root's access() says nothing about the user. Not for the
  * steps of a job that exists already.
  */
-static int check_drain_at_submit(const pdcbb_config_t *cfg, const char *what)
+static int check_at_submit(const pdcbb_config_t *cfg, const char *what)
 {
     char err[PDCBB_DRAIN_ERR_LEN];
-    if (cfg->drain[0] == '\0')
+    if (cfg->drain[0] == '\0' && cfg->script[0] == '\0')
         return 0;
     /* An srun inside a job sees the job's --pdc again: the job was checked when it was
      * submitted and by its prolog, and the drain at its end reports its own failure. */
     const char *in_job = getenv("SLURM_JOB_ID");
     if (spank_context() == S_CTX_LOCAL && in_job != NULL && *in_job != '\0')
         return 0;
-    if (pdcbb_drain_dest_check(cfg->drain, err, sizeof(err)) != PDCBB_OK) {
+    if (cfg->drain[0] && pdcbb_drain_dest_check(cfg->drain, err, sizeof(err)) != PDCBB_OK) {
         slurm_error(PFX "%s: key 'drain': %s", what, err);
+        return -1;
+    }
+    /* The user script (also a site default): the user's process judges it as the user. */
+    if (cfg->script[0] && pdcbb_job_script_check(cfg->script, getuid(), err, sizeof(err)) !=
+                              PDCBB_OK) {
+        slurm_error(PFX "%s: key 'script': %s", what, err);
         return -1;
     }
     return 0;
@@ -206,7 +220,7 @@ static int pdc_opt_cb(int val, const char *optarg, int remote)
     }
     char what[64 + sizeof(err)];
     snprintf(what, sizeof(what), "--pdc=%.*s", (int)sizeof(err), pdc_spec);
-    return check_drain_at_submit(&cfg, what);
+    return check_at_submit(&cfg, what);
 }
 
 static int pdc_config_opt_cb(int val, const char *optarg, int remote)
@@ -274,7 +288,16 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
             slurm_error(PFX "--pdc: %s", err);
             return -1;
         }
+        if (check_at_submit(&cfg, "--pdc") != 0)
+            return -1;
     }
+    /* The task count, for the user script's PDCBB_NTASKS (the prolog cannot learn it). */
+    const char *nt = getenv("SLURM_NTASKS");
+    if (nt == NULL || *nt == '\0')
+        nt = getenv("SLURM_NPROCS");
+    if (nt != NULL && *nt != '\0' && strspn(nt, "0123456789") == strlen(nt) &&
+        strlen(nt) < 10)
+        spank_job_control_setenv(sp, "PDCBB_NTASKS", nt, 1);
     /* One random id for the whole job, so that its drain can never be mixed with another's
      * (every node's prolog and epilog see it as SPANK_PDCBB_INSTANCE). */
     char instance[PDCBB_INSTANCE_LEN + 1];
@@ -299,7 +322,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         }
         char what[64 + PATH_MAX];
         snprintf(what, sizeof(what), "--pdc-config=%s", file);
-        if (check_drain_at_submit(&cfg, what) != 0)
+        if (check_at_submit(&cfg, what) != 0)
             return -1;
     }
     if (file[0] == '\0')
@@ -493,6 +516,13 @@ static int acts_here(spank_t sp, int ac, char **av, spank_context_t ctx)
     return spank_context() == ctx && pdc_requested(sp);
 }
 
+/* PDCBB_NTASKS handed over at submission (0: unknown). */
+static unsigned script_ntasks(void)
+{
+    const char *nt = getenv("SPANK_PDCBB_NTASKS");
+    return nt != NULL ? (unsigned)strtoul(nt, NULL, 10) : 0;
+}
+
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
     if (!acts_here(sp, ac, av, S_CTX_JOB_SCRIPT))
@@ -505,15 +535,20 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
         return 0; /* never drain a node for a user's mistake */
     }
     pdcbb_err_t rc = pdcbb_job_prolog(&job, NULL, err, sizeof(err));
-    if (rc != PDCBB_OK)
+    if (rc != PDCBB_OK) {
         slurm_error(PFX "job %llu node %s: burst buffer not started: %s",
                     (unsigned long long)job.job_id, job.node_name, err);
-    else
-        slurm_info(PFX "job %llu node %s: %u daemon(s) started%s%s",
-                   (unsigned long long)job.job_id, job.node_name, job.cfg.servers_per_node,
-                   err[0] ? "; " : "", err);
+        return 0;
+    }
+    slurm_info(PFX "job %llu node %s: %u daemon(s) started%s%s", (unsigned long long)job.job_id,
+               job.node_name, job.cfg.servers_per_node, err[0] ? "; " : "", err);
+    /* The start script, as the job user; its failure fails the job's tasks (task_init). */
+    pdcbb_job_script_env_t senv = {.ntasks = script_ntasks(), .pass_prefix = "SLURM_"};
+    if (pdcbb_job_script_run(&job, PDCBB_SCRIPT_START, &senv, err, sizeof(err)) != PDCBB_OK)
+        slurm_error(PFX "job %llu: %s", (unsigned long long)job.job_id, err);
     return 0;
 }
+
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
@@ -527,6 +562,12 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
         if (site_config[0])
             pdcbb_config_load_file(&job.cfg, site_config, PDCBB_SCOPE_ALL, NULL, 0);
         expand_root(job.cfg.local_root, job.node_name, job.local_root, sizeof(job.local_root));
+    } else {
+        /* The end script, while the daemons still run; the drain goes on whatever it does. */
+        pdcbb_job_script_env_t senv = {.ntasks = script_ntasks(), .pass_prefix = "SLURM_"};
+        if (pdcbb_job_script_run(&job, PDCBB_SCRIPT_END, &senv, err, sizeof(err)) != PDCBB_OK)
+            slurm_error(PFX "job %llu: %s (the drain goes on)", (unsigned long long)job.job_id,
+                        err);
     }
     pdcbb_err_t rc = pdcbb_job_epilog(&job, err, sizeof(err));
     char dir[PATH_MAX];
@@ -578,6 +619,14 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     spank_setenv(sp, "PDCBB_JOB_DIR", dir, 1);
     spank_setenv(sp, "PDCBB_JOB_ID", num, 1);
     spank_setenv(sp, "PDCBB_NODE_NAME", job.node_name, 1);
+    /* A failed start script (this node's or another's) fails every task of the job. */
+    char msg[PDCBB_JOB_ERR_LEN];
+    if (pdcbb_job_script_failed(dir, msg, sizeof(msg))) {
+        fprintf(stderr, "pdcbb: job %s not run: %s\n", num, msg);
+        fflush(stderr);
+        slurm_error(PFX "job %s not run: %s", num, msg);
+        return -1;
+    }
     return 0;
 }
 

@@ -614,6 +614,9 @@ pdcbb_err_t pdcbb_drain_object_shape(const pdcbb_drain_t *m, const pdcbb_drain_o
         for (uint32_t k = 0; k < o->nmap; k++)
             if (o->map[k].box.off[0] + o->map[k].box.size[0] > rows)
                 rows = o->map[k].box.off[0] + o->map[k].box.size[0];
+        /* The extent the home daemon kept covers every write; never less than the data. */
+        if (o->has_current_dims && o->current_rows > rows)
+            rows = o->current_rows;
         tmp[0] = rows;
     } else if (o->dims[0] == 0 || o->dims[0] > UINT64_MAX / row) {
         return PDCBB_ERR_BAD_REGION;
@@ -908,6 +911,13 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
             !mw_kv_str(e, "app_name", o->app_name) || !mw_kv_str(e, "data_loc", o->data_loc) ||
             !mw_kv_str(e, "tags_string", o->tags_str) || !mw_tags(e, o->tags, o->ntags, &bad))
             goto fail;
+        if (o->ndim > 0 && o->dims[0] == PDCBB_DIM_UNLIMITED && o->has_current_dims) {
+            uint64_t cur[PDCBB_REGION_NDIM_MAX];
+            memcpy(cur, o->dims, sizeof(cur));
+            cur[0] = o->current_rows;
+            if (!mw_plain(e, "current_dims") || !mw_u64_list(e, cur, o->ndim, 0))
+                return 0;
+        }
         if (!mw_plain(e, "placement_map") || !mw_seq_start(e, o->nmap == 0))
             return 0;
         for (uint32_t k = 0; k < o->nmap; k++) {
@@ -1605,8 +1615,9 @@ static pdcbb_err_t mf_object_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
                                        "element_size", "dims",         "partition",
                                        "consistency",  "user_id",      "time_step",
                                        "app_name",     "data_loc",     "tags_string",
-                                       "tags",         "placement_map", NULL};
-    mf_node_t *f[17];
+                                       "tags",         "placement_map", "current_dims",
+                                       NULL};
+    mf_node_t *f[18];
     char what[300];
     pdcbb_drain_object_t o;
     pdcbb_err_t rc;
@@ -1643,6 +1654,24 @@ static pdcbb_err_t mf_object_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
           pdcbb_drain_object_shape(c->m, &o, tmp) != PDCBB_OK))) {
         rc = mf_bad(c, f[7], what, "dims", "the object's size overflows");
         goto done;
+    }
+    if (f[17] != NULL) { /* optional: the extent of an object with an unlimited first dim */
+        uint64_t cur[PDCBB_REGION_NDIM_MAX];
+        uint32_t ncur = 0;
+        if ((rc = mf_u64_list(c, f[17], what, "current_dims", 0, 0, 1, cur, &ncur)) != PDCBB_OK)
+            goto done;
+        if (o.ndim == 0 || o.dims[0] != PDCBB_DIM_UNLIMITED) {
+            rc = mf_bad(c, f[17], what, "current_dims",
+                        "only an object whose first dimension is unlimited has one");
+            goto done;
+        }
+        if (ncur != o.ndim || memcmp(cur + 1, o.dims + 1, 8 * (size_t)(ncur - 1)) != 0) {
+            rc = mf_bad(c, f[17], what, "current_dims",
+                        "expected the rows, then the object's other dims as created");
+            goto done;
+        }
+        o.has_current_dims = 1;
+        o.current_rows = cur[0];
     }
     int32_t part = f[8]->kind == MF_SCALAR ? pdcbb_drain_partition_parse(f[8]->text) : -1;
     if (part < 0) {

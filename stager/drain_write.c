@@ -449,6 +449,11 @@ static pdcbb_err_t dw_read_objs(dw_ctx_t *c, dw_rank_t *r, const bbd_store_ops_t
         o.data_loc = (char *)(rec.data_loc ? rec.data_loc : "");
         o.tags_str = (char *)(rec.tags ? rec.tags : "");
         rc = o.container ? PDCBB_OK : PDCBB_ERR_NOMEM;
+        if (rc == PDCBB_OK && o.ndim > 0 && o.dims[0] == PDCBB_DIM_UNLIMITED) {
+            /* The extent its home daemon kept (0 rows when never extended nor written). */
+            rc = bbd_extent_read(ops, txn, rec.id, &o.current_rows);
+            o.has_current_dims = 1;
+        }
         if (rc == PDCBB_OK)
             rc = dw_read_tags(ops, txn, rec.id, &o.tags, &o.ntags);
         if (rc == PDCBB_OK && (rec.partition == 2 || rec.partition == 3))

@@ -81,6 +81,11 @@ typedef struct pdcbb_drain_object {
     uint32_t time_step;
     uint32_t ndim;
     uint64_t dims[PDCBB_REGION_NDIM_MAX]; /* as created; dims[0] may be PDCBB_DIM_UNLIMITED */
+    /* dims[0] unlimited only: the object's current extent (rows) as its home daemon kept it
+     * (manifest current_dims: [current_rows, dims[1], ...]); has_current_dims 0 in drains
+     * older than that field (the extents' reach is the extent then). */
+    uint32_t has_current_dims;
+    uint64_t current_rows;
     char *app_name;
     char *data_loc;
     char *tags_str;         /* the object property's tag string (PDCprop_set_obj_tags) */

@@ -115,6 +115,9 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "stop_timeout", .type = CFG_SECONDS, CFG_AT(stop_timeout), .def = "10",
      .dmin = 0.1, .dmax = CFG_DAY, .scope = CFG_S_SITE,
      .help = "seconds the epilog waits after SIGTERM before SIGKILL"},
+    {.name = "script_timeout", .type = CFG_SECONDS, CFG_AT(script_timeout), .def = "300",
+     .dmin = 1, .dmax = CFG_DAY, .scope = CFG_S_SITE,
+     .help = "seconds a user script may run before its process group is killed"},
     {.name = "stranded_max_age", .type = CFG_SECONDS, CFG_AT(stranded_max_age), .def = "7d",
      .dmin = 0, .dmax = 3650 * CFG_DAY, .scope = CFG_S_SITE,
      .help = "age after which `pdcbb admin stranded --drain/--remove` acts on a job directory "
@@ -148,6 +151,10 @@ static const cfg_key_t cfg_keys[] = {
     {.name = "stage_in", .type = CFG_PATH, CFG_AT(stage_in), .def = "",
      .flags = CFG_F_ABSOLUTE, .scope = CFG_S_USER,
      .help = "drained directory to load into the burst buffer at the start (empty: none)"},
+    {.name = "script", .type = CFG_PATH, CFG_AT(script), .def = "", .flags = CFG_F_ABSOLUTE,
+     .scope = CFG_S_USER,
+     .help = "executable run as the job user on every node at the start and the end of the "
+             "job (empty: none)"},
     {.name = "servers_per_node", .type = CFG_UINT, CFG_AT(servers_per_node), .def = "1",
      .umin = 1, .umax = 64, .scope = CFG_S_USER, .help = "daemons per node"},
     {.name = "placement", .type = CFG_PLACEMENT, CFG_AT(placement), .def = "obj_static",

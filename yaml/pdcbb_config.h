@@ -51,6 +51,7 @@ typedef struct pdcbb_config {
     double ready_timeout;       /* seconds the prolog waits for a daemon; default 30 */
     double stage_in_timeout;    /* ... when it loads a stage_in directory; default 3600 */
     double stop_timeout;        /* seconds the epilog waits after SIGTERM; default 10 */
+    double script_timeout;      /* seconds a user script may run; default 300 */
     double stranded_max_age;    /* seconds before `pdcbb admin stranded` acts; default 7 d */
     char ucx_tls[128];          /* UCX transports; default "cma,tcp" */
     char ucx_net_devices[256];  /* UCX devices; default "" (UCX's choice) */
@@ -61,6 +62,7 @@ typedef struct pdcbb_config {
     char drain[PATH_MAX];       /* drain destination; default "" (no drain) */
     char drain_share[8];        /* who may read the drain: "none" (default), "group", "all" */
     char stage_in[PATH_MAX];    /* drained directory to load at start; default "" */
+    char script[PATH_MAX];      /* user script run at start and end on every node; default "" */
     unsigned servers_per_node;  /* daemons per node; default 1, 1..64 */
     pdcbb_placement_t placement; /* default region placement; default obj_static */
     /* debugging knobs (site, user or environment) */

@@ -18,13 +18,6 @@ teardown_file() {
     pdc_cluster_stop
 }
 
-nodes_idle() {
-    run sinfo -h -N -o "%N %t"
-    echo "$output"
-    refute_output --partial "drain"
-    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
-}
-
 @test "a drain destination that cannot work is refused at submission, naming it" {
     local u=pdcbbtest
     run runuser -u $u -- sbatch -N1 --pdc=drain=$SITE/missing --wrap true

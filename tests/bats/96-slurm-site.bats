@@ -47,13 +47,6 @@ teardown() {
     chmod 644 "$SITE/site.yaml"
 }
 
-no_node_drained() {
-    run sinfo -h -N -o "%N %t"
-    echo "$output"
-    refute_output --partial "drain"
-    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
-}
-
 # A --pdc submission refused because the site configuration is broken; $1: the reason's text.
 assert_refused_broken() {
     local why=$1
@@ -90,7 +83,7 @@ assert_plain_job_runs() {
     run runuser -u pdcbbtest -- sbatch -N1 --pdc=drain=/tmp --wrap true
     assert_failure
     assert_output --partial "not under an allowed drain root"
-    no_node_drained
+    nodes_idle
 }
 
 @test "an unknown plugstack.conf argument refuses --pdc at submission; other jobs run; no node drained" {
@@ -109,7 +102,7 @@ assert_plain_job_runs() {
     assert_plain_job_runs
     run squeue -h
     assert_output ""
-    no_node_drained
+    nodes_idle
     no_daemons_left
     pdc_cluster_restart "$SITE/plugstack.good"
 }
@@ -122,7 +115,7 @@ assert_plain_job_runs() {
     rm "$SITE/site.yaml"
     assert_refused_broken "$SITE/site.yaml" -N1 --pdc=capacity=1G --wrap true
     assert_plain_job_runs
-    no_node_drained
+    nodes_idle
 }
 
 @test "a site file that does not parse refuses --pdc at submission with the file named" {
@@ -131,7 +124,7 @@ assert_plain_job_runs() {
     printf 'local_root: /l\nmax_capasity: 1G\n' > "$SITE/site.yaml"
     assert_refused_broken "max_capasity" -N1 --pdc=capacity=1G --wrap true
     assert_plain_job_runs
-    no_node_drained
+    nodes_idle
 }
 
 @test "a site file broken after submission: the prolog starts no burst buffer, the job runs, no node drained" {
@@ -150,7 +143,7 @@ assert_plain_job_runs() {
     [ -z "$(ls -A "$LOCAL")" ]
     for n in n1 n2 n3; do [ -z "$(ls -A "$(node_dir $n)")" ]; done
     no_job_dirs "$JOB"
-    no_node_drained
+    nodes_idle
     no_daemons_left
 }
 

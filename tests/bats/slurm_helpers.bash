@@ -25,6 +25,7 @@
 #       reads the plugin stack at start. Job ids start at 1 again, nodes' storage is fresh.
 #   run_job USER BODY [SBATCH-OPTION...]   submit, wait; sets JOB and OUT
 #   wait_job ID     wait for a job submitted otherwise (e.g. held, then released); sets OUT
+#   nodes_idle      fail unless n1..n3 are all idle (none drained)
 
 # Start the cluster. Arguments: [--no-drain-roots] then extra lines for site.yaml.
 pdc_cluster_start() {
@@ -128,6 +129,14 @@ no_daemons_left() {
     done
     echo "pdc_bbd still running: $(pgrep -af "pdc_bbd .*--job-dir $LOCAL/")" >&2
     return 1
+}
+
+# Fail unless every node is idle: none drained (a failing prolog or epilog drains a node).
+nodes_idle() {
+    run sinfo -h -N -o "%N %t"
+    echo "$output"
+    refute_output --partial "drain"
+    for n in n1 n2 n3; do assert_output --partial "$n idle"; done
 }
 
 # Fail if any node still holds the job directory of job $1.

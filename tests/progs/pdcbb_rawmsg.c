@@ -25,6 +25,9 @@
  *       that does not exist), kvtransmode (KV_TRANS mode 9), kvtranstag (transaction 0),
  *       kvlistflags (KV_LIST flags 0x80), kvshards (KV_CREATE naming daemon 99),
  *       kvtoobig (a value above max_value_len).
+ *       STRIDED_READ of a 10x10 object: stridedcount0, stridedblock (block >
+ *       stride), stridedoutside (past the dims), stridedndim (17), stridedoverflow,
+ *       stridedtruncated (a descriptor cut short); stridedwrite (STRIDED_WRITE without data).
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -313,6 +316,27 @@ int main(int argc, char **argv)
         h.op = PDCBB_OP_QUERY_VALUES;
         body = &qv;
     }
+    /* STRIDED_READ of a 10x10 int object: every other row and column, then one field spoilt. */
+    uint64_t sd[3 + 7 * 2] = {descs[0], 4, 2, 10, 10, 0, 0, 2, 2, 5, 5, 1, 1, 0, 0, 10, 10};
+    pdcbb_strided_read_req_t srq = {.descs = sd, .descs_count = 17};
+    if (strncmp(c, "strided", 7) == 0) {
+        h.op = PDCBB_OP_STRIDED_READ;
+        body = &srq;
+    }
+    if (strcmp(c, "stridedcount0") == 0)
+        sd[9] = 0;
+    if (strcmp(c, "stridedblock") == 0)
+        sd[11] = 3; /* block 3 > stride 2 */
+    if (strcmp(c, "stridedoutside") == 0)
+        sd[5] = 2; /* rows 2, 4, .., 10 of 10 */
+    if (strcmp(c, "stridedndim") == 0)
+        sd[2] = 17;
+    if (strcmp(c, "stridedoverflow") == 0)
+        sd[7] = UINT64_MAX / 2;
+    if (strcmp(c, "stridedtruncated") == 0)
+        srq.descs_count = 16;
+    if (strcmp(c, "stridedwrite") == 0) /* declares 25 elements, sends none */
+        h.op = PDCBB_OP_STRIDED_WRITE;
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {
         h.op = PDCBB_OP_CONT_OPEN;

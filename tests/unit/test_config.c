@@ -165,6 +165,7 @@ static bool cfg_equal(const pdcbb_config_t *a, const pdcbb_config_t *b)
            strcmp(a->listen_address, b->listen_address) == 0 &&
            a->lmdb_map_size == b->lmdb_map_size && a->capacity == b->capacity &&
            strcmp(a->drain, b->drain) == 0 && strcmp(a->stage_in, b->stage_in) == 0 &&
+           strcmp(a->script, b->script) == 0 && a->script_timeout == b->script_timeout &&
            a->servers_per_node == b->servers_per_node && a->placement == b->placement &&
            a->log_level == b->log_level && a->request_timeout == b->request_timeout &&
            a->connect_timeout == b->connect_timeout;
@@ -185,7 +186,7 @@ static void test_defaults(void)
         "stage_in_timeout",
         "stop_timeout", "stranded_max_age", "ucx_tls",      "ucx_net_devices", "listen_address",  "lmdb_map_size",
         "capacity",     "drain",        "drain_share",  "stage_in",        "servers_per_node", "placement",
-        "log_level",    "request_timeout", "connect_timeout",
+        "log_level",    "request_timeout", "connect_timeout", "script", "script_timeout",
     };
     char *out;
 
@@ -207,6 +208,8 @@ static void test_defaults(void)
     CHECK(c.capacity == GIB);
     CHECK_STR(c.drain, "");
     CHECK_STR(c.stage_in, "");
+    CHECK_STR(c.script, "");
+    CHECK(c.script_timeout == 300.0);
     CHECK_STR(c.drain_share, "none");
     CHECK(c.servers_per_node == 1);
     CHECK(c.placement == PDCBB_PLACE_OBJ_STATIC);
@@ -561,7 +564,7 @@ static void test_unknown_and_scope(void)
     } rows[] = {
         {"capasity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG,
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
-         "servers_per_node, placement, log_level, request_timeout, connect_timeout)"},
+         "script, servers_per_node, placement, log_level, request_timeout, connect_timeout)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
         {"Capacity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG, "unknown key 'Capacity'"},
@@ -705,7 +708,7 @@ static void test_spec(void)
         {",capacity=2G", PDCBB_ERR_CONFIG, "--pdc: item 1 is empty", GIB, 1},
         {"capasity=2G", PDCBB_ERR_CONFIG,
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
-         "servers_per_node, placement, log_level, request_timeout, connect_timeout, config)",
+         "script, servers_per_node, placement, log_level, request_timeout, connect_timeout, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,
          "--pdc: key 'local_root' may only be set in the site configuration", GIB, 1},

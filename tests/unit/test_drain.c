@@ -115,6 +115,12 @@ static void build_parts(pdcbb_drain_t *p0, pdcbb_drain_t *p1)
                               .type = 13, .element_size = 2, .partition = 2, .ndim = 2,
                               .dims = {8, 8}, .map = map, .nmap = 2};
     CHECK_ERR(pdcbb_drain_add_object(p0, &b, NULL), PDCBB_OK);
+    /* A grown object: its extent (current_dims) beyond any data, none written. */
+    pdcbb_drain_object_t g = {.id = 204, .cont_id = 100, .name = "run1/grown",
+                              .container = "run1", .rank = 0, .type = 14, .element_size = 4,
+                              .ndim = 2, .dims = {PDCBB_DIM_UNLIMITED, 3},
+                              .has_current_dims = 1, .current_rows = 12};
+    CHECK_ERR(pdcbb_drain_add_object(p0, &g, NULL), PDCBB_OK);
     CHECK_ERR(pdcbb_drain_add_object(p1, &a, NULL), PDCBB_OK);
     CHECK_ERR(pdcbb_drain_add_object(p1, &c, NULL), PDCBB_OK);
 
@@ -153,7 +159,7 @@ static void check_model(pdcbb_drain_t *m)
     CHECK(strcmp(m->ranks[1].node, "node1") == 0 && m->ranks[1].seconds == 0.5);
     CHECK(strcmp(m->ranks[0].data_file, "data/rank-00000.dat") == 0);
     CHECK(m->ranks[0].data_bytes == g_files[0].size);
-    CHECK(m->nconts == 1 && m->nobjs == 3 && m->nextents == 7);
+    CHECK(m->nconts == 1 && m->nobjs == 4 && m->nextents == 7);
 
     const pdcbb_drain_cont_t *c = pdcbb_drain_find_cont(m, "run1");
     CHECK(c != NULL && c == pdcbb_drain_find_cont_id(m, 100));
@@ -187,6 +193,16 @@ static void check_model(pdcbb_drain_t *m)
         pdcbb_drain_object_extents(m, 202, &first, &count);
         CHECK(count == 2 && m->extents[first].object_offset == 0);
     }
+    const pdcbb_drain_object_t *gr = pdcbb_drain_find_object_id(m, 204);
+    CHECK(gr != NULL);
+    if (gr != NULL) {
+        uint64_t shape[PDCBB_REGION_NDIM_MAX];
+        CHECK(gr->has_current_dims == 1 && gr->current_rows == 12);
+        CHECK_ERR(pdcbb_drain_object_shape(m, gr, shape), PDCBB_OK);
+        CHECK(shape[0] == 12 && shape[1] == 3);
+    }
+    if (b != NULL)
+        CHECK(b->has_current_dims == 0); /* written without: as a drain of older daemons */
     const pdcbb_drain_object_t *d = pdcbb_drain_find_object(m, "dyn");
     CHECK(d != NULL);
     if (d != NULL) {
@@ -402,6 +418,8 @@ static void check_malformed(void)
          "key 'placement_map'", "PDC_REGION_DYNAMIC"},
         {"length: 8", "length: 0", "key 'length'", "from 1"},
         {"extents:\n", "extents: 3\n", "key 'extents'", "expected a list"},
+        {"placement_map: []\n", "placement_map: []\n    current_dims: [2]\n",
+         "key 'current_dims'", "unlimited"},
     };
     CHECK_ERR(load_variant(NULL, NULL, err, sizeof(err)), PDCBB_OK);
     if (err[0])
@@ -642,7 +660,7 @@ int main(int argc, char **argv)
     CHECK(strstr(err, "incomplete drain: 1 of 2 ranks drained (finish it with pdcbb drain)"));
     CHECK_ERR(pdcbb_drain_open(g_dir, PDCBB_DRAIN_OPEN_PARTIAL, &m, err, sizeof(err)), PDCBB_OK);
     if (m != NULL) {
-        CHECK(m->complete == 0 && m->nranks == 1 && m->nobjs == 1 && m->nextents == 5);
+        CHECK(m->complete == 0 && m->nranks == 1 && m->nobjs == 2 && m->nextents == 5);
         pdcbb_drain_free(m);
         m = NULL;
     }
