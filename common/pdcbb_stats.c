@@ -28,11 +28,13 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_OBJ_LIST:
     case PDCBB_OP_OBJ_EXTEND:
     case PDCBB_OP_OBJ_EXTENT:
+    case PDCBB_OP_OBJ_RESERVE:
         return PDCBB_KIND_METADATA;
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_DATA_READ:
     case PDCBB_OP_STRIDED_WRITE:
     case PDCBB_OP_STRIDED_READ:
+    case PDCBB_OP_APPEND_COPY:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:
     case PDCBB_OP_DATA_DIRECT:
