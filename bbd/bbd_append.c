@@ -6,7 +6,7 @@
  * The client reserved the destination's rows (OBJ_RESERVE, bbd_grow.c) and split the copy into
  * pieces of at most a few MiB, each a box of src held by this daemon and bound for one daemon
  * of dst. This daemon reads the box from its data file and sends it to that daemon as a
- * DATA_WRITE (bbd_peer.c; to itself too, through the same path), then answers the client
+ * APPEND_WRITE, a DATA_WRITE counted apart (bbd_peer.c; to itself too, through the same path), then answers the client
  * once the write is acknowledged: the reply means the data is in the destination's file.
  */
 #include <inttypes.h>
@@ -35,14 +35,14 @@ typedef struct copy_wait {
 static pdcbb_err_t write_result(const uint8_t *msg, size_t len)
 {
     pdcbb_msg_hdr_t h;
-    pdcbb_data_write_rep_t p;
+    pdcbb_append_write_rep_t p;
     if (pdcbb_hdr_decode(msg, len, &h) != PDCBB_OK ||
-        pdcbb_body_decode(PDCBB_OP_DATA_WRITE, 1, msg + PDCBB_HDR_LEN, h.payload_len, &p) !=
+        pdcbb_body_decode(PDCBB_OP_APPEND_WRITE, 1, msg + PDCBB_HDR_LEN, h.payload_len, &p) !=
             PDCBB_OK)
         return PDCBB_ERR_PROTO;
     pdcbb_err_t rc =
         p.results_count >= 1 ? (pdcbb_err_t)(int32_t)(uint32_t)p.results[0] : PDCBB_ERR_PROTO;
-    pdcbb_body_free(PDCBB_OP_DATA_WRITE, 1, &p);
+    pdcbb_body_free(PDCBB_OP_APPEND_WRITE, 1, &p);
     return rc;
 }
 
@@ -118,9 +118,9 @@ pdcbb_err_t bbd_op_append_copy(bbd_req_t *r, const pdcbb_append_copy_req_t *q,
     w->hdr = *r->hdr;
     w->conn = r->conn;
     char why[512];
-    pdcbb_data_write_req_t wq = {.descs = wdesc, .descs_count = n};
-    rc = bbd_peer_send(d, q->dst_daemon, PDCBB_OP_DATA_WRITE, &wq, w->data, w->bytes,
-                       PDCBB_KIND_DATA, copy_done, w, why, sizeof(why));
+    pdcbb_append_write_req_t wq = {.descs = wdesc, .descs_count = n};
+    rc = bbd_peer_send(d, q->dst_daemon, PDCBB_OP_APPEND_WRITE, &wq, w->data, w->bytes,
+                       PDCBB_KIND_APPEND, copy_done, w, why, sizeof(why));
     if (rc != PDCBB_OK) {
         PDCBB_WARN("append of object %#" PRIx64 " to %#" PRIx64 ": cannot send to daemon %u: %s",
                    q->src, q->dst, q->dst_daemon, why);
@@ -131,4 +131,17 @@ pdcbb_err_t bbd_op_append_copy(bbd_req_t *r, const pdcbb_append_copy_req_t *q,
     bbd_conn_ref(r->conn); /* until copy_done answers */
     r->deferred = 1;
     return PDCBB_OK;
+}
+
+/* APPEND_WRITE: a DATA_WRITE from another daemon's APPEND_COPY (same fields, same code). */
+pdcbb_err_t bbd_op_append_write(bbd_req_t *r, const pdcbb_append_write_req_t *q,
+                                pdcbb_append_write_rep_t *p)
+{
+    pdcbb_data_write_req_t wq = {.descs = q->descs, .descs_count = q->descs_count};
+    pdcbb_data_write_rep_t wp;
+    memset(&wp, 0, sizeof(wp));
+    pdcbb_err_t rc = bbd_op_data_write(r, &wq, &wp);
+    p->results = wp.results;
+    p->results_count = wp.results_count;
+    return rc;
 }

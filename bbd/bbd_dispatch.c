@@ -53,6 +53,7 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_OBJ_RESERVE:
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_STRIDED_WRITE:
+    case PDCBB_OP_APPEND_WRITE:
     case PDCBB_OP_DATA_DIRECT:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:

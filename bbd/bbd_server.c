@@ -421,7 +421,7 @@ static int op_needs_drain(const bbd_msg_t *m)
     return op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH || op == PDCBB_OP_DATA_DROP ||
            op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
            op == PDCBB_OP_QUERY_EVAL || op == PDCBB_OP_QUERY_VALUES || op == PDCBB_OP_STRIDED_READ ||
-           op == PDCBB_OP_STRIDED_WRITE;
+           op == PDCBB_OP_STRIDED_WRITE || op == PDCBB_OP_APPEND_COPY;
 }
 
 /* Ops that touch region data keep their place behind every earlier message. */
@@ -433,7 +433,7 @@ static int op_is_data(const bbd_msg_t *m)
     return op == PDCBB_OP_DATA_WRITE || op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH ||
            op == PDCBB_OP_DATA_DROP || op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
            op == PDCBB_OP_MAP_PUT || op == PDCBB_OP_MAP_GET || op == PDCBB_OP_STRIDED_WRITE ||
-           op == PDCBB_OP_STRIDED_READ;
+           op == PDCBB_OP_STRIDED_READ || op == PDCBB_OP_APPEND_COPY || op == PDCBB_OP_APPEND_WRITE;
 }
 
 static void process_one(bbd_t *d, bbd_msg_t *m)

@@ -34,7 +34,7 @@ static void stats_usage(FILE *out)
             "Usage: pdcbb stats [--interval S] [--count N] [--json] [JOB_DIR]\n"
             "\n"
             "Show the live counters of every burst-buffer daemon of a running job: per kind of\n"
-            "request (metadata, data, drain, broadcast, query, kv, other) the messages and bytes\n"
+            "request (metadata, data, drain, broadcast, query, kv, other, append) the messages and bytes\n"
             "received and sent and the error replies, and per daemon the requests in flight,\n"
             "the capacity used and its limit, the errors and the uptime. Each sample starts with\n"
             "its UTC time (ISO 8601, milliseconds). JOB_DIR is the job directory on this node\n"

@@ -151,6 +151,7 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                            \
     X(OBJ_RESERVE, 92, obj_reserve, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_RESERVE_REP)                 \
     X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP)                \
+    X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
     X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                         \
     X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
     X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                         \
@@ -371,7 +372,8 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
  * disjoint row ranges. APPEND_COPY (to a daemon holding a piece of src): read the box of src
  * (box: ndim offsets then ndim sizes, src_dims its dims) from this daemon's data and write it to
  * daemon dst_daemon as rows shifted by shift of dst (dst_dims); the reply (bytes) comes after
- * dst_daemon wrote it.
+ * dst_daemon wrote it. APPEND_WRITE (daemon to daemon only): what APPEND_COPY sends, a
+ * DATA_WRITE of one region counted apart (the "append" kind of STATS).
  */
 #define PDCBB_OBJ_RESERVE_REP(F, T) F(T, U64, start) F(T, U64S, dims)
 #define PDCBB_APPEND_COPY_REQ(F, T)                                                               \

@@ -34,7 +34,6 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_DATA_READ:
     case PDCBB_OP_STRIDED_WRITE:
     case PDCBB_OP_STRIDED_READ:
-    case PDCBB_OP_APPEND_COPY:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:
     case PDCBB_OP_DATA_DIRECT:
@@ -65,6 +64,9 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_KV_PART:
     case PDCBB_OP_KV_MIGRATE:
         return PDCBB_KIND_KV;
+    case PDCBB_OP_APPEND_COPY:
+    case PDCBB_OP_APPEND_WRITE:
+        return PDCBB_KIND_APPEND;
     case PDCBB_OP_BCAST_OPEN:
     case PDCBB_OP_BCAST_CHUNK:
     case PDCBB_OP_BCAST_CLOSE:
@@ -81,6 +83,6 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
 const char *pdcbb_stat_kind_name(unsigned kind)
 {
     static const char *const names[PDCBB_KIND_COUNT_] = {"metadata", "data", "drain", "broadcast",
-                                                         "query",    "kv",   "other"};
+                                                         "query",    "kv",   "other",     "append"};
     return kind < PDCBB_KIND_COUNT_ ? names[kind] : "unknown";
 }
