@@ -374,7 +374,7 @@ static void run_bad(pdcid_t pdc)
     expect_fail(PDCbb_obj_append(dst, dst), PDCBB_ERR_INVAL, "onto itself", "itself");
     expect_fail(PDCbb_obj_append(dst, 0), PDCBB_ERR_BAD_ID, "src id 0", NULL);
     expect_fail(PDCbb_obj_append(987654321, fixed), PDCBB_ERR_BAD_ID, "dst id 987654321", NULL);
-    expect_fail(PDCbb_obj_append(dst, cont), PDCBB_ERR_BAD_ID, "a container as src", NULL);
+    expect_fail(PDCbb_obj_append(dst, cont), PDCBB_ERR_WRONG_TYPE, "a container as src", "container");
     /* Nothing changed by the failures. */
     if (extent_of(dst) != 0)
         FAILF("bad-dst grew to %" PRIu64 " rows after failed appends", extent_of(dst));
