@@ -133,9 +133,11 @@ static pdcbb_err_t plan(client_xfer_t *x, const client_obj_t *o, pdc_access_t ac
     x->remote.ndim = x->ndim;
     x->remote.off[0] = first;
     x->remote.size[0] = rows;
-    for (uint32_t d = 1; d < x->ndim; d++)
+    x->bytes = rows * unit; /* what a remembered placement accounts to the daemon (MAP_PUT) */
+    for (uint32_t d = 1; d < x->ndim; d++) {
         x->remote.size[d] = x->dims[d];
-    x->bytes = 0;
+        x->bytes *= x->dims[d];
+    }
     return client_xfer_plan(x);
 }
 
