@@ -227,6 +227,11 @@ PDCBB_OPS(BBD_X_HANDLER)
 /* bbd_grow.c: set the extent (rows) of a growing object (stage-in), forget it (OBJ_DEL). */
 pdcbb_err_t bbd_extent_set(bbd_req_t *r, uint64_t id, uint64_t rows);
 pdcbb_err_t bbd_extent_forget(bbd_req_t *r, uint64_t id);
+/* bbd_data.c: the elements of one DATA descriptor (desc, n words: object, unit, ndim, dims,
+ * offsets, sizes; checked) from this daemon's data file, zeros where nothing was written, into
+ * *out (malloc'ed, *bytes long). PDCBB_ERR_TOO_BIG beyond max bytes. */
+pdcbb_err_t bbd_data_read_desc(bbd_req_t *r, const uint64_t *desc, uint32_t n, uint64_t max,
+                               uint8_t **out, uint64_t *bytes);
 
 /* bbd_data.c: region data files and capacity. */
 pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
@@ -323,7 +328,8 @@ unsigned bbd_lock_waiting(void);
  * takes a message with PDCBB_MSG_FLAG_REPLY if it answers one of them (returns 1; called from
  * the active-message callback, it only copies) and returns 0 for anything else;
  * bbd_bcast_poll handles what arrived and lost children (event loop; returns how many things
- * it did); bbd_bcast_stop removes unfinished copies and closes the endpoints (shutdown).
+ * it did); bbd_bcast_stop removes unfinished copies (shutdown). The endpoints to other daemons
+ * are bbd_peer.c's (bbd_peer.h).
  */
 int bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len);
 int bbd_bcast_poll(bbd_t *d);

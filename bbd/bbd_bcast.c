@@ -8,9 +8,9 @@
  * few chunks in flight, which bounds the memory of every daemon on the way (the reply to a
  * chunk means the whole subtree wrote it).
  *
- * This is the one place where a daemon is a client of other daemons: it connects to its
- * children (endpoints and tokens from the job table: each node of a Slurm job has its own
- * token), and receives their replies through bbd_bcast_on_reply (called
+ * Here a daemon is a client of other daemons: it connects to its children (bbd_peer.c:
+ * endpoints and tokens from the job table: each node of a Slurm job has its own token), and
+ * receives their replies through bbd_bcast_on_reply (called
  * from the active-message callback; the replies are handled in bbd_bcast_poll, from the event
  * loop). The copy is written with the daemon's rights, which are the job user's: the daemon
  * refuses an absolute destination if it runs as root for a job that is not root's.
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "bbd.h"
+#include "bbd_peer.h"
 #include "pdcbb_crc32c.h"
 #include "pdcbb_log.h"
 
@@ -35,14 +36,6 @@
 #define BCAST_IDLE_SECONDS 600.0
 /* Error text of a reply: the failed nodes, cut to what a STR field carries. */
 #define BCAST_ERR_MAX 3000
-
-typedef struct bcast_peer {
-    ucp_ep_h ep;
-    int failed;
-    ucs_status_t fail_status;
-    char node[PDCBB_NODE_NAME_MAX];
-    uint8_t token[PDCBB_TOKEN_LEN]; /* its node's token (each node of a Slurm job has its own) */
-} bcast_peer_t;
 
 /* One file being received here. */
 typedef struct bcast_sess {
@@ -101,12 +94,9 @@ typedef struct bcast_inbox {
     uint8_t data[];
 } bcast_inbox_t;
 
-static bcast_peer_t *peers;
-static unsigned npeers;
 static bcast_sess_t *sessions;
 static bcast_out_t *outs;
 static bcast_inbox_t *inbox_head, *inbox_tail;
-static uint64_t next_req_id;
 static bbd_t *bcast_daemon;
 
 static double now_s(void)
@@ -199,91 +189,6 @@ static void wait_finish(bbd_t *d, bcast_wait_t *w)
     wait_free(w);
 }
 
-/* ------------------------------------------------------------------ peers */
-
-static void peer_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-    bcast_peer_t *p = arg;
-    (void)ep;
-    p->failed = 1;
-    p->fail_status = status;
-}
-
-/* The endpoint record of daemon rank, with its token, from the job table. */
-static pdcbb_err_t peer_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, char *problem,
-                               size_t plen)
-{
-    pdcbb_err_t rc = bbd_table_current(d, problem, plen);
-    if (rc != PDCBB_OK)
-        return rc;
-    char *text = strndup(d->table, d->table_len);
-    if (text == NULL)
-        return PDCBB_ERR_NOMEM;
-    rc = PDCBB_ERR_NOT_FOUND;
-    char *rec = text;
-    while (rec && *rec) {
-        char *sep = strstr(rec, PDCBB_JOB_TABLE_SEP);
-        if (sep)
-            *sep = '\0';
-        if (pdcbb_endpoint_parse(rec, 1, out) == PDCBB_OK && out->rank == rank) {
-            rc = PDCBB_OK;
-            break;
-        }
-        rec = sep ? sep + strlen(PDCBB_JOB_TABLE_SEP) : NULL;
-    }
-    free(text);
-    snprintf(problem, plen, "not in the job table");
-    return rc;
-}
-
-static bcast_peer_t *peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
-{
-    if (peers == NULL || npeers != d->nservers) {
-        if (peers)
-            return NULL; /* cannot happen: nservers is fixed */
-        peers = calloc(d->nservers, sizeof(*peers));
-        if (peers == NULL) {
-            snprintf(err, errlen, "out of memory");
-            return NULL;
-        }
-        npeers = d->nservers;
-    }
-    bcast_peer_t *p = &peers[rank];
-    if (p->ep && p->failed) {
-        pdcbb_ucx_ep_close(d->ucx.worker, p->ep, 1, 1.0);
-        p->ep = NULL;
-    }
-    if (p->ep)
-        return p;
-    pdcbb_endpoint_t rec;
-    char problem[1024];
-    if (peer_record(d, rank, &rec, problem, sizeof(problem)) != PDCBB_OK) {
-        snprintf(err, errlen, "daemon %u cannot be found: %s", rank, problem);
-        return NULL;
-    }
-    snprintf(p->node, sizeof(p->node), "%s", rec.node);
-    memcpy(p->token, rec.token, PDCBB_TOKEN_LEN);
-    struct sockaddr_storage ss;
-    socklen_t sslen;
-    if (pdcbb_sockaddr_make(rec.ip, rec.port, &ss, &sslen) != PDCBB_OK) {
-        snprintf(err, errlen, "daemon %u has a bad address '%s'", rank, rec.ip);
-        return NULL;
-    }
-    p->failed = 0;
-    ucs_status_t st = pdcbb_ucx_connect(d->ucx.worker, &ss, sslen, peer_err_cb, p, &p->ep);
-    if (st != UCS_OK) {
-        snprintf(err, errlen, "cannot connect to %s:%u: %s", rec.ip, rec.port,
-                 ucs_status_string(st));
-        return NULL;
-    }
-    return p;
-}
-
-static const char *peer_node(unsigned rank)
-{
-    return peers && rank < npeers && peers[rank].node[0] ? peers[rank].node : "?";
-}
-
 /* ------------------------------------------------------------------ forwarding */
 
 static void out_resolve_fail(bbd_t *d, bcast_out_t *o, pdcbb_err_t rc, const char *why)
@@ -292,7 +197,7 @@ static void out_resolve_fail(bbd_t *d, bcast_out_t *o, pdcbb_err_t rc, const cha
     if (w == NULL)
         return;
     o->w = NULL;
-    wait_fail(w, rc, "node %s (daemon %u): %s", peer_node(o->rank), o->rank, why);
+    wait_fail(w, rc, "node %s (daemon %u): %s", bbd_peer_node(o->rank), o->rank, why);
     if (--w->outstanding == 0)
         wait_finish(d, w);
 }
@@ -330,22 +235,14 @@ static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const
                     bcast_buf_t *bulk, size_t bulk_len)
 {
     char err[512];
-    bcast_peer_t *peer = peer_get(d, rank, err, sizeof(err));
+    bbd_peer_t *peer = bbd_peer_get(d, rank, err, sizeof(err));
     if (peer == NULL) {
-        wait_fail(w, PDCBB_ERR_UNREACHABLE, "node %s (daemon %u): %s", peer_node(rank), rank,
+        wait_fail(w, PDCBB_ERR_UNREACHABLE, "node %s (daemon %u): %s", bbd_peer_node(rank), rank,
                   err);
         return;
     }
     pdcbb_msg_hdr_t h;
-    memset(&h, 0, sizeof(h));
-    h.magic = PDCBB_PROTO_MAGIC;
-    h.version = PDCBB_PROTO_VERSION;
-    h.op = (uint16_t)op;
-    /* Replies carry no token: an unguessable id is what ties one to its request. */
-    if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
-        next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
-    h.req_id = ++next_req_id;
-    memcpy(h.token, peer->token, PDCBB_TOKEN_LEN);
+    bbd_peer_hdr(peer, op, &h);
     bcast_out_t *o = calloc(1, sizeof(*o));
     size_t len = 0;
     if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &len) != PDCBB_OK) {
@@ -384,7 +281,7 @@ static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const
         o->sending = 0;
         o->w = NULL;
         w->outstanding--;
-        wait_fail(w, PDCBB_ERR_UNREACHABLE, "node %s (daemon %u): %s", peer_node(rank), rank,
+        wait_fail(w, PDCBB_ERR_UNREACHABLE, "node %s (daemon %u): %s", bbd_peer_node(rank), rank,
                   ucs_status_string(UCS_PTR_STATUS(req)));
         out_free_if_done(o);
     }
@@ -485,9 +382,9 @@ int bbd_bcast_poll(bbd_t *d)
     /* A child that went away answers nothing more. */
     for (bcast_out_t *o = outs, *next; o; o = next) {
         next = o->next;
-        if (o->w && peers && o->rank < npeers && peers[o->rank].failed) {
-            out_resolve_fail(d, o, PDCBB_ERR_UNREACHABLE,
-                             ucs_status_string(peers[o->rank].fail_status));
+        ucs_status_t st;
+        if (o->w && bbd_peer_failed(o->rank, &st)) {
+            out_resolve_fail(d, o, PDCBB_ERR_UNREACHABLE, ucs_status_string(st));
             out_free_if_done(o);
             n++;
         }
@@ -550,12 +447,7 @@ void bbd_bcast_stop(bbd_t *d)
         free(m);
     }
     inbox_tail = NULL;
-    for (unsigned i = 0; peers && i < npeers; i++)
-        if (peers[i].ep)
-            pdcbb_ucx_ep_close(d->ucx.worker, peers[i].ep, 1, 1.0);
-    free(peers);
-    peers = NULL;
-    npeers = 0;
+    (void)d; /* the endpoints are bbd_peer.c's (bbd_peer_stop) */
 }
 
 /* Files of the burst buffer itself in the job directory: not a destination. */

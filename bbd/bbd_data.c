@@ -535,6 +535,41 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
     return PDCBB_OK;
 }
 
+pdcbb_err_t bbd_data_read_desc(bbd_req_t *r, const uint64_t *desc, uint32_t n, uint64_t max,
+                               uint8_t **out, uint64_t *bytes)
+{
+    data_desc_t dd;
+    uint32_t pos = 0;
+    int exists = 0;
+    pdcbb_err_t rc = desc_parse(desc, n, &pos, &dd);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (pos != n)
+        return PDCBB_ERR_PROTO;
+    if (dd.bytes > max)
+        return PDCBB_ERR_TOO_BIG;
+    uint8_t *buf = calloc(1, dd.bytes ? dd.bytes : 1);
+    if (buf == NULL)
+        return PDCBB_ERR_NOMEM;
+    rc = layout_check(r, &dd, 0, &exists);
+    if (rc == PDCBB_ERR_NOT_FOUND || (rc == PDCBB_OK && !exists)) {
+        rc = PDCBB_OK; /* nothing of this object here: zeros */
+    } else if (rc == PDCBB_OK) {
+        int fd = obj_fd(r->d, dd.obj, 1, &rc);
+        run_ctx_t c = {.fd = fd, .buf = buf};
+        if (fd >= 0 &&
+            pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_read, &c) != 0)
+            rc = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
+    }
+    if (rc != PDCBB_OK) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *bytes = dd.bytes;
+    return PDCBB_OK;
+}
+
 void bbd_data_direct_release(bbd_t *d, bbd_conn_t *c)
 {
     uint64_t b = c->direct_reserved < d->data_inflight ? c->direct_reserved : d->data_inflight;

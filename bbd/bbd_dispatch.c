@@ -50,8 +50,10 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_OBJ_DEL:
     case PDCBB_OP_OBJ_SET_DIMS:
     case PDCBB_OP_OBJ_EXTEND:
+    case PDCBB_OP_OBJ_RESERVE:
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_STRIDED_WRITE:
+    case PDCBB_OP_APPEND_WRITE:
     case PDCBB_OP_DATA_DIRECT:
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DATA_RESIZE:

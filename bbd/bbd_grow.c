@@ -95,3 +95,25 @@ pdcbb_err_t bbd_op_obj_extent(bbd_req_t *r, const pdcbb_obj_extent_req_t *q,
 {
     return grow_answer(r, q->id, 0, &p->dims, &p->dims_count);
 }
+
+/* OBJ_RESERVE: rows more at the end, in this request's transaction (docs/PROTOCOL.md "Append"):
+ * requests are applied one at a time, so concurrent reservations get disjoint row ranges. */
+pdcbb_err_t bbd_op_obj_reserve(bbd_req_t *r, const pdcbb_obj_reserve_req_t *q,
+                               pdcbb_obj_reserve_rep_t *p)
+{
+    uint64_t cur, end;
+    pdcbb_err_t rc = grow_object(r, q->id, &p->dims, &p->dims_count);
+    if (rc == PDCBB_OK)
+        rc = bbd_extent_read(OPS, r->txn, q->id, &cur);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (q->rows == 0 || __builtin_add_overflow(cur, q->rows, &end) || end == UINT64_MAX)
+        return PDCBB_ERR_INVAL;
+    if ((rc = bbd_extent_set(r, q->id, end)) != PDCBB_OK)
+        return rc;
+    PDCBB_DEBUG("object %#llx: rows [%llu, %llu) reserved", (unsigned long long)q->id,
+                (unsigned long long)cur, (unsigned long long)end);
+    p->start = cur;
+    p->dims[0] = end;
+    return PDCBB_OK;
+}

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bbd.h"
+#include "bbd_peer.h"
 #include "pdcbb_log.h"
 #include "pdcbb_shm.h"
 
@@ -284,8 +285,8 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     bbd_conn_t *c = NULL;
     if (length >= PDCBB_HDR_LEN && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) &&
         (((const uint8_t *)data)[16] & PDCBB_MSG_FLAG_REPLY) &&
-        bbd_bcast_on_reply(d, data, length)) {
-        /* A reply of another daemon to a request this one forwarded (bbd_bcast.c). */
+        (bbd_bcast_on_reply(d, data, length) || bbd_peer_on_reply(d, data, length))) {
+        /* A reply of another daemon to a request this one sent (bbd_bcast.c, bbd_peer.c). */
         return UCS_OK;
     }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
@@ -420,7 +421,7 @@ static int op_needs_drain(const bbd_msg_t *m)
     return op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH || op == PDCBB_OP_DATA_DROP ||
            op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
            op == PDCBB_OP_QUERY_EVAL || op == PDCBB_OP_QUERY_VALUES || op == PDCBB_OP_STRIDED_READ ||
-           op == PDCBB_OP_STRIDED_WRITE;
+           op == PDCBB_OP_STRIDED_WRITE || op == PDCBB_OP_APPEND_COPY;
 }
 
 /* Ops that touch region data keep their place behind every earlier message. */
@@ -432,7 +433,7 @@ static int op_is_data(const bbd_msg_t *m)
     return op == PDCBB_OP_DATA_WRITE || op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH ||
            op == PDCBB_OP_DATA_DROP || op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
            op == PDCBB_OP_MAP_PUT || op == PDCBB_OP_MAP_GET || op == PDCBB_OP_STRIDED_WRITE ||
-           op == PDCBB_OP_STRIDED_READ;
+           op == PDCBB_OP_STRIDED_READ || op == PDCBB_OP_APPEND_COPY || op == PDCBB_OP_APPEND_WRITE;
 }
 
 static void process_one(bbd_t *d, bbd_msg_t *m)
@@ -680,7 +681,7 @@ void bbd_server_run(bbd_t *d)
         while (ucp_worker_progress(d->ucx.worker))
             ;
         process_queue(d);
-        if (bbd_bcast_poll(d) > 0)
+        if (bbd_bcast_poll(d) + bbd_peer_poll(d) > 0)
             continue;
         if (bbd_shm_serve(d) > 0) {
             last_shm = monotonic_seconds();
@@ -781,6 +782,7 @@ void bbd_server_stop(bbd_t *d)
 {
     bbd_lock_free(d);
     bbd_bcast_stop(d);
+    bbd_peer_stop(d);
     if (d->listener) {
         ucp_listener_destroy(d->listener);
         d->listener = NULL;

@@ -661,6 +661,9 @@ static int op_is_write(unsigned op)
     case PDCBB_OP_OBJ_DEL:
     case PDCBB_OP_OBJ_SET_DIMS:
     case PDCBB_OP_OBJ_EXTEND:
+    case PDCBB_OP_OBJ_RESERVE:
+    case PDCBB_OP_APPEND_COPY:
+    case PDCBB_OP_APPEND_WRITE:
     case PDCBB_OP_CONT_PERSIST:
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_STRIDED_WRITE:

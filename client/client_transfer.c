@@ -169,7 +169,9 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
     if (pc == NULL)
         return PDCBB_ERR_NOMEM;
     uint64_t off;
-    if (!need_own && piece_slab_offset(x, b, &off)) {
+    if (x->plan_only) {
+        /* no data */
+    } else if (!need_own && piece_slab_offset(x, b, &off)) {
         pc->data = x->packed_buf + off;
     } else {
         pc->data = malloc(bytes ? bytes : 1);
@@ -374,12 +376,24 @@ static pdcbb_err_t prepare(client_xfer_t *x)
                 return rc;
             return add_piece(x, daemon, &x->remote, 0);
         }
-        memset(x->packed_buf, 0, x->bytes); /* elements no write placed read as zero */
+        if (!x->plan_only)
+            memset(x->packed_buf, 0, x->bytes); /* elements no write placed read as zero */
         return map_get_pieces(x);
     case PDC_OBJ_STATIC:
     default: return ADD_PIECE(home, &x->remote);
     }
 #undef ADD_PIECE
+}
+
+pdcbb_err_t client_xfer_plan(client_xfer_t *x)
+{
+    x->plan_only = 1;
+    x->buf = NULL;
+    x->local.ndim = 0;
+    pdcbb_err_t rc = prepare(x);
+    x->packed_buf = NULL;
+    x->own_packed = 0;
+    return rc;
 }
 
 static void finish_xfer(client_xfer_t *x)

@@ -78,6 +78,7 @@ typedef struct client_xfer {
     int strided;         /* remote is a strided selection (sel); remote is its bounding box */
     pdcbb_sel_t sel;
     pdcbb_box_t ispace;  /* strided: the index space, [0, count * block) per dimension */
+    int plan_only;       /* client_xfer_plan: pieces (daemon, box) without data */
 } client_xfer_t;
 
 /* Start a set of created transfers (one DATA message per daemon and direction where possible).
@@ -87,6 +88,10 @@ pdcbb_err_t client_xfer_start(client_xfer_t **xs, int n, int *failed);
 pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout);
 /* Non-blocking progress. */
 void client_xfer_poll(void);
+/* The pieces of a created, unstarted transfer x by its placement, without data (no buffer
+ * needed): a write registers its box with the home daemon as a start would (remembered
+ * placements). Released by client_xfer_reset. Used by PDCbb_obj_append (pdc_append.c). */
+pdcbb_err_t client_xfer_plan(client_xfer_t *x);
 /* Release what a finished or created transfer holds (not the struct). */
 void client_xfer_reset(client_xfer_t *x);
 /* Wait for every started transfer of an object (PDCobj_close). */

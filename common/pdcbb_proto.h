@@ -149,6 +149,9 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)               \
     X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                   \
     X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                            \
+    X(OBJ_RESERVE, 92, obj_reserve, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_RESERVE_REP)                 \
+    X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP)                \
+    X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
     X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                         \
     X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
     X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                         \
@@ -362,6 +365,21 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
  */
 #define PDCBB_OBJ_EXTEND_REQ(F, T) F(T, U64, id) F(T, U64, rows)
 #define PDCBB_OBJ_EXTENT_REP(F, T) F(T, U64S, dims)
+/*
+ * Append (bbd/bbd_append.c, client/pdc_append.c, docs/PROTOCOL.md "Append"). OBJ_RESERVE (to
+ * dst's home daemon): add rows to a growing object's extent in one transaction and answer the
+ * extent before (start: the first reserved row) and the dims after; concurrent reservations get
+ * disjoint row ranges. APPEND_COPY (to a daemon holding a piece of src): read the box of src
+ * (box: ndim offsets then ndim sizes, src_dims its dims) from this daemon's data and write it to
+ * daemon dst_daemon as rows shifted by shift of dst (dst_dims); the reply (bytes) comes after
+ * dst_daemon wrote it. APPEND_WRITE (daemon to daemon only): what APPEND_COPY sends, a
+ * DATA_WRITE of one region counted apart (the "append" kind of STATS).
+ */
+#define PDCBB_OBJ_RESERVE_REP(F, T) F(T, U64, start) F(T, U64S, dims)
+#define PDCBB_APPEND_COPY_REQ(F, T)                                                               \
+    F(T, U64, src) F(T, U64, dst) F(T, U32, dst_daemon) F(T, U64, unit) F(T, U64, shift)          \
+        F(T, U64S, src_dims) F(T, U64S, dst_dims) F(T, U64S, box)
+#define PDCBB_APPEND_COPY_REP(F, T) F(T, U64, bytes)
 /*
  * File broadcast (bbd/bbd_bcast.c, client/pdc_bcast.c, `pdcbb bcast`, docs/PROTOCOL.md). The
  * sender (the CLI through libpdc) picks an id and a tree: ranks lists the daemons of a subtree,

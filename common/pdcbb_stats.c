@@ -28,6 +28,7 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_OBJ_LIST:
     case PDCBB_OP_OBJ_EXTEND:
     case PDCBB_OP_OBJ_EXTENT:
+    case PDCBB_OP_OBJ_RESERVE:
         return PDCBB_KIND_METADATA;
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_DATA_READ:
@@ -63,6 +64,9 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_KV_PART:
     case PDCBB_OP_KV_MIGRATE:
         return PDCBB_KIND_KV;
+    case PDCBB_OP_APPEND_COPY:
+    case PDCBB_OP_APPEND_WRITE:
+        return PDCBB_KIND_APPEND;
     case PDCBB_OP_BCAST_OPEN:
     case PDCBB_OP_BCAST_CHUNK:
     case PDCBB_OP_BCAST_CLOSE:
@@ -79,6 +83,6 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
 const char *pdcbb_stat_kind_name(unsigned kind)
 {
     static const char *const names[PDCBB_KIND_COUNT_] = {"metadata", "data", "drain", "broadcast",
-                                                         "query",    "kv",   "other"};
+                                                         "query",    "kv",   "other",     "append"};
     return kind < PDCBB_KIND_COUNT_ ? names[kind] : "unknown";
 }

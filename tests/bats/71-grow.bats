@@ -155,10 +155,11 @@ metadata_requests() {
     [ "$four" -eq 5 ]
 }
 
-# The fenced blocks of language $1 in the guide's "Growing arrays" section, verbatim.
+# The fenced blocks of language $1 in the guide's "Growing arrays" section (not its
+# subsections), verbatim.
 guide_section_blocks() {
     awk -v lang="$1" '
-        /^## / {sec = ($0 ~ /^## Growing arrays/)}
+        /^##+ / {sec = ($0 ~ /^## Growing arrays/)}
         !sec {next}
         !fence && /^```/ {fence = 1; take = ($0 == "```" lang); next}
         fence && /^```$/ {fence = 0; take = 0; next}

@@ -1,0 +1,351 @@
+/*
+ * bbd_peer.c - requests from this daemon to other daemons, replies handled in the event loop
+ * (bbd_peer.h). Used by file broadcast (bbd_bcast.c) and append (bbd_append.c).
+ *
+ * A reply is recognised by its request id, which is unguessable (replies carry no token). The
+ * active-message callback only copies it to an inbox; bbd_peer_poll decodes the header and
+ * calls the request's done once both the reply arrived and the send completed (the bulk part
+ * is then no longer used by UCX).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bbd_peer.h"
+#include "pdcbb_log.h"
+
+/* A request sent to a peer. */
+typedef struct peer_out {
+    struct peer_out *next;
+    uint64_t req_id;
+    unsigned rank;
+    unsigned op;
+    int kind;
+    void *msg;
+    int sending;         /* UCX still uses msg and the bulk part */
+    int answered;        /* reply (or failure) recorded */
+    pdcbb_err_t status;
+    char why[256];
+    uint8_t *reply;      /* malloc'ed reply, when status is PDCBB_OK */
+    size_t reply_len;
+    bbd_peer_done_fn done;
+    void *arg;
+} peer_out_t;
+
+/* A reply that arrived (copied in the callback, handled in the loop). */
+typedef struct peer_inbox {
+    struct peer_inbox *next;
+    size_t len;
+    uint8_t data[];
+} peer_inbox_t;
+
+static bbd_peer_t *peers;
+static unsigned npeers;
+static peer_out_t *outs;
+static peer_inbox_t *inbox_head, *inbox_tail;
+static uint64_t next_req_id;
+
+/* ------------------------------------------------------------------ endpoints */
+
+static void peer_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    bbd_peer_t *p = arg;
+    (void)ep;
+    p->failed = 1;
+    p->fail_status = status;
+}
+
+/* The endpoint record of daemon rank, with its token, from the job table. */
+static pdcbb_err_t peer_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, char *problem,
+                               size_t plen)
+{
+    pdcbb_err_t rc = bbd_table_current(d, problem, plen);
+    if (rc != PDCBB_OK)
+        return rc;
+    char *text = strndup(d->table, d->table_len);
+    if (text == NULL)
+        return PDCBB_ERR_NOMEM;
+    rc = PDCBB_ERR_NOT_FOUND;
+    char *rec = text;
+    while (rec && *rec) {
+        char *sep = strstr(rec, PDCBB_JOB_TABLE_SEP);
+        if (sep)
+            *sep = '\0';
+        if (pdcbb_endpoint_parse(rec, 1, out) == PDCBB_OK && out->rank == rank) {
+            rc = PDCBB_OK;
+            break;
+        }
+        rec = sep ? sep + strlen(PDCBB_JOB_TABLE_SEP) : NULL;
+    }
+    free(text);
+    snprintf(problem, plen, "not in the job table");
+    return rc;
+}
+
+bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
+{
+    if (rank >= d->nservers) {
+        snprintf(err, errlen, "daemon %u is not one of the job's %u daemons", rank, d->nservers);
+        return NULL;
+    }
+    if (peers == NULL) {
+        peers = calloc(d->nservers, sizeof(*peers));
+        if (peers == NULL) {
+            snprintf(err, errlen, "out of memory");
+            return NULL;
+        }
+        npeers = d->nservers;
+    }
+    bbd_peer_t *p = &peers[rank];
+    if (p->ep && p->failed) {
+        pdcbb_ucx_ep_close(d->ucx.worker, p->ep, 1, 1.0);
+        p->ep = NULL;
+    }
+    if (p->ep)
+        return p;
+    pdcbb_endpoint_t rec;
+    char problem[1024];
+    if (peer_record(d, rank, &rec, problem, sizeof(problem)) != PDCBB_OK) {
+        snprintf(err, errlen, "daemon %u cannot be found: %s", rank, problem);
+        return NULL;
+    }
+    snprintf(p->node, sizeof(p->node), "%s", rec.node);
+    memcpy(p->token, rec.token, PDCBB_TOKEN_LEN);
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (pdcbb_sockaddr_make(rec.ip, rec.port, &ss, &sslen) != PDCBB_OK) {
+        snprintf(err, errlen, "daemon %u has a bad address '%s'", rank, rec.ip);
+        return NULL;
+    }
+    p->failed = 0;
+    ucs_status_t st = pdcbb_ucx_connect(d->ucx.worker, &ss, sslen, peer_err_cb, p, &p->ep);
+    if (st != UCS_OK) {
+        snprintf(err, errlen, "cannot connect to %s:%u: %s", rec.ip, rec.port,
+                 ucs_status_string(st));
+        return NULL;
+    }
+    return p;
+}
+
+const char *bbd_peer_node(unsigned rank)
+{
+    return peers && rank < npeers && peers[rank].node[0] ? peers[rank].node : "?";
+}
+
+int bbd_peer_failed(unsigned rank, ucs_status_t *status)
+{
+    if (peers == NULL || rank >= npeers || !peers[rank].failed)
+        return 0;
+    if (status)
+        *status = peers[rank].fail_status;
+    return 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->magic = PDCBB_PROTO_MAGIC;
+    h->version = PDCBB_PROTO_VERSION;
+    h->op = (uint16_t)op;
+    /* Replies carry no token: an unguessable id is what ties one to its request. */
+    if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
+        next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
+    h->req_id = ++next_req_id;
+    memcpy(h->token, peer->token, PDCBB_TOKEN_LEN);
+}
+
+/* ------------------------------------------------------------------ requests */
+
+static void out_unlink(peer_out_t *o)
+{
+    for (peer_out_t **pp = &outs; *pp; pp = &(*pp)->next)
+        if (*pp == o) {
+            *pp = o->next;
+            return;
+        }
+}
+
+/* Call done once the reply is in and UCX let go of the message. */
+static int out_maybe_done(bbd_t *d, peer_out_t *o)
+{
+    if (!o->answered || o->sending)
+        return 0;
+    out_unlink(o);
+    o->done(d, o->arg, o->status, o->why, o->reply, o->reply_len);
+    free(o->reply);
+    free(o->msg);
+    free(o);
+    return 1;
+}
+
+static void out_answer(peer_out_t *o, pdcbb_err_t status, const char *why)
+{
+    if (o->answered)
+        return;
+    o->answered = 1;
+    o->status = status;
+    snprintf(o->why, sizeof(o->why), "%s", why ? why : "");
+}
+
+static void out_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    peer_out_t *o = user_data;
+    o->sending = 0;
+    if (status != UCS_OK)
+        out_answer(o, PDCBB_ERR_UNREACHABLE, ucs_status_string(status));
+    ucp_request_free(request);
+    /* done runs from bbd_peer_poll, in the event loop. */
+}
+
+pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body,
+                          const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,
+                          void *arg, char *why, size_t whylen)
+{
+    bbd_peer_t *peer = bbd_peer_get(d, rank, why, whylen);
+    if (peer == NULL)
+        return PDCBB_ERR_UNREACHABLE;
+    pdcbb_msg_hdr_t h;
+    bbd_peer_hdr(peer, op, &h);
+    peer_out_t *o = calloc(1, sizeof(*o));
+    size_t len = 0;
+    if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &len) != PDCBB_OK) {
+        free(o);
+        snprintf(why, whylen, "out of memory");
+        return PDCBB_ERR_NOMEM;
+    }
+    o->req_id = h.req_id;
+    o->rank = rank;
+    o->op = op;
+    o->kind = kind;
+    o->done = done;
+    o->arg = arg;
+    o->sending = 1;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    prm.cb.send = out_send_cb;
+    prm.user_data = o;
+    prm.flags = UCP_AM_SEND_FLAG_REPLY;
+    void *req = bulk ? ucp_am_send_nbx(peer->ep, PDCBB_AM_ID_DATA, o->msg, len, bulk, bulk_len,
+                                       &prm)
+                     : ucp_am_send_nbx(peer->ep, PDCBB_AM_ID_MSG, NULL, 0, o->msg, len, &prm);
+    if (UCS_PTR_IS_ERR(req)) {
+        snprintf(why, whylen, "%s", ucs_status_string(UCS_PTR_STATUS(req)));
+        free(o->msg);
+        free(o);
+        return PDCBB_ERR_UNREACHABLE;
+    }
+    uint64_t *k = d->stats.kinds[kind];
+    k[PDCBB_STAT_MSGS_SENT]++;
+    k[PDCBB_STAT_BYTES_SENT] += len + bulk_len;
+    o->next = outs;
+    outs = o;
+    return PDCBB_OK;
+}
+
+int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len)
+{
+    uint64_t req_id;
+    memcpy(&req_id, (const uint8_t *)data + 8, 8); /* little-endian on every supported host */
+    peer_out_t *o = outs;
+    while (o && (o->req_id != req_id || o->answered))
+        o = o->next;
+    if (o == NULL)
+        return 0; /* not ours: the dispatcher refuses it as a reply sent as a request */
+    peer_inbox_t *m = malloc(sizeof(*m) + len);
+    if (m == NULL) {
+        d->stats.proto_errors++;
+        return 1;
+    }
+    m->next = NULL;
+    m->len = len;
+    memcpy(m->data, data, len);
+    if (inbox_tail)
+        inbox_tail->next = m;
+    else
+        inbox_head = m;
+    inbox_tail = m;
+    return 1;
+}
+
+static void reply_handle(bbd_t *d, uint8_t *msg, size_t len)
+{
+    pdcbb_msg_hdr_t h;
+    if (pdcbb_hdr_decode(msg, len, &h) != PDCBB_OK) {
+        d->stats.proto_errors++;
+        return;
+    }
+    peer_out_t *o = outs;
+    while (o && o->req_id != h.req_id)
+        o = o->next;
+    if (o == NULL || o->answered || h.op != o->op) {
+        PDCBB_DEBUG("dropped a reply to no request of this daemon (%llu)",
+                    (unsigned long long)h.req_id);
+        return;
+    }
+    uint64_t *k = d->stats.kinds[o->kind];
+    k[PDCBB_STAT_MSGS_RECV]++;
+    k[PDCBB_STAT_BYTES_RECV] += len;
+    if (h.status != PDCBB_OK) {
+        out_answer(o, h.status, pdcbb_strerror(h.status));
+        return;
+    }
+    out_answer(o, PDCBB_OK, NULL);
+    o->reply = malloc(len);
+    if (o->reply == NULL) {
+        o->status = PDCBB_ERR_NOMEM;
+        return;
+    }
+    memcpy(o->reply, msg, len);
+    o->reply_len = len;
+}
+
+int bbd_peer_poll(bbd_t *d)
+{
+    int n = 0;
+    while (inbox_head) {
+        peer_inbox_t *m = inbox_head;
+        inbox_head = m->next;
+        if (inbox_head == NULL)
+            inbox_tail = NULL;
+        reply_handle(d, m->data, m->len);
+        free(m);
+        n++;
+    }
+    for (peer_out_t *o = outs, *next; o; o = next) {
+        next = o->next;
+        ucs_status_t st;
+        /* A peer that went away answers nothing more. */
+        if (!o->answered && bbd_peer_failed(o->rank, &st))
+            out_answer(o, PDCBB_ERR_UNREACHABLE, ucs_status_string(st));
+        n += out_maybe_done(d, o);
+    }
+    return n;
+}
+
+void bbd_peer_stop(bbd_t *d)
+{
+    while (inbox_head) {
+        peer_inbox_t *m = inbox_head;
+        inbox_head = m->next;
+        free(m);
+    }
+    inbox_tail = NULL;
+    for (unsigned i = 0; peers && i < npeers; i++)
+        if (peers[i].ep)
+            pdcbb_ucx_ep_close(d->ucx.worker, peers[i].ep, 1, 1.0);
+    free(peers);
+    peers = NULL;
+    npeers = 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * bbd_peer.h - a daemon as the client of other daemons: endpoints to the other daemons of the
+ * job (addresses and each node's token from the job table) and requests whose replies come
+ * back asynchronously into the single-threaded event loop.
+ *
+ * bbd_peer_send sends a request (with a bulk part, if any) and calls done once, from the event
+ * loop (bbd_peer_poll), with the reply or with the failure: a send that failed, a peer that went
+ * away. bbd_peer_on_reply (the active-message callback) only copies a reply that answers one
+ * of these requests (returns 1) and returns 0 for anything else.
+ */
+#ifndef BBD_PEER_H
+#define BBD_PEER_H
+
+#include "bbd.h"
+
+typedef struct bbd_peer {
+    ucp_ep_h ep;
+    int failed;
+    ucs_status_t fail_status;
+    char node[PDCBB_NODE_NAME_MAX];
+    uint8_t token[PDCBB_TOKEN_LEN]; /* its node's token (each node of a Slurm job has its own) */
+} bbd_peer_t;
+
+/* The connected peer of daemon rank (connecting if needed), or NULL with a message in err. */
+bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen);
+/* The node name of rank once connected, else "?". */
+const char *bbd_peer_node(unsigned rank);
+/* 1 if the endpoint of rank failed (its requests get no more replies). */
+int bbd_peer_failed(unsigned rank, ucs_status_t *status);
+/* A new request header for op to peer: magic, version, an unguessable request id, its token. */
+void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h);
+
+/*
+ * The outcome of a request: status is the transport's failure or the peer's reply status; on
+ * PDCBB_OK msg (len bytes, header included) is the reply, valid during the call only.
+ */
+typedef void (*bbd_peer_done_fn)(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
+                                 const uint8_t *msg, size_t len);
+/*
+ * Send body of op (bulk: bulk_len bytes that must stay valid until done is called) to daemon
+ * rank; stats count it under kind. Returns PDCBB_OK when done will be called, else an error
+ * with why (done is not called).
+ */
+pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body,
+                          const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,
+                          void *arg, char *why, size_t whylen);
+int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len);
+/* Handle the replies that arrived and the requests of failed peers; returns how many. */
+int bbd_peer_poll(bbd_t *d);
+/* Close the endpoints (shutdown). */
+void bbd_peer_stop(bbd_t *d);
+
+#endif
