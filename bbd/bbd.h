@@ -324,15 +324,9 @@ unsigned bbd_lock_waiting(void);
 
 /*
  * bbd_bcast.c: file broadcast (BCAST_OPEN, BCAST_CHUNK, BCAST_CLOSE), where this daemon also
- * sends requests to other daemons (its children in the broadcast tree). bbd_bcast_on_reply
- * takes a message with PDCBB_MSG_FLAG_REPLY if it answers one of them (returns 1; called from
- * the active-message callback, it only copies) and returns 0 for anything else;
- * bbd_bcast_poll handles what arrived and lost children (event loop; returns how many things
- * it did); bbd_bcast_stop removes unfinished copies (shutdown). The endpoints to other daemons
- * are bbd_peer.c's (bbd_peer.h).
+ * sends requests to other daemons (its children in the broadcast tree, through bbd_peer.h).
+ * bbd_bcast_stop removes unfinished copies (shutdown).
  */
-int bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len);
-int bbd_bcast_poll(bbd_t *d);
 void bbd_bcast_stop(bbd_t *d);
 
 /* Stats for STATS replies and the log. */

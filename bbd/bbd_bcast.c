@@ -8,11 +8,9 @@
  * few chunks in flight, which bounds the memory of every daemon on the way (the reply to a
  * chunk means the whole subtree wrote it).
  *
- * Here a daemon is a client of other daemons: it connects to its children (bbd_peer.c:
- * endpoints and tokens from the job table: each node of a Slurm job has its own token), and
- * receives their replies through bbd_bcast_on_reply (called
- * from the active-message callback; the replies are handled in bbd_bcast_poll, from the event
- * loop). The copy is written with the daemon's rights, which are the job user's: the daemon
+ * Here a daemon is a client of other daemons: it sends to its children and gets their replies
+ * through bbd_peer.c (endpoints and tokens from the job table: each node of a Slurm job has its
+ * own token; replies handled in the event loop). The copy is written with the daemon's rights, which are the job user's: the daemon
  * refuses an absolute destination if it runs as root for a job that is not root's.
  */
 #include <errno.h>
@@ -75,29 +73,14 @@ typedef struct bcast_buf {
     unsigned refs;
 } bcast_buf_t;
 
-/* A request forwarded to a child. */
+/* A request forwarded to a child: what its reply completes. */
 typedef struct bcast_out {
-    struct bcast_out *next;
-    uint64_t req_id;
+    bcast_wait_t *w;
     unsigned rank;
-    unsigned op;
-    bcast_wait_t *w; /* NULL once answered or failed */
-    void *msg;
-    bcast_buf_t *bulk;
-    int sending;
+    bcast_buf_t *bulk; /* held until the child answered */
 } bcast_out_t;
 
-/* A reply that arrived from a child (copied in the callback, handled in the loop). */
-typedef struct bcast_inbox {
-    struct bcast_inbox *next;
-    size_t len;
-    uint8_t data[];
-} bcast_inbox_t;
-
 static bcast_sess_t *sessions;
-static bcast_out_t *outs;
-static bcast_inbox_t *inbox_head, *inbox_tail;
-static bbd_t *bcast_daemon;
 
 static double now_s(void)
 {
@@ -191,205 +174,70 @@ static void wait_finish(bbd_t *d, bcast_wait_t *w)
 
 /* ------------------------------------------------------------------ forwarding */
 
-static void out_resolve_fail(bbd_t *d, bcast_out_t *o, pdcbb_err_t rc, const char *why)
+/* A child's answer (or its failure) for out->w. */
+static void forward_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
+                         const uint8_t *msg, size_t len)
 {
+    bcast_out_t *o = arg;
     bcast_wait_t *w = o->w;
-    if (w == NULL)
-        return;
-    o->w = NULL;
-    wait_fail(w, rc, "node %s (daemon %u): %s", bbd_peer_node(o->rank), o->rank, why);
+    buf_unref(o->bulk);
+    pdcbb_bcast_open_rep_t p;
+    pdcbb_msg_hdr_t h;
+    if (status == PDCBB_OK && (status = pdcbb_hdr_decode(msg, len, &h)) == PDCBB_OK &&
+        (status = pdcbb_body_decode(h.op, 1, msg + PDCBB_HDR_LEN, h.payload_len, &p)) ==
+            PDCBB_OK) {
+        if (p.result != PDCBB_OK) {
+            if (w->result == PDCBB_OK)
+                w->result = p.result;
+            size_t n = strlen(w->error);
+            if (n < BCAST_ERR_MAX)
+                snprintf(w->error + n, BCAST_ERR_MAX - n, "%s%s", n ? "; " : "", p.error);
+        }
+        /* Per node: rank, crc, and its line of paths. */
+        const char *line = p.paths;
+        const char *end = line ? line + p.paths_len : NULL;
+        for (uint32_t i = 0; i + 1 < p.nodes_count; i += 2) {
+            const char *nl = line ? memchr(line, '\n', (size_t)(end - line)) : NULL;
+            size_t ll = nl ? (size_t)(nl - line) + 1 : 0;
+            wait_node(w, p.nodes[i], p.nodes[i + 1], ll ? line : "", ll);
+            if (nl)
+                line = nl + 1;
+        }
+        pdcbb_body_free(h.op, 1, &p);
+    } else {
+        wait_fail(w, status, "node %s (daemon %u): %s", bbd_peer_node(o->rank), o->rank,
+                  why && *why ? why : "malformed reply");
+    }
+    free(o);
     if (--w->outstanding == 0)
         wait_finish(d, w);
-}
-
-static void out_free_if_done(bcast_out_t *o)
-{
-    if (o->w || o->sending)
-        return;
-    for (bcast_out_t **pp = &outs; *pp; pp = &(*pp)->next)
-        if (*pp == o) {
-            *pp = o->next;
-            break;
-        }
-    free(o->msg);
-    buf_unref(o->bulk);
-    free(o);
-}
-
-static void out_send_cb(void *request, ucs_status_t status, void *user_data)
-{
-    bcast_out_t *o = user_data;
-    o->sending = 0;
-    free(o->msg);
-    o->msg = NULL;
-    buf_unref(o->bulk);
-    o->bulk = NULL;
-    if (status != UCS_OK)
-        out_resolve_fail(bcast_daemon, o, PDCBB_ERR_UNREACHABLE, ucs_status_string(status));
-    ucp_request_free(request);
-    out_free_if_done(o);
 }
 
 /* Send request body of op (with bulk, if any) to daemon rank on behalf of w. */
 static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const void *body,
                     bcast_buf_t *bulk, size_t bulk_len)
 {
-    char err[512];
-    bbd_peer_t *peer = bbd_peer_get(d, rank, err, sizeof(err));
-    if (peer == NULL) {
-        wait_fail(w, PDCBB_ERR_UNREACHABLE, "node %s (daemon %u): %s", bbd_peer_node(rank), rank,
-                  err);
-        return;
-    }
-    pdcbb_msg_hdr_t h;
-    bbd_peer_hdr(peer, op, &h);
+    char why[512];
     bcast_out_t *o = calloc(1, sizeof(*o));
-    size_t len = 0;
-    if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &len) != PDCBB_OK) {
-        free(o);
+    if (o == NULL) {
         wait_fail(w, PDCBB_ERR_NOMEM, "node %s: out of memory forwarding to daemon %u", d->node,
                   rank);
         return;
     }
-    o->req_id = h.req_id;
-    o->rank = rank;
-    o->op = op;
     o->w = w;
-    o->sending = 1;
-    if (bulk) {
-        o->bulk = bulk;
-        bulk->refs++;
-    }
-    o->next = outs;
-    outs = o;
-    w->outstanding++;
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    prm.cb.send = out_send_cb;
-    prm.user_data = o;
-    prm.flags = UCP_AM_SEND_FLAG_REPLY;
-    void *req = bulk ? ucp_am_send_nbx(peer->ep, PDCBB_AM_ID_DATA, o->msg, len, bulk->ptr,
-                                       bulk_len, &prm)
-                     : ucp_am_send_nbx(peer->ep, PDCBB_AM_ID_MSG, NULL, 0, o->msg, len, &prm);
-    uint64_t *k = d->stats.kinds[PDCBB_KIND_BROADCAST];
-    k[PDCBB_STAT_MSGS_SENT]++;
-    k[PDCBB_STAT_BYTES_SENT] += len + bulk_len;
-    if (UCS_PTR_IS_ERR(req)) {
-        /* Still inside the handler: the request is not deferred yet, so no reply here. */
-        o->sending = 0;
-        o->w = NULL;
-        w->outstanding--;
-        wait_fail(w, PDCBB_ERR_UNREACHABLE, "node %s (daemon %u): %s", bbd_peer_node(rank), rank,
-                  ucs_status_string(UCS_PTR_STATUS(req)));
-        out_free_if_done(o);
-    }
-}
-
-int bbd_bcast_on_reply(bbd_t *d, const void *data, size_t len)
-{
-    uint64_t req_id;
-    memcpy(&req_id, (const uint8_t *)data + 8, 8); /* little-endian on every supported host */
-    bcast_out_t *o = outs;
-    while (o && (o->req_id != req_id || o->w == NULL))
-        o = o->next;
-    if (o == NULL)
-        return 0; /* not ours: the dispatcher refuses it as a reply sent as a request */
-    bcast_inbox_t *m = malloc(sizeof(*m) + len);
-    if (m == NULL) {
-        d->stats.proto_errors++;
-        return 1;
-    }
-    m->next = NULL;
-    m->len = len;
-    memcpy(m->data, data, len);
-    if (inbox_tail)
-        inbox_tail->next = m;
-    else
-        inbox_head = m;
-    inbox_tail = m;
-    return 1;
-}
-
-static void reply_handle(bbd_t *d, const uint8_t *msg, size_t len)
-{
-    pdcbb_msg_hdr_t h;
-    uint64_t *k = d->stats.kinds[PDCBB_KIND_BROADCAST];
-    if (pdcbb_hdr_decode(msg, len, &h) != PDCBB_OK) {
-        d->stats.proto_errors++;
-        return;
-    }
-    bcast_out_t *o = outs;
-    while (o && o->req_id != h.req_id)
-        o = o->next;
-    if (o == NULL || o->w == NULL || h.op != o->op) {
-        PDCBB_DEBUG("dropped a reply to no forwarded broadcast request (%llu)",
-                    (unsigned long long)h.req_id);
-        return;
-    }
-    k[PDCBB_STAT_MSGS_RECV]++;
-    k[PDCBB_STAT_BYTES_RECV] += len;
-    bcast_wait_t *w = o->w;
-    if (h.status != PDCBB_OK) {
-        out_resolve_fail(d, o, h.status, pdcbb_strerror(h.status));
-        out_free_if_done(o);
-        return;
-    }
-    pdcbb_bcast_open_rep_t p;
-    pdcbb_err_t rc = pdcbb_body_decode(h.op, 1, msg + PDCBB_HDR_LEN, h.payload_len, &p);
+    o->rank = rank;
+    o->bulk = bulk;
+    pdcbb_err_t rc = bbd_peer_send(d, rank, op, body, bulk ? bulk->ptr : NULL, bulk_len,
+                                   PDCBB_KIND_BROADCAST, forward_done, o, why, sizeof(why));
     if (rc != PDCBB_OK) {
-        out_resolve_fail(d, o, rc, "malformed reply");
-        out_free_if_done(o);
+        /* Still inside the handler: no reply is deferred yet. */
+        free(o);
+        wait_fail(w, rc, "node %s (daemon %u): %s", bbd_peer_node(rank), rank, why);
         return;
     }
-    if (p.result != PDCBB_OK) {
-        if (w->result == PDCBB_OK)
-            w->result = p.result;
-        size_t n = strlen(w->error);
-        if (n < BCAST_ERR_MAX)
-            snprintf(w->error + n, BCAST_ERR_MAX - n, "%s%s", n ? "; " : "", p.error);
-    }
-    /* Per node: rank, crc, and its line of paths. */
-    const char *line = p.paths;
-    const char *end = line ? line + p.paths_len : NULL;
-    for (uint32_t i = 0; i + 1 < p.nodes_count; i += 2) {
-        const char *nl = line ? memchr(line, '\n', (size_t)(end - line)) : NULL;
-        size_t ll = nl ? (size_t)(nl - line) + 1 : 0;
-        wait_node(w, p.nodes[i], p.nodes[i + 1], ll ? line : "", ll);
-        if (nl)
-            line = nl + 1;
-    }
-    pdcbb_body_free(h.op, 1, &p);
-    o->w = NULL;
-    if (--w->outstanding == 0)
-        wait_finish(d, w);
-    out_free_if_done(o);
-}
-
-int bbd_bcast_poll(bbd_t *d)
-{
-    int n = 0;
-    while (inbox_head) {
-        bcast_inbox_t *m = inbox_head;
-        inbox_head = m->next;
-        if (inbox_head == NULL)
-            inbox_tail = NULL;
-        reply_handle(d, m->data, m->len);
-        free(m);
-        n++;
-    }
-    /* A child that went away answers nothing more. */
-    for (bcast_out_t *o = outs, *next; o; o = next) {
-        next = o->next;
-        ucs_status_t st;
-        if (o->w && bbd_peer_failed(o->rank, &st)) {
-            out_resolve_fail(d, o, PDCBB_ERR_UNREACHABLE, ucs_status_string(st));
-            out_free_if_done(o);
-            n++;
-        }
-    }
-    return n;
+    if (bulk)
+        bulk->refs++;
+    w->outstanding++;
 }
 
 /* ------------------------------------------------------------------ sessions */
@@ -441,13 +289,7 @@ void bbd_bcast_stop(bbd_t *d)
         sessions = s->next;
         sess_free(s, 1);
     }
-    while (inbox_head) {
-        bcast_inbox_t *m = inbox_head;
-        inbox_head = m->next;
-        free(m);
-    }
-    inbox_tail = NULL;
-    (void)d; /* the endpoints are bbd_peer.c's (bbd_peer_stop) */
+    (void)d; /* the endpoints and requests are bbd_peer.c's (bbd_peer_stop) */
 }
 
 /* Files of the burst buffer itself in the job directory: not a destination. */
@@ -663,7 +505,6 @@ pdcbb_err_t bbd_op_bcast_open(bbd_req_t *r, const pdcbb_bcast_open_req_t *q,
                               pdcbb_bcast_open_rep_t *p)
 {
     bbd_t *d = r->d;
-    bcast_daemon = d;
     if (r->conn == NULL)
         return PDCBB_ERR_UNSUPPORTED;
     if (q->ranks_count < 1 || q->ranks_count > d->nservers || q->ranks[0] != d->rank ||

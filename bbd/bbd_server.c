@@ -285,7 +285,7 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
     bbd_conn_t *c = NULL;
     if (length >= PDCBB_HDR_LEN && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) &&
         (((const uint8_t *)data)[16] & PDCBB_MSG_FLAG_REPLY) &&
-        (bbd_bcast_on_reply(d, data, length) || bbd_peer_on_reply(d, data, length))) {
+        bbd_peer_on_reply(d, data, length)) {
         /* A reply of another daemon to a request this one sent (bbd_bcast.c, bbd_peer.c). */
         return UCS_OK;
     }
@@ -681,7 +681,7 @@ void bbd_server_run(bbd_t *d)
         while (ucp_worker_progress(d->ucx.worker))
             ;
         process_queue(d);
-        if (bbd_bcast_poll(d) + bbd_peer_poll(d) > 0)
+        if (bbd_peer_poll(d) > 0)
             continue;
         if (bbd_shm_serve(d) > 0) {
             last_shm = monotonic_seconds();
