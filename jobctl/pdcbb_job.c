@@ -1836,7 +1836,14 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
             PDCBB_OK &&
         died.count > 0)
         PDCBB_ERROR("job %" PRIu64 " on %s: %s", job->job_id, job->node_name, died.text);
-    rc = job_stop_all(job, dir, 0, -1, NULL, NULL, 0, &st, err, errlen);
+    /* This node's ranks only, when the job says which: a /proc scan must not stop another
+     * node's daemons where nodes share a process table (the test cluster's nodes on one host). */
+    long rank_lo = 0, rank_hi = -1;
+    if (job->nnodes > 0 && job->node_index < job->nnodes && job->cfg.servers_per_node > 0) {
+        rank_lo = (long)job->node_index * (long)job->cfg.servers_per_node;
+        rank_hi = rank_lo + (long)job->cfg.servers_per_node;
+    }
+    rc = job_stop_all(job, dir, rank_lo, rank_hi, NULL, NULL, 0, &st, err, errlen);
     st.died = died.count;
     if (died.count > 0)
         job_note(err, errlen, "%u daemon%s died during the job (recorded in %s/daemons.died; "
