@@ -1804,6 +1804,22 @@ static pdcbb_err_t job_record_died(void *arg, void *out)
     return PDCBB_OK;
 }
 
+/*
+ * The ranks of this node's daemons, when the job says which node it is (rank_hi < 0: every rank).
+ * The epilog stops, and the removal of the job directory waits for, this node's daemons only: a
+ * /proc scan must not take another node's daemons for this one's where nodes share a process
+ * table and the node-local path (the test cluster's nodes on one host).
+ */
+static void job_node_ranks(const pdcbb_job_t *job, long *rank_lo, long *rank_hi)
+{
+    *rank_lo = 0;
+    *rank_hi = -1;
+    if (job->nnodes > 0 && job->node_index < job->nnodes && job->cfg.servers_per_node > 0) {
+        *rank_lo = (long)job->node_index * (long)job->cfg.servers_per_node;
+        *rank_hi = *rank_lo + (long)job->cfg.servers_per_node;
+    }
+}
+
 pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_t *stats,
                                    char *err, size_t errlen)
 {
@@ -1836,13 +1852,8 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
             PDCBB_OK &&
         died.count > 0)
         PDCBB_ERROR("job %" PRIu64 " on %s: %s", job->job_id, job->node_name, died.text);
-    /* This node's ranks only, when the job says which: a /proc scan must not stop another
-     * node's daemons where nodes share a process table (the test cluster's nodes on one host). */
-    long rank_lo = 0, rank_hi = -1;
-    if (job->nnodes > 0 && job->node_index < job->nnodes && job->cfg.servers_per_node > 0) {
-        rank_lo = (long)job->node_index * (long)job->cfg.servers_per_node;
-        rank_hi = rank_lo + (long)job->cfg.servers_per_node;
-    }
+    long rank_lo, rank_hi;
+    job_node_ranks(job, &rank_lo, &rank_hi);
     rc = job_stop_all(job, dir, rank_lo, rank_hi, NULL, NULL, 0, &st, err, errlen);
     st.died = died.count;
     if (died.count > 0)
@@ -1943,7 +1954,9 @@ pdcbb_err_t pdcbb_job_remove_dir(const pdcbb_job_t *job, char *err, size_t errle
         return PDCBB_ERR_PERM;
     }
     /* never pull the directory from under a running daemon */
-    size_t nrun = job_find_running(job, rdir, 0, -1, NULL, 0);
+    long rank_lo, rank_hi;
+    job_node_ranks(job, &rank_lo, &rank_hi);
+    size_t nrun = job_find_running(job, rdir, rank_lo, rank_hi, NULL, 0);
     if (nrun > 0) {
         pdcbb_errf(err, errlen, "refusing to remove %s: %zu daemon%s of the job %s still running "
                               "(run the epilog first)",
