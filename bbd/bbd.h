@@ -15,11 +15,11 @@
 #include <time.h>
 
 #include "bbd_io.h"
-#include "bbd_store.h"
 #include "pdcbb_config.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_proto.h"
 #include "pdcbb_stats.h"
+#include "pdcbb_store.h"
 #include "pdcbb_ucx.h"
 
 typedef struct bbd_conn {
@@ -87,8 +87,8 @@ typedef struct bbd {
     char listen_ip[64];
     uint16_t port;
 
-    const bbd_store_ops_t *store_ops;
-    bbd_store_t *store;
+    const pdcbb_store_ops_t *store_ops;
+    pdcbb_store_t *store;
 
     bbd_conn_t *conns;
     uint64_t next_conn_id;
@@ -112,7 +112,7 @@ typedef struct bbd_scratch {
 typedef struct bbd_req {
     bbd_t *d;
     bbd_conn_t *conn;       /* the connection the request came on */
-    bbd_txn_t *txn;
+    pdcbb_txn_t *txn;
     bbd_scratch_t *scratch;
     const uint8_t *in_bulk; /* bulk part received with the request */
     size_t in_bulk_len;

@@ -7,7 +7,7 @@
  * (row-major, element offset * element size). A region write is one pwrite per contiguous run
  * of the region, in place: the newest write of an element wins, elements never written are
  * holes and read as zero, and overwriting the same region never grows the file. The index in
- * LMDB (table BBD_T_DATA) maps each object to its layout (element size and dimensions, fixed at
+ * LMDB (table PDCBB_T_DATA) maps each object to its layout (element size and dimensions, fixed at
  * its first write here) so that every later access is checked against it.
  *
  * Capacity: the bytes the data files occupy (st_blocks) are counted; a write that may not fit
@@ -182,9 +182,9 @@ static pdcbb_err_t layout_check(bbd_req_t *r, const data_desc_t *dd, int create,
 {
     uint8_t key[8];
     uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
-    bbd_val_t v;
-    bbd_key_u64(key, dd->obj);
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
+    pdcbb_val_t v;
+    pdcbb_key_u64(key, dd->obj);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_DATA, (pdcbb_val_t){key, 8}, &v);
     if (rc == PDCBB_OK) {
         *exists = 1;
         if (v.len != 8 * (2 + (size_t)dd->ndim))
@@ -203,19 +203,19 @@ static pdcbb_err_t layout_check(bbd_req_t *r, const data_desc_t *dd, int create,
     rec[0] = dd->unit;
     rec[1] = dd->ndim;
     memcpy(rec + 2, dd->dims, 8 * (size_t)dd->ndim);
-    return OPS->put(r->txn, BBD_T_DATA, (bbd_val_t){key, 8},
-                    (bbd_val_t){rec, 8 * (2 + (size_t)dd->ndim)}, 0);
+    return OPS->put(r->txn, PDCBB_T_DATA, (pdcbb_val_t){key, 8},
+                    (pdcbb_val_t){rec, 8 * (2 + (size_t)dd->ndim)}, 0);
 }
 
 pdcbb_err_t bbd_data_layout_get(bbd_req_t *r, uint64_t obj, uint64_t *unit, uint32_t *ndim,
                                 uint64_t *dims, int *exists)
 {
     uint8_t key[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
-    bbd_key_u64(key, obj);
+    pdcbb_key_u64(key, obj);
     *exists = 0;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_DATA, (pdcbb_val_t){key, 8}, &v);
     if (rc == PDCBB_ERR_NOT_FOUND)
         return PDCBB_OK;
     if (rc != PDCBB_OK)
@@ -721,8 +721,8 @@ pdcbb_err_t bbd_op_data_drop(bbd_req_t *r, const pdcbb_data_drop_req_t *q,
             return pdcbb_err_from_errno(errno);
         d->data_used = d->data_used > alloc ? d->data_used - alloc : 0;
     }
-    bbd_key_u64(key, q->id);
-    pdcbb_err_t rc = OPS->del(r->txn, BBD_T_DATA, (bbd_val_t){key, 8});
+    pdcbb_key_u64(key, q->id);
+    pdcbb_err_t rc = OPS->del(r->txn, PDCBB_T_DATA, (pdcbb_val_t){key, 8});
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
@@ -735,15 +735,15 @@ pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
                                pdcbb_data_resize_rep_t *p)
 {
     uint8_t key[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
     if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_BAD_ID;
     if (q->ids_count == 0 || q->ids_count > PDCBB_REGION_NDIM_MAX)
         return PDCBB_ERR_BAD_REGION;
     bbd_query_forget(q->id);
-    bbd_key_u64(key, q->id);
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_DATA, (bbd_val_t){key, 8}, &v);
+    pdcbb_key_u64(key, q->id);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_DATA, (pdcbb_val_t){key, 8}, &v);
     if (rc == PDCBB_ERR_NOT_FOUND)
         return PDCBB_OK; /* no data here */
     if (rc != PDCBB_OK)
@@ -786,26 +786,26 @@ static pdcbb_err_t map_next_seq(bbd_req_t *r, uint64_t *seq)
 {
     static const char key[] = "map_seq";
     uint8_t buf[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     uint64_t s = 1;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1}, &v);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, sizeof(key) - 1}, &v);
     if (rc == PDCBB_OK && v.len == 8)
-        s = bbd_key_get_u64(v.data);
+        s = pdcbb_key_get_u64(v.data);
     else if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_OK)
         return rc;
-    bbd_key_u64(buf, s + 1);
+    pdcbb_key_u64(buf, s + 1);
     *seq = s;
-    return OPS->put(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1}, (bbd_val_t){buf, 8},
-                    0);
+    return OPS->put(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, sizeof(key) - 1},
+                    (pdcbb_val_t){buf, 8}, 0);
 }
 
 /* Bytes assigned so far to each daemon by this home daemon (REGION_DYNAMIC's choice). */
 static pdcbb_err_t assigned_get(bbd_req_t *r, uint64_t *assigned)
 {
     static const char key[] = "map_assigned";
-    bbd_val_t v;
+    pdcbb_val_t v;
     memset(assigned, 0, 8 * (size_t)r->d->nservers);
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1}, &v);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, sizeof(key) - 1}, &v);
     if (rc == PDCBB_OK && v.len == 8 * (size_t)r->d->nservers)
         memcpy(assigned, v.data, v.len);
     return rc == PDCBB_ERR_NOT_FOUND || rc == PDCBB_OK ? PDCBB_OK : rc;
@@ -814,8 +814,8 @@ static pdcbb_err_t assigned_get(bbd_req_t *r, uint64_t *assigned)
 static pdcbb_err_t assigned_put(bbd_req_t *r, const uint64_t *assigned)
 {
     static const char key[] = "map_assigned";
-    return OPS->put(r->txn, BBD_T_STATE, (bbd_val_t){key, sizeof(key) - 1},
-                    (bbd_val_t){assigned, 8 * (size_t)r->d->nservers}, 0);
+    return OPS->put(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, sizeof(key) - 1},
+                    (pdcbb_val_t){assigned, 8 * (size_t)r->d->nservers}, 0);
 }
 
 /* Map values: u64 daemon, ndim, offsets, sizes, bytes. */
@@ -858,15 +858,15 @@ typedef struct map_entry {
 static pdcbb_err_t map_entries(bbd_req_t *r, uint64_t obj, map_entry_t **out, size_t *n)
 {
     uint8_t prefix[8];
-    bbd_cursor_t *c;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
     map_entry_t *es = NULL;
     size_t cnt = 0, cap = 0;
-    bbd_key_u64(prefix, obj);
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_MAP, &c);
+    pdcbb_key_u64(prefix, obj);
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_MAP, &c);
     if (rc != PDCBB_OK)
         return rc;
-    rc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
+    rc = OPS->cursor_seek(c, (pdcbb_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
         uint64_t vals[3 + 2 * PDCBB_REGION_NDIM_MAX];
         if (v.len <= sizeof(vals) && v.len % 8 == 0) {
@@ -910,15 +910,15 @@ static pdcbb_err_t map_insert(bbd_req_t *r, uint64_t obj, uint64_t daemon, uint6
         return rc;
     uint8_t key[16];
     uint64_t val[3 + 2 * PDCBB_REGION_NDIM_MAX];
-    bbd_key_u64(key, obj);
-    bbd_key_u64(key + 8, seq);
+    pdcbb_key_u64(key, obj);
+    pdcbb_key_u64(key + 8, seq);
     val[0] = daemon;
     val[1] = b->ndim;
     memcpy(val + 2, b->off, 8 * (size_t)b->ndim);
     memcpy(val + 2 + b->ndim, b->size, 8 * (size_t)b->ndim);
     val[2 + 2 * b->ndim] = bytes;
-    return OPS->put(r->txn, BBD_T_MAP, (bbd_val_t){key, 16},
-                    (bbd_val_t){val, 8 * (3 + 2 * (size_t)b->ndim)}, 0);
+    return OPS->put(r->txn, PDCBB_T_MAP, (pdcbb_val_t){key, 16},
+                    (pdcbb_val_t){val, 8 * (3 + 2 * (size_t)b->ndim)}, 0);
 }
 
 /*
@@ -961,12 +961,12 @@ static pdcbb_err_t map_put_one(bbd_req_t *r, uint64_t obj, uint64_t daemon, uint
         int last = i + 1 == n;
         pdcbb_box_t u;
         if (pdcbb_box_contains(nb, &es[i].box))
-            rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){es[i].key, 16});
+            rc = OPS->del(r->txn, PDCBB_T_MAP, (pdcbb_val_t){es[i].key, 16});
         else if (last && es[i].daemon == daemon && !pdcbb_box_intersect(&es[i].box, nb, &u) &&
                  box_union_adjacent(&es[i].box, nb, &u)) {
             merged = u;
             merged_bytes += es[i].bytes;
-            rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){es[i].key, 16});
+            rc = OPS->del(r->txn, PDCBB_T_MAP, (pdcbb_val_t){es[i].key, 16});
         }
     }
     free(es);
@@ -1025,7 +1025,7 @@ pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj)
             assigned[es[i].daemon] -= es[i].bytes < assigned[es[i].daemon]
                                           ? es[i].bytes
                                           : assigned[es[i].daemon];
-        rc = OPS->del(r->txn, BBD_T_MAP, (bbd_val_t){es[i].key, 16});
+        rc = OPS->del(r->txn, PDCBB_T_MAP, (pdcbb_val_t){es[i].key, 16});
     }
     free(es);
     return rc == PDCBB_OK && n ? assigned_put(r, assigned) : rc;
@@ -1042,15 +1042,15 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
         pdcbb_box_make(&want, (uint32_t)q->box[0], q->box + 1, q->box + 1 + q->box[0]) != PDCBB_OK)
         return PDCBB_ERR_BAD_REGION;
     uint8_t prefix[8];
-    bbd_key_u64(prefix, q->id);
-    bbd_cursor_t *c;
-    bbd_val_t k, v;
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_MAP, &c);
+    pdcbb_key_u64(prefix, q->id);
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_MAP, &c);
     if (rc != PDCBB_OK)
         return rc;
     uint64_t *out = NULL;
     size_t n = 0, cap = 0;
-    rc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
+    rc = OPS->cursor_seek(c, (pdcbb_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
         uint64_t vals[3 + 2 * PDCBB_REGION_NDIM_MAX];
         pdcbb_box_t eb, x;
@@ -1073,7 +1073,7 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
                     out = g;
                     cap = ncap;
                 }
-                out[n++] = bbd_key_get_u64((const uint8_t *)k.data + 8);
+                out[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 8);
                 memcpy(out + n, vals, 8 * words);
                 n += words;
             }

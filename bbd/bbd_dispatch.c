@@ -352,7 +352,7 @@ void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
      * handler (values point into the store's pages) and go out after the commit.
      */
     int done = 0;
-    bbd_txn_t *txn = NULL;
+    pdcbb_txn_t *txn = NULL;
     if (nready > 1 && d->store_ops->txn_begin(d->store, any_write, &txn) == PDCBB_OK) {
         int failed = 0;
         for (size_t i = 0; i < n && !failed; i++) {

@@ -2,8 +2,8 @@
  * bbd_grow.c - the current extent of objects whose first dimension is unlimited (OBJ_EXTEND,
  * OBJ_EXTENT; docs/PROTOCOL.md "Growing objects").
  *
- * The home daemon of such an object keeps its extent (rows) in the store (bbd_extent_key in
- * bbd_store.h). OBJ_EXTEND raises it inside the request's write transaction and never lowers
+ * The home daemon of such an object keeps its extent (rows) in the store (pdcbb_extent_key in
+ * pdcbb_store.h). OBJ_EXTEND raises it inside the request's write transaction and never lowers
  * it: requests are applied one at a time, so concurrent extenders and writers from any number
  * of clients end with the largest row count any of them asked for. The drain writes the extent
  * as the manifest's current_dims; a stage-in restores it (bbd_extent_set).
@@ -19,15 +19,15 @@
 static pdcbb_err_t grow_object(bbd_req_t *r, uint64_t id, uint64_t **dims, uint32_t *ndim)
 {
     uint8_t key[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_obj_info_rep_t rec;
     if (id == 0 || pdcbb_meta_id_server(id) != r->d->rank)
         return PDCBB_ERR_BAD_ID;
     if (pdcbb_meta_id_kind(id) != PDCBB_META_KIND_OBJ)
         return pdcbb_meta_id_kind(id) == PDCBB_META_KIND_CONT ? PDCBB_ERR_WRONG_TYPE
                                                                : PDCBB_ERR_BAD_ID;
-    bbd_key_u64(key, id);
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_OBJ, (bbd_val_t){key, 8}, &v);
+    pdcbb_key_u64(key, id);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_OBJ, (pdcbb_val_t){key, 8}, &v);
     if (rc != PDCBB_OK)
         return rc;
     if (pdcbb_body_decode(PDCBB_OP_OBJ_INFO, 1, v.data, v.len, &rec) != PDCBB_OK)
@@ -49,15 +49,15 @@ static pdcbb_err_t grow_object(bbd_req_t *r, uint64_t id, uint64_t **dims, uint3
 
 pdcbb_err_t bbd_extent_set(bbd_req_t *r, uint64_t id, uint64_t rows)
 {
-    uint8_t key[BBD_EXTENT_KEY_LEN], val[8];
-    bbd_key_u64(val, rows);
-    return OPS->put(r->txn, BBD_T_STATE, bbd_extent_key(key, id), (bbd_val_t){val, 8}, 0);
+    uint8_t key[PDCBB_EXTENT_KEY_LEN], val[8];
+    pdcbb_key_u64(val, rows);
+    return OPS->put(r->txn, PDCBB_T_STATE, pdcbb_extent_key(key, id), (pdcbb_val_t){val, 8}, 0);
 }
 
 pdcbb_err_t bbd_extent_forget(bbd_req_t *r, uint64_t id)
 {
-    uint8_t key[BBD_EXTENT_KEY_LEN];
-    pdcbb_err_t rc = OPS->del(r->txn, BBD_T_STATE, bbd_extent_key(key, id));
+    uint8_t key[PDCBB_EXTENT_KEY_LEN];
+    pdcbb_err_t rc = OPS->del(r->txn, PDCBB_T_STATE, pdcbb_extent_key(key, id));
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
@@ -68,7 +68,7 @@ static pdcbb_err_t grow_answer(bbd_req_t *r, uint64_t id, uint64_t rows, uint64_
     uint64_t cur;
     pdcbb_err_t rc = grow_object(r, id, dims, ndim);
     if (rc == PDCBB_OK)
-        rc = bbd_extent_read(OPS, r->txn, id, &cur);
+        rc = pdcbb_extent_read(OPS, r->txn, id, &cur);
     if (rc != PDCBB_OK)
         return rc;
     if (rows == UINT64_MAX)
@@ -104,7 +104,7 @@ pdcbb_err_t bbd_op_obj_reserve(bbd_req_t *r, const pdcbb_obj_reserve_req_t *q,
     uint64_t cur, end;
     pdcbb_err_t rc = grow_object(r, q->id, &p->dims, &p->dims_count);
     if (rc == PDCBB_OK)
-        rc = bbd_extent_read(OPS, r->txn, q->id, &cur);
+        rc = pdcbb_extent_read(OPS, r->txn, q->id, &cur);
     if (rc != PDCBB_OK)
         return rc;
     if (q->rows == 0 || __builtin_add_overflow(cur, q->rows, &end) || end == UINT64_MAX)

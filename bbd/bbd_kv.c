@@ -26,15 +26,19 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-static void put_be64(uint8_t *o, uint64_t v) { bbd_key_u64(o, v); }
+static void put_be64(uint8_t *o, uint64_t v)
+{
+    pdcbb_key_u64(o, v);
+}
 
 static pdcbb_err_t load_meta(bbd_req_t *r, uint64_t id, pdcbb_kv_meta_t *m)
 {
     uint8_t k[9];
-    bbd_val_t v;
+    pdcbb_val_t v;
     if (id == 0 || pdcbb_meta_id_kind(id) != PDCBB_META_KIND_KV)
         return PDCBB_ERR_BAD_ID;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_KVMETA, (bbd_val_t){k, pdcbb_kv_meta_id_key(id, k)}, &v);
+    pdcbb_err_t rc =
+        OPS->get(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){k, pdcbb_kv_meta_id_key(id, k)}, &v);
     if (rc == PDCBB_ERR_NOT_FOUND)
         return PDCBB_ERR_BAD_ID; /* unknown or deleted KV object: a stale id */
     if (rc != PDCBB_OK)
@@ -55,16 +59,16 @@ typedef struct pendset {
 static pdcbb_err_t load_pending(bbd_req_t *r, uint64_t id, pendset_t *ps)
 {
     uint8_t k[17];
-    bbd_val_t kk, vv;
-    bbd_cursor_t *c;
+    pdcbb_val_t kk, vv;
+    pdcbb_cursor_t *c;
     size_t cap = 0;
     ps->v = NULL;
     ps->n = 0;
     pdcbb_kv_tx_key(id, 'P', 0, k);
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_KVTX, &c);
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_KVTX, &c);
     if (rc != PDCBB_OK)
         return rc;
-    for (rc = OPS->cursor_seek(c, (bbd_val_t){k, 17}, &kk, &vv); rc == PDCBB_OK;
+    for (rc = OPS->cursor_seek(c, (pdcbb_val_t){k, 17}, &kk, &vv); rc == PDCBB_OK;
          rc = OPS->cursor_next(c, &kk, &vv)) {
         if (kk.len != 17 || memcmp(kk.data, k, 9) != 0)
             break;
@@ -77,7 +81,7 @@ static pdcbb_err_t load_pending(bbd_req_t *r, uint64_t id, pendset_t *ps)
             }
             ps->v = nv;
         }
-        ps->v[ps->n].tag = bbd_key_get_u64((const uint8_t *)kk.data + 9);
+        ps->v[ps->n].tag = pdcbb_key_get_u64((const uint8_t *)kk.data + 9);
         ps->v[ps->n].state = vv.len ? ((const uint8_t *)vv.data)[0] : PDCBB_KV_TX_OPEN;
         ps->n++;
     }
@@ -120,11 +124,11 @@ static uint8_t *vbuf_get(size_t n)
 static pdcbb_err_t gen_getk(bbd_req_t *r, uint64_t id, uint8_t kind, uint64_t *gen)
 {
     uint8_t k[9];
-    bbd_val_t v;
+    pdcbb_val_t v;
     put_be64(k, id);
     k[8] = kind;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, &v);
-    *gen = rc == PDCBB_OK && v.len == 8 ? bbd_key_get_u64(v.data) : 0;
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){k, 9}, &v);
+    *gen = rc == PDCBB_OK && v.len == 8 ? pdcbb_key_get_u64(v.data) : 0;
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
@@ -143,7 +147,7 @@ static pdcbb_err_t gen_bumpk(bbd_req_t *r, uint64_t id, uint8_t kind)
     put_be64(k, id);
     k[8] = kind;
     put_be64(v, g + 1);
-    return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){k, 9}, (bbd_val_t){v, 8}, 0);
+    return OPS->put(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){k, 9}, (pdcbb_val_t){v, 8}, 0);
 }
 
 static pdcbb_err_t gen_bump(bbd_req_t *r, uint64_t id)
@@ -180,17 +184,18 @@ static pdcbb_err_t next_id(bbd_req_t *r, uint64_t *id)
 {
     static const char key[] = "next_seq"; /* the daemon's one id sequence (bbd_meta.c) */
     uint8_t buf[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     uint64_t seq = 1;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_STATE, (bbd_val_t){key, 8}, &v);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, 8}, &v);
     if (rc == PDCBB_OK && v.len == 8)
-        seq = bbd_key_get_u64(v.data);
+        seq = pdcbb_key_get_u64(v.data);
     else if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_OK)
         return rc;
     if (seq >= (1ull << 44))
         return PDCBB_ERR_NOSPC;
-    bbd_key_u64(buf, seq + 1);
-    if ((rc = OPS->put(r->txn, BBD_T_STATE, (bbd_val_t){key, 8}, (bbd_val_t){buf, 8}, 0)) != PDCBB_OK)
+    pdcbb_key_u64(buf, seq + 1);
+    if ((rc = OPS->put(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, 8}, (pdcbb_val_t){buf, 8}, 0)) !=
+        PDCBB_OK)
         return rc;
     *id = pdcbb_meta_id_make(PDCBB_META_KIND_KV, r->d->rank, seq);
     return PDCBB_OK;
@@ -235,8 +240,8 @@ pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb
         if (pdcbb_home_server(q->name, r->d->nservers) != r->d->rank)
             return PDCBB_ERR_BAD_ID;
         size_t nkl = pdcbb_kv_meta_name_key(q->cont_id, q->name, nk);
-        bbd_val_t v;
-        rc = OPS->get(r->txn, BBD_T_KVMETA, (bbd_val_t){nk, nkl}, &v);
+        pdcbb_val_t v;
+        rc = OPS->get(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){nk, nkl}, &v);
         if (rc == PDCBB_OK)
             return PDCBB_ERR_EXISTS;
         if (rc != PDCBB_ERR_NOT_FOUND)
@@ -245,7 +250,8 @@ pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb
             return rc;
         uint8_t idb[8];
         put_be64(idb, m->id);
-        if ((rc = OPS->put(r->txn, BBD_T_KVMETA, (bbd_val_t){nk, nkl}, (bbd_val_t){idb, 8}, 1)) != PDCBB_OK)
+        if ((rc = OPS->put(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){nk, nkl}, (pdcbb_val_t){idb, 8},
+                           1)) != PDCBB_OK)
             return rc;
     } else {
         /* Register the meta of an existing object on a shard daemon. */
@@ -260,8 +266,8 @@ pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb
     if (mb == NULL)
         return PDCBB_ERR_NOMEM;
     pdcbb_kv_meta_encode(m, mb);
-    if ((rc = OPS->put(r->txn, BBD_T_KVMETA, (bbd_val_t){ik, pdcbb_kv_meta_id_key(m->id, ik)},
-                       (bbd_val_t){mb, ms}, 0)) != PDCBB_OK)
+    if ((rc = OPS->put(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){ik, pdcbb_kv_meta_id_key(m->id, ik)},
+                       (pdcbb_val_t){mb, ms}, 0)) != PDCBB_OK)
         return rc;
     FILL_INFO(m, p, shards);
     return PDCBB_OK;
@@ -284,14 +290,14 @@ pdcbb_err_t bbd_op_kv_open(bbd_req_t *r, const pdcbb_kv_open_req_t *q, pdcbb_kv_
         uint8_t *nk = bbd_req_alloc(r, 9 + nl);
         if (nk == NULL)
             return PDCBB_ERR_NOMEM;
-        bbd_val_t v;
-        rc = OPS->get(r->txn, BBD_T_KVMETA,
-                      (bbd_val_t){nk, pdcbb_kv_meta_name_key(q->cont_id, q->name, nk)}, &v);
+        pdcbb_val_t v;
+        rc = OPS->get(r->txn, PDCBB_T_KVMETA,
+                      (pdcbb_val_t){nk, pdcbb_kv_meta_name_key(q->cont_id, q->name, nk)}, &v);
         if (rc != PDCBB_OK)
             return rc;
         if (v.len != 8)
             return PDCBB_ERR_STORE;
-        id = bbd_key_get_u64(v.data);
+        id = pdcbb_key_get_u64(v.data);
     }
     if ((rc = load_meta(r, id, m)) != PDCBB_OK)
         return rc;
@@ -301,12 +307,12 @@ pdcbb_err_t bbd_op_kv_open(bbd_req_t *r, const pdcbb_kv_open_req_t *q, pdcbb_kv_
 
 /* Delete every entry of table t whose key starts with prefix (plen bytes); tag_only: only
  * record entries ("kv") whose tag is tag. */
-static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, const uint8_t *prefix, size_t plen,
+static pdcbb_err_t delete_prefix(bbd_req_t *r, pdcbb_table_t t, const uint8_t *prefix, size_t plen,
                                  int tag_only, uint64_t tag, uint64_t *ndel)
 {
     uint8_t key[PDCBB_KV_RECKEY_MAX + 32];
-    bbd_cursor_t *c;
-    bbd_val_t kk, vv;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t kk, vv;
     pdcbb_err_t rc;
     memcpy(key, prefix, plen);
     size_t klen = plen;
@@ -315,12 +321,13 @@ static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, const uint8_t *pre
          * store's interface. */
         if ((rc = OPS->cursor_open(r->txn, t, &c)) != PDCBB_OK)
             return rc;
-        rc = OPS->cursor_seek(c, (bbd_val_t){key, klen}, &kk, &vv);
+        rc = OPS->cursor_seek(c, (pdcbb_val_t){key, klen}, &kk, &vv);
         int found = 0;
         while (rc == PDCBB_OK) {
             if (kk.len < plen || memcmp(kk.data, prefix, plen) != 0)
                 break;
-            if (!tag_only || (kk.len >= 16 && bbd_key_get_u64((const uint8_t *)kk.data + kk.len - 8) == tag)) {
+            if (!tag_only ||
+                (kk.len >= 16 && pdcbb_key_get_u64((const uint8_t *)kk.data + kk.len - 8) == tag)) {
                 if (kk.len > sizeof(key)) {
                     OPS->cursor_close(c);
                     return PDCBB_ERR_STORE;
@@ -337,7 +344,7 @@ static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, const uint8_t *pre
             return rc;
         if (!found)
             return PDCBB_OK;
-        if ((rc = OPS->del(r->txn, t, (bbd_val_t){key, klen})) != PDCBB_OK)
+        if ((rc = OPS->del(r->txn, t, (pdcbb_val_t){key, klen})) != PDCBB_OK)
             return rc;
         if (ndel)
             (*ndel)++;
@@ -355,18 +362,20 @@ pdcbb_err_t bbd_op_kv_delete(bbd_req_t *r, const pdcbb_kv_delete_req_t *q, pdcbb
         return rc;
     uint8_t pre[9];
     put_be64(pre, q->id);
-    if ((rc = delete_prefix(r, BBD_T_KV, pre, 8, 0, 0, NULL)) != PDCBB_OK ||
-        (rc = delete_prefix(r, BBD_T_KVTX, pre, 8, 0, 0, NULL)) != PDCBB_OK)
+    if ((rc = delete_prefix(r, PDCBB_T_KV, pre, 8, 0, 0, NULL)) != PDCBB_OK ||
+        (rc = delete_prefix(r, PDCBB_T_KVTX, pre, 8, 0, 0, NULL)) != PDCBB_OK)
         return rc;
     uint8_t ik[9];
-    if ((rc = OPS->del(r->txn, BBD_T_KVMETA, (bbd_val_t){ik, pdcbb_kv_meta_id_key(q->id, ik)})) != PDCBB_OK)
+    if ((rc = OPS->del(r->txn, PDCBB_T_KVMETA,
+                       (pdcbb_val_t){ik, pdcbb_kv_meta_id_key(q->id, ik)})) != PDCBB_OK)
         return rc;
     if (pdcbb_meta_id_server(q->id) == r->d->rank) {
         size_t nl = strlen(m->name);
         uint8_t *nk = bbd_req_alloc(r, 9 + nl);
         if (nk == NULL)
             return PDCBB_ERR_NOMEM;
-        rc = OPS->del(r->txn, BBD_T_KVMETA, (bbd_val_t){nk, pdcbb_kv_meta_name_key(m->cont_id, m->name, nk)});
+        rc = OPS->del(r->txn, PDCBB_T_KVMETA,
+                      (pdcbb_val_t){nk, pdcbb_kv_meta_name_key(m->cont_id, m->name, nk)});
         if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
             return rc;
     }
@@ -391,8 +400,8 @@ typedef struct vis {
  * group), leaving the cursor on the first entry of the next group (*rc NOT_FOUND at the end).
  * prefix: the 8-byte id. Fills v for tag.
  */
-static pdcbb_err_t walk_group(bbd_req_t *r, bbd_cursor_t *c, const uint8_t *idb, bbd_val_t *kk,
-                              bbd_val_t *vv, uint64_t tag, const pendset_t *ps, vis_t *v,
+static pdcbb_err_t walk_group(bbd_req_t *r, pdcbb_cursor_t *c, const uint8_t *idb, pdcbb_val_t *kk,
+                              pdcbb_val_t *vv, uint64_t tag, const pendset_t *ps, vis_t *v,
                               pdcbb_err_t *crc)
 {
     const uint8_t *g0 = (const uint8_t *)kk->data + 8;
@@ -406,7 +415,7 @@ static pdcbb_err_t walk_group(bbd_req_t *r, bbd_cursor_t *c, const uint8_t *idb,
     memset(v, 0, sizeof(*v));
     pdcbb_err_t rc = PDCBB_OK;
     for (;;) {
-        uint64_t vt = bbd_key_get_u64((const uint8_t *)kk->data + kk->len - 8);
+        uint64_t vt = pdcbb_key_get_u64((const uint8_t *)kk->data + kk->len - 8);
         unsigned flags;
         const uint8_t *fk, *val;
         size_t fkl;
@@ -441,7 +450,7 @@ static pdcbb_err_t walk_group(bbd_req_t *r, bbd_cursor_t *c, const uint8_t *idb,
 }
 
 /* Copy of a short key's group kept by the caller (walk_group's gcopy dies with it). */
-static int same_id(const bbd_val_t *kk, const uint8_t *idb)
+static int same_id(const pdcbb_val_t *kk, const uint8_t *idb)
 {
     return kk->len >= 17 && memcmp(kk->data, idb, 8) == 0;
 }
@@ -458,12 +467,12 @@ static pdcbb_err_t long_key_check(bbd_req_t *r, uint64_t id, const uint8_t *enc,
 {
     uint8_t rk[PDCBB_KV_RECKEY_MAX];
     size_t n = pdcbb_kv_rec_key(id, enc, len, 0, rk);
-    bbd_cursor_t *c;
-    bbd_val_t kk, vv;
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_KV, &c);
+    pdcbb_cursor_t *c;
+    pdcbb_val_t kk, vv;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_KV, &c);
     if (rc != PDCBB_OK)
         return rc;
-    rc = OPS->cursor_seek(c, (bbd_val_t){rk, n}, &kk, &vv);
+    rc = OPS->cursor_seek(c, (pdcbb_val_t){rk, n}, &kk, &vv);
     if (rc == PDCBB_OK && kk.len == n && memcmp(kk.data, rk, n - 8) == 0) {
         unsigned flags;
         const uint8_t *fk, *val;
@@ -484,21 +493,21 @@ static pdcbb_err_t take_upload(bbd_req_t *r, uint64_t id, uint64_t upload, uint6
                                uint8_t *dst)
 {
     uint8_t k[25];
-    bbd_val_t kk, vv;
-    bbd_cursor_t *c;
+    pdcbb_val_t kk, vv;
+    pdcbb_cursor_t *c;
     put_be64(k, id);
     k[8] = 'U';
     put_be64(k + 9, upload);
     put_be64(k + 17, 0);
     uint64_t have = 0;
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_KVTX, &c);
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_KVTX, &c);
     if (rc != PDCBB_OK)
         return rc;
-    for (rc = OPS->cursor_seek(c, (bbd_val_t){k, 25}, &kk, &vv); rc == PDCBB_OK;
+    for (rc = OPS->cursor_seek(c, (pdcbb_val_t){k, 25}, &kk, &vv); rc == PDCBB_OK;
          rc = OPS->cursor_next(c, &kk, &vv)) {
         if (kk.len != 25 || memcmp(kk.data, k, 17) != 0)
             break;
-        uint64_t off = bbd_key_get_u64((const uint8_t *)kk.data + 17);
+        uint64_t off = pdcbb_key_get_u64((const uint8_t *)kk.data + 17);
         if (off != have || vv.len > total - have) {
             rc = PDCBB_ERR_INVAL; /* pieces missing, overlapping or beyond the total */
             break;
@@ -511,7 +520,7 @@ static pdcbb_err_t take_upload(bbd_req_t *r, uint64_t id, uint64_t upload, uint6
         return rc;
     if (have != total)
         return PDCBB_ERR_INVAL;
-    return delete_prefix(r, BBD_T_KVTX, k, 17, 0, 0, NULL);
+    return delete_prefix(r, PDCBB_T_KVTX, k, 17, 0, 0, NULL);
 }
 
 typedef struct setord {
@@ -579,18 +588,18 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
         size_t rkl = pdcbb_kv_rec_key(q->id, w.key, w.key_len, q->tag, rk);
         if (w.op == PDCBB_KV_OP_UNLINK) {
             if (q->tag == PDCBB_KV_NULLTAG) {
-                rc = OPS->del(r->txn, BBD_T_KV, (bbd_val_t){rk, rkl});
+                rc = OPS->del(r->txn, PDCBB_T_KV, (pdcbb_val_t){rk, rkl});
                 if (rc == PDCBB_ERR_NOT_FOUND)
                     rc = PDCBB_OK;
             } else if (q->tag == PDCBB_KV_MAXTAG) {
-                rc = delete_prefix(r, BBD_T_KV, rk, rkl - 8, 0, 0, NULL);
+                rc = delete_prefix(r, PDCBB_T_KV, rk, rkl - 8, 0, 0, NULL);
             } else {
                 size_t vs = pdcbb_kv_rec_val_size(w.key, w.key_len, 1, 0);
                 uint8_t *vb = vbuf_get(vs);
                 if (vb == NULL)
                     return PDCBB_ERR_NOMEM;
                 pdcbb_kv_rec_val_build(w.key, w.key_len, 1, NULL, 0, vb);
-                rc = OPS->put(r->txn, BBD_T_KV, (bbd_val_t){rk, rkl}, (bbd_val_t){vb, vs}, 0);
+                rc = OPS->put(r->txn, PDCBB_T_KV, (pdcbb_val_t){rk, rkl}, (pdcbb_val_t){vb, vs}, 0);
             }
         } else {
             size_t vs = pdcbb_kv_rec_val_size(w.key, w.key_len, 0, w.value_len);
@@ -604,7 +613,7 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
                 if ((rc = take_upload(r, q->id, w.upload, w.value_len, vb + vs - w.value_len)) != PDCBB_OK)
                     return rc;
             }
-            rc = OPS->put(r->txn, BBD_T_KV, (bbd_val_t){rk, rkl}, (bbd_val_t){vb, vs}, 0);
+            rc = OPS->put(r->txn, PDCBB_T_KV, (pdcbb_val_t){rk, rkl}, (pdcbb_val_t){vb, vs}, 0);
         }
         if (rc != PDCBB_OK)
             return rc;
@@ -634,7 +643,8 @@ pdcbb_err_t bbd_op_kv_part(bbd_req_t *r, const pdcbb_kv_part_req_t *q, pdcbb_kv_
     k[8] = 'U';
     put_be64(k + 9, q->upload);
     put_be64(k + 17, q->offset);
-    return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){k, 25}, (bbd_val_t){q->data, q->data_len}, 0);
+    return OPS->put(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){k, 25}, (pdcbb_val_t){q->data, q->data_len},
+                    0);
 }
 
 /* ------------------------------------------------------------------ get / count / list */
@@ -656,15 +666,15 @@ pdcbb_err_t bbd_op_kv_get(bbd_req_t *r, const pdcbb_kv_get_req_t *q, pdcbb_kv_ge
     uint8_t rk[PDCBB_KV_RECKEY_MAX], idb[8];
     put_be64(idb, q->id);
     size_t rkl = pdcbb_kv_rec_key(q->id, q->key, q->key_len, 0, rk);
-    bbd_cursor_t *c;
-    bbd_val_t kk, vv;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t kk, vv;
     vis_t v;
     memset(&v, 0, sizeof(v));
-    if ((rc = OPS->cursor_open(r->txn, BBD_T_KV, &c)) != PDCBB_OK) {
+    if ((rc = OPS->cursor_open(r->txn, PDCBB_T_KV, &c)) != PDCBB_OK) {
         free(ps.v);
         return rc;
     }
-    rc = OPS->cursor_seek(c, (bbd_val_t){rk, rkl}, &kk, &vv);
+    rc = OPS->cursor_seek(c, (pdcbb_val_t){rk, rkl}, &kk, &vv);
     if (rc == PDCBB_OK && kk.len == rkl && memcmp(kk.data, rk, rkl - 8) == 0) {
         pdcbb_err_t crc;
         rc = walk_group(r, c, idb, &kk, &vv, q->tag, &ps, &v, &crc);
@@ -765,9 +775,9 @@ static pdcbb_err_t scan_run(scan_t *s, uint64_t id)
             seekl = 8 + s->start_len;
         }
     }
-    bbd_cursor_t *c;
-    bbd_val_t kk, vv;
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, BBD_T_KV, &c), crc;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t kk, vv;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_KV, &c), crc;
     if (rc != PDCBB_OK)
         return rc;
     hit_t *grp = NULL;
@@ -775,7 +785,7 @@ static pdcbb_err_t scan_run(scan_t *s, uint64_t id)
     uint8_t gpre[PDCBB_KV_PREFIX + 1];
     int stop = 0;
     /* Short keys' groups are copied here since the cursor moves on. */
-    crc = OPS->cursor_seek(c, (bbd_val_t){seek, seekl}, &kk, &vv);
+    crc = OPS->cursor_seek(c, (pdcbb_val_t){seek, seekl}, &kk, &vv);
     while (!stop && crc == PDCBB_OK && same_id(&kk, idb)) {
         const uint8_t *g = (const uint8_t *)kk.data + 8;
         size_t glen = kk.len - 16;
@@ -926,13 +936,13 @@ pdcbb_err_t bbd_op_kv_trans(bbd_req_t *r, const pdcbb_kv_trans_req_t *q, pdcbb_k
     if (q->tag == PDCBB_KV_NULLTAG || q->tag >= PDCBB_KV_MAXTAG || q->mode > PDCBB_KV_TRANS_ABORT)
         return PDCBB_ERR_INVAL;
     uint8_t pk[17], ck[17];
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_kv_tx_key(q->id, 'P', q->tag, pk);
     pdcbb_kv_tx_key(q->id, 'C', q->tag, ck);
-    pdcbb_err_t prc = OPS->get(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17}, &v);
+    pdcbb_err_t prc = OPS->get(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){pk, 17}, &v);
     if (prc != PDCBB_OK && prc != PDCBB_ERR_NOT_FOUND)
         return prc;
-    pdcbb_err_t crc = OPS->get(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, &v);
+    pdcbb_err_t crc = OPS->get(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){ck, 17}, &v);
     if (crc != PDCBB_OK && crc != PDCBB_ERR_NOT_FOUND)
         return crc;
     uint8_t st;
@@ -941,31 +951,31 @@ pdcbb_err_t bbd_op_kv_trans(bbd_req_t *r, const pdcbb_kv_trans_req_t *q, pdcbb_k
         if (prc == PDCBB_OK || crc == PDCBB_OK)
             return PDCBB_ERR_EXISTS;
         st = PDCBB_KV_TX_OPEN;
-        return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17}, (bbd_val_t){&st, 1}, 0);
+        return OPS->put(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){pk, 17}, (pdcbb_val_t){&st, 1}, 0);
     case PDCBB_KV_TRANS_PREPARE:
         if (prc != PDCBB_OK)
             return PDCBB_ERR_NOT_FOUND;
         st = PDCBB_KV_TX_PREPARED;
         if ((rc = tgen_bump(r, q->id)) != PDCBB_OK)
             return rc;
-        return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17}, (bbd_val_t){&st, 1}, 0);
+        return OPS->put(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){pk, 17}, (pdcbb_val_t){&st, 1}, 0);
     case PDCBB_KV_TRANS_COMMIT:
         if (prc != PDCBB_OK)
             return crc == PDCBB_OK ? PDCBB_OK : PDCBB_ERR_NOT_FOUND; /* a retried commit */
-        if ((rc = OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17})) != PDCBB_OK ||
+        if ((rc = OPS->del(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){pk, 17})) != PDCBB_OK ||
             (rc = tgen_bump(r, q->id)) != PDCBB_OK)
             return rc;
-        return OPS->put(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, (bbd_val_t){"", 0}, 0);
+        return OPS->put(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){ck, 17}, (pdcbb_val_t){"", 0}, 0);
     default: { /* ABORT */
         if (prc != PDCBB_OK)
             return PDCBB_ERR_NOT_FOUND;
         uint8_t idb[8];
         put_be64(idb, q->id);
         uint64_t n = 0;
-        if ((rc = delete_prefix(r, BBD_T_KV, idb, 8, 1, q->tag, &n)) != PDCBB_OK ||
+        if ((rc = delete_prefix(r, PDCBB_T_KV, idb, 8, 1, q->tag, &n)) != PDCBB_OK ||
             (rc = gen_bump(r, q->id)) != PDCBB_OK)
             return rc;
-        return OPS->del(r->txn, BBD_T_KVTX, (bbd_val_t){pk, 17});
+        return OPS->del(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){pk, 17});
     }
     }
 }

@@ -102,10 +102,10 @@ pdcbb_err_t bbd_op_kv_migrate(bbd_req_t *r, const pdcbb_kv_migrate_req_t *q,
     }
     /* the home daemon knows every KV object: an unknown id is refused there */
     uint8_t ik[9];
-    bbd_val_t v;
+    pdcbb_val_t v;
     size_t iklen = pdcbb_kv_meta_id_key(q->id, ik);
     int have_meta =
-        d->store_ops->get(r->txn, BBD_T_KVMETA, (bbd_val_t){ik, iklen}, &v) == PDCBB_OK;
+        d->store_ops->get(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){ik, iklen}, &v) == PDCBB_OK;
     if (!have_meta && pdcbb_meta_id_server(q->id) == d->rank)
         return PDCBB_ERR_NOT_FOUND;
 
@@ -172,12 +172,12 @@ pdcbb_err_t bbd_op_kv_migrate(bbd_req_t *r, const pdcbb_kv_migrate_req_t *q,
     if (have_meta) {
         pdcbb_kv_meta_t *meta = bbd_req_alloc(r, sizeof(*meta));
         uint8_t ck[8];
-        bbd_val_t cv;
+        pdcbb_val_t cv;
         if (meta != NULL &&
-            d->store_ops->get(r->txn, BBD_T_KVMETA, (bbd_val_t){ik, iklen}, &v) == PDCBB_OK &&
+            d->store_ops->get(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){ik, iklen}, &v) == PDCBB_OK &&
             pdcbb_kv_meta_decode(v.data, v.len, meta) == PDCBB_OK &&
-            (bbd_key_u64(ck, meta->cont_id),
-             d->store_ops->get(r->txn, BBD_T_CONT, (bbd_val_t){ck, 8}, &cv)) == PDCBB_OK) {
+            (pdcbb_key_u64(ck, meta->cont_id),
+             d->store_ops->get(r->txn, PDCBB_T_CONT, (pdcbb_val_t){ck, 8}, &cv)) == PDCBB_OK) {
             pdcbb_cont_info_rep_t rec;
             if (pdcbb_body_decode(PDCBB_OP_CONT_INFO, 1, cv.data, cv.len, &rec) == PDCBB_OK) {
                 pdcbb_drain_cont_t dc = {.id = rec.id, .name = (char *)rec.name,

@@ -251,7 +251,7 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "cannot create %s: %s", d->data_dir, strerror(errno));
         goto fail;
     }
-    d->store_ops = &bbd_store_lmdb;
+    d->store_ops = &pdcbb_store_lmdb;
     if ((rc = d->store_ops->open(d->data_dir, d->cfg.lmdb_map_size, &d->store, err,
                                  sizeof(err))) != PDCBB_OK)
         goto fail;

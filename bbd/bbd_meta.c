@@ -14,9 +14,9 @@
 
 #define OPS (r->d->store_ops)
 
-static bbd_val_t val_str(const char *s)
+static pdcbb_val_t val_str(const char *s)
 {
-    return (bbd_val_t){s, strlen(s)};
+    return (pdcbb_val_t){s, strlen(s)};
 }
 
 static pdcbb_err_t check_name(const char *name)
@@ -45,24 +45,24 @@ static pdcbb_err_t next_id(bbd_req_t *r, unsigned kind, uint64_t *id)
 {
     static const char key[] = "next_seq";
     uint8_t buf[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     uint64_t seq = 1;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_STATE, val_str(key), &v);
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_STATE, val_str(key), &v);
     if (rc == PDCBB_OK && v.len == 8)
-        seq = bbd_key_get_u64(v.data);
+        seq = pdcbb_key_get_u64(v.data);
     else if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_OK)
         return rc;
     if (seq >= (1ull << 44))
         return PDCBB_ERR_NOSPC;
-    bbd_key_u64(buf, seq + 1);
-    if ((rc = OPS->put(r->txn, BBD_T_STATE, val_str(key), (bbd_val_t){buf, 8}, 0)) != PDCBB_OK)
+    pdcbb_key_u64(buf, seq + 1);
+    if ((rc = OPS->put(r->txn, PDCBB_T_STATE, val_str(key), (pdcbb_val_t){buf, 8}, 0)) != PDCBB_OK)
         return rc;
     *id = pdcbb_meta_id_make(kind, r->d->rank, seq);
     return PDCBB_OK;
 }
 
 /* Encode a reply body as a store record (the same explicit encoding as the wire). */
-static pdcbb_err_t record_put(bbd_req_t *r, bbd_table_t t, uint64_t id, unsigned op,
+static pdcbb_err_t record_put(bbd_req_t *r, pdcbb_table_t t, uint64_t id, unsigned op,
                               const void *body)
 {
     size_t size;
@@ -75,17 +75,17 @@ static pdcbb_err_t record_put(bbd_req_t *r, bbd_table_t t, uint64_t id, unsigned
         return PDCBB_ERR_NOMEM;
     if ((rc = pdcbb_body_encode(op, 1, body, buf, size)) != PDCBB_OK)
         return rc;
-    bbd_key_u64(key, id);
-    return OPS->put(r->txn, t, (bbd_val_t){key, 8}, (bbd_val_t){buf, size}, 0);
+    pdcbb_key_u64(key, id);
+    return OPS->put(r->txn, t, (pdcbb_val_t){key, 8}, (pdcbb_val_t){buf, size}, 0);
 }
 
 /* Decode a record into body; U64S arrays go to scratch memory. */
-static pdcbb_err_t record_get(bbd_req_t *r, bbd_table_t t, uint64_t id, unsigned op, void *body)
+static pdcbb_err_t record_get(bbd_req_t *r, pdcbb_table_t t, uint64_t id, unsigned op, void *body)
 {
     uint8_t key[8];
-    bbd_val_t v;
-    bbd_key_u64(key, id);
-    pdcbb_err_t rc = OPS->get(r->txn, t, (bbd_val_t){key, 8}, &v);
+    pdcbb_val_t v;
+    pdcbb_key_u64(key, id);
+    pdcbb_err_t rc = OPS->get(r->txn, t, (pdcbb_val_t){key, 8}, &v);
     if (rc != PDCBB_OK)
         return rc;
     if ((rc = pdcbb_body_decode(op, 1, v.data, v.len, body)) != PDCBB_OK) {
@@ -110,37 +110,37 @@ static pdcbb_err_t record_get(bbd_req_t *r, bbd_table_t t, uint64_t id, unsigned
     return PDCBB_OK;
 }
 
-static pdcbb_err_t lookup_name(bbd_req_t *r, bbd_table_t t, const char *name, uint64_t *id)
+static pdcbb_err_t lookup_name(bbd_req_t *r, pdcbb_table_t t, const char *name, uint64_t *id)
 {
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_err_t rc = OPS->get(r->txn, t, val_str(name), &v);
     if (rc == PDCBB_OK) {
         if (v.len != 8)
             return PDCBB_ERR_STORE;
-        *id = bbd_key_get_u64(v.data);
+        *id = pdcbb_key_get_u64(v.data);
     }
     return rc;
 }
 
-static pdcbb_err_t put_name(bbd_req_t *r, bbd_table_t t, const char *name, uint64_t id)
+static pdcbb_err_t put_name(bbd_req_t *r, pdcbb_table_t t, const char *name, uint64_t id)
 {
     uint8_t buf[8];
-    bbd_key_u64(buf, id);
-    return OPS->put(r->txn, t, val_str(name), (bbd_val_t){buf, 8}, 1);
+    pdcbb_key_u64(buf, id);
+    return OPS->put(r->txn, t, val_str(name), (pdcbb_val_t){buf, 8}, 1);
 }
 
 /* Delete every key of table t that starts with the 8-byte prefix of id. */
-static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, uint64_t id)
+static pdcbb_err_t delete_prefix(bbd_req_t *r, pdcbb_table_t t, uint64_t id)
 {
     uint8_t prefix[8];
-    bbd_key_u64(prefix, id);
+    pdcbb_key_u64(prefix, id);
     for (;;) {
-        bbd_cursor_t *c;
-        bbd_val_t k, v;
+        pdcbb_cursor_t *c;
+        pdcbb_val_t k, v;
         pdcbb_err_t rc = OPS->cursor_open(r->txn, t, &c);
         if (rc != PDCBB_OK)
             return rc;
-        rc = OPS->cursor_seek(c, (bbd_val_t){prefix, 8}, &k, &v);
+        rc = OPS->cursor_seek(c, (pdcbb_val_t){prefix, 8}, &k, &v);
         int match = rc == PDCBB_OK && k.len >= 8 && memcmp(k.data, prefix, 8) == 0;
         uint8_t *kcopy = NULL;
         size_t klen = k.len;
@@ -156,7 +156,7 @@ static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, uint64_t id)
             return rc;
         if (kcopy == NULL)
             return PDCBB_ERR_NOMEM;
-        rc = OPS->del(r->txn, t, (bbd_val_t){kcopy, klen});
+        rc = OPS->del(r->txn, t, (pdcbb_val_t){kcopy, klen});
         free(kcopy);
         if (rc != PDCBB_OK)
             return rc;
@@ -167,7 +167,7 @@ static pdcbb_err_t delete_prefix(bbd_req_t *r, bbd_table_t t, uint64_t id)
  * Delete a named record: its name entry, its record and its tags. name points into the store,
  * so it is copied before anything is deleted.
  */
-static pdcbb_err_t delete_named(bbd_req_t *r, bbd_table_t names, bbd_table_t records,
+static pdcbb_err_t delete_named(bbd_req_t *r, pdcbb_table_t names, pdcbb_table_t records,
                                 uint64_t id, const char *stored_name)
 {
     uint8_t key[8];
@@ -176,26 +176,26 @@ static pdcbb_err_t delete_named(bbd_req_t *r, bbd_table_t names, bbd_table_t rec
     if (name == NULL)
         return PDCBB_ERR_NOMEM;
     strcpy(name, stored_name);
-    bbd_key_u64(key, id);
+    pdcbb_key_u64(key, id);
     if ((rc = OPS->del(r->txn, names, val_str(name))) != PDCBB_OK ||
-        (rc = OPS->del(r->txn, records, (bbd_val_t){key, 8})) != PDCBB_OK ||
+        (rc = OPS->del(r->txn, records, (pdcbb_val_t){key, 8})) != PDCBB_OK ||
         (rc = bbd_tagidx_forget(r, id)) != PDCBB_OK ||
-        (rc = delete_prefix(r, BBD_T_TAG, id)) != PDCBB_OK)
+        (rc = delete_prefix(r, PDCBB_T_TAG, id)) != PDCBB_OK)
         return rc;
     PDCBB_DEBUG("'%s' (%#llx) deleted", name, (unsigned long long)id);
     return PDCBB_OK;
 }
 
 /* Collect up to max ids (8-byte big-endian keys or key prefixes) after 'after' into p. */
-typedef int (*id_filter_fn)(bbd_req_t *r, uint64_t id, bbd_val_t v, const void *arg);
+typedef int (*id_filter_fn)(bbd_req_t *r, uint64_t id, pdcbb_val_t v, const void *arg);
 
-static pdcbb_err_t list_ids(bbd_req_t *r, bbd_table_t t, uint64_t after, uint32_t max,
+static pdcbb_err_t list_ids(bbd_req_t *r, pdcbb_table_t t, uint64_t after, uint32_t max,
                             id_filter_fn filter, const void *arg, uint64_t **ids, uint32_t *count,
                             uint32_t *more)
 {
     uint8_t start[8];
-    bbd_cursor_t *c;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
     uint32_t cap = max == 0 || max > 65536 ? 65536 : max, n = 0;
     uint64_t *out = bbd_req_alloc(r, 8 * (size_t)cap);
     if (out == NULL)
@@ -204,15 +204,15 @@ static pdcbb_err_t list_ids(bbd_req_t *r, bbd_table_t t, uint64_t after, uint32_
     pdcbb_err_t rc = OPS->cursor_open(r->txn, t, &c);
     if (rc != PDCBB_OK)
         return rc;
-    bbd_key_u64(start, after + 1);
+    pdcbb_key_u64(start, after + 1);
     rc = after == UINT64_MAX ? PDCBB_ERR_NOT_FOUND
-                             : OPS->cursor_seek(c, (bbd_val_t){start, 8}, &k, &v);
+                             : OPS->cursor_seek(c, (pdcbb_val_t){start, 8}, &k, &v);
     while (rc == PDCBB_OK) {
         if (k.len < 8) {
             rc = PDCBB_ERR_STORE;
             break;
         }
-        uint64_t id = bbd_key_get_u64(k.data);
+        uint64_t id = pdcbb_key_get_u64(k.data);
         if (filter == NULL || filter(r, id, v, arg)) {
             if (n == cap) {
                 *more = 1;
@@ -250,8 +250,8 @@ pdcbb_err_t bbd_op_hello(bbd_req_t *r, const pdcbb_hello_req_t *q, pdcbb_hello_r
 
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs)
 {
-    pdcbb_err_t rc = OPS->count(r->txn, BBD_T_CONT, conts);
-    return rc == PDCBB_OK ? OPS->count(r->txn, BBD_T_OBJ, objs) : rc;
+    pdcbb_err_t rc = OPS->count(r->txn, PDCBB_T_CONT, conts);
+    return rc == PDCBB_OK ? OPS->count(r->txn, PDCBB_T_OBJ, objs) : rc;
 }
 
 pdcbb_err_t bbd_op_stats(bbd_req_t *r, const pdcbb_stats_req_t *q, pdcbb_stats_rep_t *p)
@@ -281,14 +281,14 @@ pdcbb_err_t bbd_op_cont_create(bbd_req_t *r, const pdcbb_cont_create_req_t *q,
         return PDCBB_ERR_BAD_ID;
     if (q->lifetime > 1)
         return PDCBB_ERR_INVAL;
-    if (lookup_name(r, BBD_T_CONT_NAME, q->name, &id) == PDCBB_OK)
+    if (lookup_name(r, PDCBB_T_CONT_NAME, q->name, &id) == PDCBB_OK)
         return PDCBB_ERR_EXISTS;
     if ((rc = next_id(r, PDCBB_META_KIND_CONT, &id)) != PDCBB_OK)
         return rc;
-    if ((rc = put_name(r, BBD_T_CONT_NAME, q->name, id)) != PDCBB_OK)
+    if ((rc = put_name(r, PDCBB_T_CONT_NAME, q->name, id)) != PDCBB_OK)
         return rc;
     pdcbb_cont_info_rep_t rec = {.id = id, .name = q->name, .lifetime = q->lifetime};
-    if ((rc = record_put(r, BBD_T_CONT, id, PDCBB_OP_CONT_INFO, &rec)) != PDCBB_OK)
+    if ((rc = record_put(r, PDCBB_T_CONT, id, PDCBB_OP_CONT_INFO, &rec)) != PDCBB_OK)
         return rc;
     p->id = id;
     PDCBB_DEBUG("container '%s' created, id %#llx", q->name, (unsigned long long)id);
@@ -299,14 +299,14 @@ pdcbb_err_t bbd_op_cont_open(bbd_req_t *r, const pdcbb_cont_open_req_t *q,
                              pdcbb_cont_open_rep_t *p)
 {
     pdcbb_err_t rc = check_name(q->name);
-    return rc != PDCBB_OK ? rc : lookup_name(r, BBD_T_CONT_NAME, q->name, &p->id);
+    return rc != PDCBB_OK ? rc : lookup_name(r, PDCBB_T_CONT_NAME, q->name, &p->id);
 }
 
 pdcbb_err_t bbd_op_cont_info(bbd_req_t *r, const pdcbb_cont_info_req_t *q,
                              pdcbb_cont_info_rep_t *p)
 {
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_CONT);
-    return rc != PDCBB_OK ? rc : record_get(r, BBD_T_CONT, q->id, PDCBB_OP_CONT_INFO, p);
+    return rc != PDCBB_OK ? rc : record_get(r, PDCBB_T_CONT, q->id, PDCBB_OP_CONT_INFO, p);
 }
 
 pdcbb_err_t bbd_op_cont_persist(bbd_req_t *r, const pdcbb_cont_persist_req_t *q,
@@ -315,11 +315,11 @@ pdcbb_err_t bbd_op_cont_persist(bbd_req_t *r, const pdcbb_cont_persist_req_t *q,
     pdcbb_cont_info_rep_t rec;
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_CONT);
     if (rc == PDCBB_OK)
-        rc = record_get(r, BBD_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
+        rc = record_get(r, PDCBB_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
     rec.lifetime = 0; /* PDC_PERSIST */
-    return record_put(r, BBD_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
+    return record_put(r, PDCBB_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
 }
 
 pdcbb_err_t bbd_op_cont_del(bbd_req_t *r, const pdcbb_cont_del_req_t *q, pdcbb_cont_del_rep_t *p)
@@ -327,18 +327,18 @@ pdcbb_err_t bbd_op_cont_del(bbd_req_t *r, const pdcbb_cont_del_req_t *q, pdcbb_c
     pdcbb_cont_info_rep_t rec;
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_CONT);
     if (rc == PDCBB_OK)
-        rc = record_get(r, BBD_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
+        rc = record_get(r, PDCBB_T_CONT, q->id, PDCBB_OP_CONT_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
-    if ((rc = delete_named(r, BBD_T_CONT_NAME, BBD_T_CONT, q->id, rec.name)) != PDCBB_OK)
+    if ((rc = delete_named(r, PDCBB_T_CONT_NAME, PDCBB_T_CONT, q->id, rec.name)) != PDCBB_OK)
         return rc;
-    return delete_prefix(r, BBD_T_OBJIDS, q->id);
+    return delete_prefix(r, PDCBB_T_OBJIDS, q->id);
 }
 
 pdcbb_err_t bbd_op_cont_list(bbd_req_t *r, const pdcbb_cont_list_req_t *q,
                              pdcbb_cont_list_rep_t *p)
 {
-    return list_ids(r, BBD_T_CONT, q->after, q->max, NULL, NULL, &p->ids, &p->ids_count,
+    return list_ids(r, PDCBB_T_CONT, q->after, q->max, NULL, NULL, &p->ids, &p->ids_count,
                     &p->more);
 }
 
@@ -346,21 +346,21 @@ static pdcbb_err_t objids_change(bbd_req_t *r, uint64_t cont, const uint64_t *id
                                  int add)
 {
     uint8_t key[16];
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_err_t rc = check_id(r, cont, PDCBB_META_KIND_CONT);
-    bbd_key_u64(key, cont);
+    pdcbb_key_u64(key, cont);
     if (rc == PDCBB_OK)
-        rc = OPS->get(r->txn, BBD_T_CONT, (bbd_val_t){key, 8}, &v);
+        rc = OPS->get(r->txn, PDCBB_T_CONT, (pdcbb_val_t){key, 8}, &v);
     if (rc != PDCBB_OK)
         return rc;
     for (uint32_t i = 0; i < n; i++) {
         if (pdcbb_meta_id_kind(ids[i]) != PDCBB_META_KIND_OBJ)
             return PDCBB_ERR_WRONG_TYPE;
-        bbd_key_u64(key + 8, ids[i]);
+        pdcbb_key_u64(key + 8, ids[i]);
         if (add)
-            rc = OPS->put(r->txn, BBD_T_OBJIDS, (bbd_val_t){key, 16}, (bbd_val_t){"", 0}, 0);
+            rc = OPS->put(r->txn, PDCBB_T_OBJIDS, (pdcbb_val_t){key, 16}, (pdcbb_val_t){"", 0}, 0);
         else
-            rc = OPS->del(r->txn, BBD_T_OBJIDS, (bbd_val_t){key, 16});
+            rc = OPS->del(r->txn, PDCBB_T_OBJIDS, (pdcbb_val_t){key, 16});
         if (rc != PDCBB_OK)
             return rc;
     }
@@ -383,17 +383,17 @@ pdcbb_err_t bbd_op_cont_objids_get(bbd_req_t *r, const pdcbb_cont_objids_get_req
                                    pdcbb_cont_objids_get_rep_t *p)
 {
     uint8_t key[8];
-    bbd_val_t k, v;
-    bbd_cursor_t *c;
+    pdcbb_val_t k, v;
+    pdcbb_cursor_t *c;
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_CONT);
-    bbd_key_u64(key, q->id);
+    pdcbb_key_u64(key, q->id);
     if (rc == PDCBB_OK)
-        rc = OPS->get(r->txn, BBD_T_CONT, (bbd_val_t){key, 8}, &v);
-    if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, BBD_T_OBJIDS, &c)) != PDCBB_OK)
+        rc = OPS->get(r->txn, PDCBB_T_CONT, (pdcbb_val_t){key, 8}, &v);
+    if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, PDCBB_T_OBJIDS, &c)) != PDCBB_OK)
         return rc;
     uint32_t n = 0, cap = 0;
     uint64_t *ids = NULL;
-    rc = OPS->cursor_seek(c, (bbd_val_t){key, 8}, &k, &v);
+    rc = OPS->cursor_seek(c, (pdcbb_val_t){key, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, key, 8) == 0) {
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
@@ -406,7 +406,7 @@ pdcbb_err_t bbd_op_cont_objids_get(bbd_req_t *r, const pdcbb_cont_objids_get_req
                 memcpy(bigger, ids, 8 * (size_t)n);
             ids = bigger;
         }
-        ids[n++] = bbd_key_get_u64((const uint8_t *)k.data + 8);
+        ids[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 8);
         if (n >= PDCBB_PAYLOAD_MAX / 8 - 16) {
             p->more = 1;
             break;
@@ -448,10 +448,10 @@ pdcbb_err_t bbd_op_obj_create(bbd_req_t *r, const pdcbb_obj_create_req_t *q,
         return PDCBB_ERR_BAD_ID;
     if (q->cont_id == 0 || pdcbb_meta_id_kind(q->cont_id) != PDCBB_META_KIND_CONT)
         return PDCBB_ERR_WRONG_TYPE;
-    if (lookup_name(r, BBD_T_OBJ_NAME, q->name, &id) == PDCBB_OK)
+    if (lookup_name(r, PDCBB_T_OBJ_NAME, q->name, &id) == PDCBB_OK)
         return PDCBB_ERR_EXISTS;
     if ((rc = next_id(r, PDCBB_META_KIND_OBJ, &id)) != PDCBB_OK ||
-        (rc = put_name(r, BBD_T_OBJ_NAME, q->name, id)) != PDCBB_OK)
+        (rc = put_name(r, PDCBB_T_OBJ_NAME, q->name, id)) != PDCBB_OK)
         return rc;
     p->id = id;
     p->cont_id = q->cont_id;
@@ -466,7 +466,7 @@ pdcbb_err_t bbd_op_obj_create(bbd_req_t *r, const pdcbb_obj_create_req_t *q,
     p->app_name = q->app_name;
     p->data_loc = q->data_loc;
     p->tags = q->tags;
-    if ((rc = record_put(r, BBD_T_OBJ, id, PDCBB_OP_OBJ_INFO, p)) != PDCBB_OK)
+    if ((rc = record_put(r, PDCBB_T_OBJ, id, PDCBB_OP_OBJ_INFO, p)) != PDCBB_OK)
         return rc;
     PDCBB_DEBUG("object '%s' created in container %#llx, id %#llx", q->name,
                 (unsigned long long)q->cont_id, (unsigned long long)id);
@@ -478,14 +478,14 @@ pdcbb_err_t bbd_op_obj_open(bbd_req_t *r, const pdcbb_obj_open_req_t *q, pdcbb_o
     uint64_t id;
     pdcbb_err_t rc = check_name(q->name);
     if (rc == PDCBB_OK)
-        rc = lookup_name(r, BBD_T_OBJ_NAME, q->name, &id);
-    return rc != PDCBB_OK ? rc : record_get(r, BBD_T_OBJ, id, PDCBB_OP_OBJ_INFO, p);
+        rc = lookup_name(r, PDCBB_T_OBJ_NAME, q->name, &id);
+    return rc != PDCBB_OK ? rc : record_get(r, PDCBB_T_OBJ, id, PDCBB_OP_OBJ_INFO, p);
 }
 
 pdcbb_err_t bbd_op_obj_info(bbd_req_t *r, const pdcbb_obj_info_req_t *q, pdcbb_obj_info_rep_t *p)
 {
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_OBJ);
-    return rc != PDCBB_OK ? rc : record_get(r, BBD_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, p);
+    return rc != PDCBB_OK ? rc : record_get(r, PDCBB_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, p);
 }
 
 pdcbb_err_t bbd_op_obj_del(bbd_req_t *r, const pdcbb_obj_del_req_t *q, pdcbb_obj_del_rep_t *p)
@@ -493,10 +493,10 @@ pdcbb_err_t bbd_op_obj_del(bbd_req_t *r, const pdcbb_obj_del_req_t *q, pdcbb_obj
     pdcbb_obj_info_rep_t rec;
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_OBJ);
     if (rc == PDCBB_OK)
-        rc = record_get(r, BBD_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
+        rc = record_get(r, PDCBB_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
-    if ((rc = delete_named(r, BBD_T_OBJ_NAME, BBD_T_OBJ, q->id, rec.name)) != PDCBB_OK ||
+    if ((rc = delete_named(r, PDCBB_T_OBJ_NAME, PDCBB_T_OBJ, q->id, rec.name)) != PDCBB_OK ||
         (rc = bbd_extent_forget(r, q->id)) != PDCBB_OK)
         return rc;
     return bbd_map_forget(r, q->id); /* where its regions were placed */
@@ -508,7 +508,7 @@ pdcbb_err_t bbd_op_obj_set_dims(bbd_req_t *r, const pdcbb_obj_set_dims_req_t *q,
     pdcbb_obj_info_rep_t rec;
     pdcbb_err_t rc = check_id(r, q->id, PDCBB_META_KIND_OBJ);
     if (rc == PDCBB_OK)
-        rc = record_get(r, BBD_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
+        rc = record_get(r, PDCBB_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
     if (rc != PDCBB_OK)
         return rc;
     if (q->ids_count == 0 || q->ids_count > PDCBB_NDIM_MAX)
@@ -520,10 +520,10 @@ pdcbb_err_t bbd_op_obj_set_dims(bbd_req_t *r, const pdcbb_obj_set_dims_req_t *q,
             return PDCBB_ERR_INVAL;
     rec.dims = q->ids;
     rec.dims_count = q->ids_count;
-    return record_put(r, BBD_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
+    return record_put(r, PDCBB_T_OBJ, q->id, PDCBB_OP_OBJ_INFO, &rec);
 }
 
-static int obj_in_cont(bbd_req_t *r, uint64_t id, bbd_val_t v, const void *arg)
+static int obj_in_cont(bbd_req_t *r, uint64_t id, pdcbb_val_t v, const void *arg)
 {
     uint64_t cont = *(const uint64_t *)arg;
     pdcbb_obj_info_rep_t rec;
@@ -540,22 +540,22 @@ pdcbb_err_t bbd_op_obj_list(bbd_req_t *r, const pdcbb_obj_list_req_t *q, pdcbb_o
 {
     if (q->cont_id != 0 && pdcbb_meta_id_kind(q->cont_id) != PDCBB_META_KIND_CONT)
         return PDCBB_ERR_WRONG_TYPE;
-    return list_ids(r, BBD_T_OBJ, q->after, q->max, obj_in_cont, &q->cont_id, &p->ids,
+    return list_ids(r, PDCBB_T_OBJ, q->after, q->max, obj_in_cont, &q->cont_id, &p->ids,
                     &p->ids_count, &p->more);
 }
 
 /* ---------------------------------------------------------------- tags */
 
 /* Key of a tag: the target id (8 bytes) then the tag name. */
-static pdcbb_err_t tag_key(bbd_req_t *r, uint64_t id, const char *name, bbd_val_t *key)
+static pdcbb_err_t tag_key(bbd_req_t *r, uint64_t id, const char *name, pdcbb_val_t *key)
 {
     size_t l = strlen(name);
     uint8_t *k = bbd_req_alloc(r, 8 + l);
     if (k == NULL)
         return PDCBB_ERR_NOMEM;
-    bbd_key_u64(k, id);
+    pdcbb_key_u64(k, id);
     memcpy(k + 8, name, l);
-    *key = (bbd_val_t){k, 8 + l};
+    *key = (pdcbb_val_t){k, 8 + l};
     return PDCBB_OK;
 }
 
@@ -563,7 +563,7 @@ static pdcbb_err_t tag_key(bbd_req_t *r, uint64_t id, const char *name, bbd_val_
 static pdcbb_err_t tag_target(bbd_req_t *r, uint64_t id, const char *name)
 {
     uint8_t key[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_err_t rc = check_id(r, id, 0);
     if (rc != PDCBB_OK)
         return rc;
@@ -572,16 +572,16 @@ static pdcbb_err_t tag_target(bbd_req_t *r, uint64_t id, const char *name)
         return PDCBB_ERR_BAD_ID;
     if ((rc = check_name(name)) != PDCBB_OK)
         return rc;
-    bbd_key_u64(key, id);
-    return OPS->get(r->txn, kind == PDCBB_META_KIND_CONT ? BBD_T_CONT : BBD_T_OBJ,
-                    (bbd_val_t){key, 8}, &v);
+    pdcbb_key_u64(key, id);
+    return OPS->get(r->txn, kind == PDCBB_META_KIND_CONT ? PDCBB_T_CONT : PDCBB_T_OBJ,
+                    (pdcbb_val_t){key, 8}, &v);
 }
 
 /* Remove the search index entries of a tag's current value, if it has one (put, delete). */
-static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, bbd_val_t key)
+static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, pdcbb_val_t key)
 {
-    bbd_val_t v;
-    pdcbb_err_t rc = OPS->get(r->txn, BBD_T_TAG, key, &v);
+    pdcbb_val_t v;
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v);
     if (rc == PDCBB_ERR_NOT_FOUND)
         return PDCBB_OK;
     if (rc != PDCBB_OK)
@@ -598,7 +598,7 @@ static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, bbd_
 
 pdcbb_err_t bbd_op_tag_put(bbd_req_t *r, const pdcbb_tag_put_req_t *q, pdcbb_tag_put_rep_t *p)
 {
-    bbd_val_t key;
+    pdcbb_val_t key;
     pdcbb_err_t rc = tag_target(r, q->id, q->name);
     if (rc != PDCBB_OK)
         return rc;
@@ -615,18 +615,18 @@ pdcbb_err_t bbd_op_tag_put(bbd_req_t *r, const pdcbb_tag_put_req_t *q, pdcbb_tag
         val[i] = (uint8_t)(t >> (8 * i));
     memcpy(val + 4, q->value, q->value_len);
     if ((rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK ||
-        (rc = OPS->put(r->txn, BBD_T_TAG, key, (bbd_val_t){val, 4 + (size_t)q->value_len}, 0)) !=
-            PDCBB_OK)
+        (rc = OPS->put(r->txn, PDCBB_T_TAG, key, (pdcbb_val_t){val, 4 + (size_t)q->value_len},
+                       0)) != PDCBB_OK)
         return rc;
     return bbd_tagidx_tag(r, q->id, q->name, q->value, q->value_len, 1);
 }
 
 pdcbb_err_t bbd_op_tag_get(bbd_req_t *r, const pdcbb_tag_get_req_t *q, pdcbb_tag_get_rep_t *p)
 {
-    bbd_val_t key, v;
+    pdcbb_val_t key, v;
     pdcbb_err_t rc = tag_target(r, q->id, q->name);
     if (rc != PDCBB_OK || (rc = tag_key(r, q->id, q->name, &key)) != PDCBB_OK ||
-        (rc = OPS->get(r->txn, BBD_T_TAG, key, &v)) != PDCBB_OK)
+        (rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v)) != PDCBB_OK)
         return rc;
     if (v.len < 4)
         return PDCBB_ERR_STORE;
@@ -639,14 +639,14 @@ pdcbb_err_t bbd_op_tag_get(bbd_req_t *r, const pdcbb_tag_get_req_t *q, pdcbb_tag
 
 pdcbb_err_t bbd_op_tag_del(bbd_req_t *r, const pdcbb_tag_del_req_t *q, pdcbb_tag_del_rep_t *p)
 {
-    bbd_val_t key, v;
+    pdcbb_val_t key, v;
     pdcbb_err_t rc = tag_target(r, q->id, q->name);
     if (rc != PDCBB_OK || (rc = tag_key(r, q->id, q->name, &key)) != PDCBB_OK)
         return rc;
-    if ((rc = OPS->get(r->txn, BBD_T_TAG, key, &v)) != PDCBB_OK ||
+    if ((rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v)) != PDCBB_OK ||
         (rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK)
         return rc;
-    return OPS->del(r->txn, BBD_T_TAG, key);
+    return OPS->del(r->txn, PDCBB_T_TAG, key);
 }
 
 /* TAG_QUERY of a name with a literal '*': the whole tag table (rare; PDC reads '*' as a
@@ -654,19 +654,19 @@ pdcbb_err_t bbd_op_tag_del(bbd_req_t *r, const pdcbb_tag_del_req_t *q, pdcbb_tag
 static pdcbb_err_t tag_query_scan(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
                                   pdcbb_tag_query_rep_t *p)
 {
-    bbd_cursor_t *c;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
     pdcbb_err_t rc = check_name(q->name);
-    if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, BBD_T_TAG, &c)) != PDCBB_OK)
+    if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, PDCBB_T_TAG, &c)) != PDCBB_OK)
         return rc;
     size_t nl = strlen(q->name);
     uint32_t n = 0, cap = 0;
     uint64_t *ids = NULL;
-    rc = OPS->cursor_seek(c, (bbd_val_t){NULL, 0}, &k, &v);
+    rc = OPS->cursor_seek(c, (pdcbb_val_t){NULL, 0}, &k, &v);
     while (rc == PDCBB_OK) {
         if (k.len == 8 + nl && memcmp((const uint8_t *)k.data + 8, q->name, nl) == 0 &&
             v.len >= 4) {
-            uint64_t id = bbd_key_get_u64(k.data);
+            uint64_t id = pdcbb_key_get_u64(k.data);
             int match = q->kind == 0 || pdcbb_meta_id_kind(id) == q->kind;
             if (match && q->match_value)
                 match = v.len - 4 == q->value_len &&

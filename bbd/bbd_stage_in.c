@@ -471,14 +471,14 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
     if (d->cfg.stage_in[0] == '\0')
         return PDCBB_OK;
     stage_t s = {.d = d, .err = err, .errlen = errlen, .r = {.d = d}};
-    const bbd_store_ops_t *ops = d->store_ops;
-    bbd_val_t key = {DONE_KEY, strlen(DONE_KEY)}, v;
+    const pdcbb_store_ops_t *ops = d->store_ops;
+    pdcbb_val_t key = {DONE_KEY, strlen(DONE_KEY)}, v;
     pdcbb_err_t rc = ops->txn_begin(d->store, 1, &s.r.txn);
     if (rc != PDCBB_OK) {
         snprintf(err, errlen, "stage-in: cannot open the store: %s", pdcbb_strerror(rc));
         return rc;
     }
-    if (ops->get(s.r.txn, BBD_T_STATE, key, &v) == PDCBB_OK) {
+    if (ops->get(s.r.txn, PDCBB_T_STATE, key, &v) == PDCBB_OK) {
         PDCBB_INFO("stage-in from %s was done before this start (restart): not repeated",
                    d->cfg.stage_in);
         ops->txn_abort(s.r.txn);
@@ -543,8 +543,8 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
             PDCBB_INFO("stage-in: %" PRIu64 " KV record versions loaded here", kvrecs);
     }
     if (rc == PDCBB_OK) {
-        rc = ops->put(s.r.txn, BBD_T_STATE, key,
-                      (bbd_val_t){d->cfg.stage_in, strlen(d->cfg.stage_in)}, 0);
+        rc = ops->put(s.r.txn, PDCBB_T_STATE, key,
+                      (pdcbb_val_t){d->cfg.stage_in, strlen(d->cfg.stage_in)}, 0);
         if (rc != PDCBB_OK)
             stage_fail(&s, rc, "%s", "recording it");
     }

@@ -89,8 +89,8 @@ static pdcbb_err_t stage_kv_records(bbd_req_t *r, const pdcbb_drain_t *m, uint32
                 vcap = vl;
             }
             pdcbb_kv_rec_val_build(rec.key, rec.klen, deleted, rec.value, rec.vlen, vb);
-            rc = r->d->store_ops->put(r->txn, BBD_T_KV, (bbd_val_t){rk, rkl},
-                                      (bbd_val_t){vb, vl}, 0);
+            rc = r->d->store_ops->put(r->txn, PDCBB_T_KV, (pdcbb_val_t){rk, rkl},
+                                      (pdcbb_val_t){vb, vl}, 0);
             if (rc != PDCBB_OK) {
                 snprintf(err, errlen, "KV object '%s': cannot store a record: %s", k->name,
                          pdcbb_strerror(rc));
@@ -169,8 +169,8 @@ pdcbb_err_t bbd_stage_in_kv(bbd_req_t *r, const pdcbb_drain_t *m, const uint64_t
         for (uint32_t t = 0; t < k->ncommitted && rc == PDCBB_OK; t++) {
             uint8_t ck[17];
             pdcbb_kv_tx_key(kv_ids[i], 'C', k->committed[t], ck);
-            rc = d->store_ops->put(r->txn, BBD_T_KVTX, (bbd_val_t){ck, 17}, (bbd_val_t){"", 0},
-                                   0);
+            rc = d->store_ops->put(r->txn, PDCBB_T_KVTX, (pdcbb_val_t){ck, 17},
+                                   (pdcbb_val_t){"", 0}, 0);
         }
         if (rc != PDCBB_OK) {
             snprintf(err, errlen, "KV object '%s': cannot record its transactions: %s", k->name,

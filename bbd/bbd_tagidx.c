@@ -1,13 +1,13 @@
 /*
  * bbd_tagidx.c - tag search: the index of tag names and values, and DART object references.
  *
- * Records. A tag is (id, name, value) in BBD_T_TAG (bbd_meta.c); a DART reference is
- * (ref_type, key, value, data) in BBD_T_DART, keyed data(8) ref_type(1) hash(8) -> key NUL value,
+ * Records. A tag is (id, name, value) in PDCBB_T_TAG (bbd_meta.c); a DART reference is
+ * (ref_type, key, value, data) in PDCBB_T_DART, keyed data(8) ref_type(1) hash(8) -> key NUL value,
  * on the daemon pdcbb_dart_home(data) names. Both are "records" of a space ('T' for tags,
  * '0' + ref_type for references) with a name (tag name / DART key), a value and an id
  * (tag owner / DART data).
  *
- * Index (BBD_T_TAGIDX, every key -> ""). Per record and field (name, and value when the value
+ * Index (PDCBB_T_TAGIDX, every key -> ""). Per record and field (name, and value when the value
  * is text, pdcbb_pat_text_of), three kinds of entry, each
  *     space(1) form(1) text(<= cap) term(1) id(8, big-endian) hash(8)
  * where term is 0 when the text is whole and 1 when it was cut at cap bytes, and hash is
@@ -75,17 +75,17 @@ static size_t idx_key(uint8_t *buf, uint8_t space, uint8_t form, const char *tex
     else
         memcpy(buf + 2, text, n);
     buf[2 + n] = len > cap ? 1 : 0;
-    bbd_key_u64(buf + 3 + n, id);
-    bbd_key_u64(buf + 11 + n, hash);
+    pdcbb_key_u64(buf + 3 + n, id);
+    pdcbb_key_u64(buf + 11 + n, hash);
     return 19 + n;
 }
 
 static pdcbb_err_t entry(bbd_req_t *r, const uint8_t *key, size_t len, int add)
 {
     if (add)
-        return OPS->put(r->txn, BBD_T_TAGIDX, (bbd_val_t){key, len}, (bbd_val_t){"", 0}, 0);
+        return OPS->put(r->txn, PDCBB_T_TAGIDX, (pdcbb_val_t){key, len}, (pdcbb_val_t){"", 0}, 0);
     /* Suffixes cut at SFX_CAP bytes may repeat ("aaaa..."): the repeated delete finds nothing. */
-    pdcbb_err_t rc = OPS->del(r->txn, BBD_T_TAGIDX, (bbd_val_t){key, len});
+    pdcbb_err_t rc = OPS->del(r->txn, PDCBB_T_TAGIDX, (pdcbb_val_t){key, len});
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
@@ -135,18 +135,18 @@ typedef struct kv_copy {
     size_t vlen;
 } kv_copy_t;
 
-static pdcbb_err_t collect_prefix(bbd_req_t *r, bbd_table_t t, const uint8_t *prefix, size_t plen,
+static pdcbb_err_t collect_prefix(bbd_req_t *r, pdcbb_table_t t, const uint8_t *prefix, size_t plen,
                                   kv_copy_t **out, size_t *n)
 {
-    bbd_cursor_t *c;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
     size_t cap = 0;
     kv_copy_t *a = NULL;
     *n = 0;
     pdcbb_err_t rc = OPS->cursor_open(r->txn, t, &c);
     if (rc != PDCBB_OK)
         return rc;
-    for (rc = OPS->cursor_seek(c, (bbd_val_t){prefix, plen}, &k, &v);
+    for (rc = OPS->cursor_seek(c, (pdcbb_val_t){prefix, plen}, &k, &v);
          rc == PDCBB_OK && k.len >= plen && memcmp(k.data, prefix, plen) == 0;
          rc = OPS->cursor_next(c, &k, &v)) {
         if (*n == cap) {
@@ -189,7 +189,7 @@ static int dart_split(const kv_copy_t *e, rec_t *x)
     x->name_len = (size_t)(nul - e->v);
     x->value = nul + 1;
     x->value_len = e->vlen - x->name_len - 1;
-    x->id = bbd_key_get_u64(e->k);
+    x->id = pdcbb_key_get_u64(e->k);
     return 1;
 }
 
@@ -198,9 +198,9 @@ pdcbb_err_t bbd_tagidx_forget(bbd_req_t *r, uint64_t id)
     uint8_t prefix[8];
     kv_copy_t *a;
     size_t n;
-    bbd_key_u64(prefix, id);
+    pdcbb_key_u64(prefix, id);
     /* Tags: their entries go here, the records with the caller's delete of the tag table. */
-    pdcbb_err_t rc = collect_prefix(r, BBD_T_TAG, prefix, 8, &a, &n);
+    pdcbb_err_t rc = collect_prefix(r, PDCBB_T_TAG, prefix, 8, &a, &n);
     for (size_t i = 0; rc == PDCBB_OK && i < n; i++) {
         if (a[i].klen <= 8 || a[i].vlen < 4)
             return PDCBB_ERR_STORE;
@@ -212,13 +212,13 @@ pdcbb_err_t bbd_tagidx_forget(bbd_req_t *r, uint64_t id)
      * object that no longer exists. */
     n = 0;
     if (rc == PDCBB_OK && pdcbb_meta_id_kind(id) == PDCBB_META_KIND_OBJ)
-        rc = collect_prefix(r, BBD_T_DART, prefix, 8, &a, &n);
+        rc = collect_prefix(r, PDCBB_T_DART, prefix, 8, &a, &n);
     for (size_t i = 0; rc == PDCBB_OK && i < n; i++) {
         rec_t x;
         if (!dart_split(&a[i], &x))
             return PDCBB_ERR_STORE;
         if ((rc = rec_entries(r, &x, 0)) == PDCBB_OK)
-            rc = OPS->del(r->txn, BBD_T_DART, (bbd_val_t){a[i].k, a[i].klen});
+            rc = OPS->del(r->txn, PDCBB_T_DART, (pdcbb_val_t){a[i].k, a[i].klen});
     }
     return rc;
 }
@@ -254,17 +254,17 @@ static int rec_matches(const query_t *q, const char *name, size_t nlen, const vo
 static pdcbb_err_t verify(bbd_req_t *r, const query_t *q, uint64_t id, int *match)
 {
     uint8_t prefix[9];
-    bbd_cursor_t *c;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
     int tags = q->space == SPACE_TAG;
     size_t plen = tags ? 8 : 9;
-    bbd_key_u64(prefix, id);
+    pdcbb_key_u64(prefix, id);
     prefix[8] = (uint8_t)(q->space - '0');
     *match = 0;
-    pdcbb_err_t rc = OPS->cursor_open(r->txn, tags ? BBD_T_TAG : BBD_T_DART, &c);
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, tags ? PDCBB_T_TAG : PDCBB_T_DART, &c);
     if (rc != PDCBB_OK)
         return rc;
-    for (rc = OPS->cursor_seek(c, (bbd_val_t){prefix, plen}, &k, &v);
+    for (rc = OPS->cursor_seek(c, (pdcbb_val_t){prefix, plen}, &k, &v);
          rc == PDCBB_OK && !*match && k.len >= plen && memcmp(k.data, prefix, plen) == 0;
          rc = OPS->cursor_next(c, &k, &v)) {
         if (tags) {
@@ -293,7 +293,7 @@ static int cmp_u64(const void *a, const void *b)
 typedef struct range {
     uint8_t prefix[2 + IDX_CAP + 1];
     size_t plen;
-    bbd_cursor_t *c;
+    pdcbb_cursor_t *c;
     int started, done;
     uint64_t *cand; /* malloc'ed */
     size_t n, cap;
@@ -334,13 +334,13 @@ static void range_init(range_t *g, uint8_t space, int on_value, const pdcbb_pat_
  * the end of the range. */
 static pdcbb_err_t range_step(bbd_req_t *r, range_t *g, unsigned kind)
 {
-    bbd_val_t k, v;
+    pdcbb_val_t k, v;
     pdcbb_err_t rc;
     if (!g->started) {
         g->started = 1;
-        if ((rc = OPS->cursor_open(r->txn, BBD_T_TAGIDX, &g->c)) != PDCBB_OK)
+        if ((rc = OPS->cursor_open(r->txn, PDCBB_T_TAGIDX, &g->c)) != PDCBB_OK)
             return rc;
-        rc = OPS->cursor_seek(g->c, (bbd_val_t){g->prefix, g->plen}, &k, &v);
+        rc = OPS->cursor_seek(g->c, (pdcbb_val_t){g->prefix, g->plen}, &k, &v);
     } else {
         rc = OPS->cursor_next(g->c, &k, &v);
     }
@@ -354,7 +354,7 @@ static pdcbb_err_t range_step(bbd_req_t *r, range_t *g, unsigned kind)
         return rc;
     if (k.len < g->plen + 16)
         return PDCBB_ERR_STORE;
-    uint64_t id = bbd_key_get_u64((const uint8_t *)k.data + k.len - 16);
+    uint64_t id = pdcbb_key_get_u64((const uint8_t *)k.data + k.len - 16);
     if ((kind && pdcbb_meta_id_kind(id) != kind) || (g->n && g->cand[g->n - 1] == id))
         return PDCBB_OK; /* a record's suffixes often come together */
     if (g->n == g->cap) {
@@ -505,9 +505,9 @@ static pdcbb_err_t dart_ref(bbd_req_t *r, uint32_t ref_type, const char *k, cons
     if (pdcbb_dart_home(data, r->d->nservers) != r->d->rank)
         return PDCBB_ERR_BAD_ID;
     *x = (rec_t){(uint8_t)('0' + ref_type), k, strlen(k), v, strlen(v), data};
-    bbd_key_u64(key, data);
+    pdcbb_key_u64(key, data);
     key[8] = (uint8_t)ref_type;
-    bbd_key_u64(key + 9, rec_hash(x));
+    pdcbb_key_u64(key + 9, rec_hash(x));
     return PDCBB_OK;
 }
 
@@ -516,11 +516,11 @@ pdcbb_err_t bbd_op_dart_insert(bbd_req_t *r, const pdcbb_dart_insert_req_t *q,
 {
     rec_t x;
     uint8_t key[17];
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_err_t rc = dart_ref(r, q->ref_type, q->key, q->value, q->data, &x, key);
     if (rc != PDCBB_OK)
         return rc;
-    rc = OPS->get(r->txn, BBD_T_DART, (bbd_val_t){key, 17}, &v);
+    rc = OPS->get(r->txn, PDCBB_T_DART, (pdcbb_val_t){key, 17}, &v);
     if (rc == PDCBB_OK)
         return PDCBB_OK; /* already there: inserting a reference twice keeps one */
     if (rc != PDCBB_ERR_NOT_FOUND)
@@ -532,8 +532,8 @@ pdcbb_err_t bbd_op_dart_insert(bbd_req_t *r, const pdcbb_dart_insert_req_t *q,
     memcpy(val, x.name, kl);
     val[kl] = 0;
     memcpy(val + kl + 1, x.value, vl);
-    if ((rc = OPS->put(r->txn, BBD_T_DART, (bbd_val_t){key, 17}, (bbd_val_t){val, kl + 1 + vl},
-                       0)) != PDCBB_OK)
+    if ((rc = OPS->put(r->txn, PDCBB_T_DART, (pdcbb_val_t){key, 17},
+                       (pdcbb_val_t){val, kl + 1 + vl}, 0)) != PDCBB_OK)
         return rc;
     return rec_entries(r, &x, 1);
 }
@@ -543,12 +543,12 @@ pdcbb_err_t bbd_op_dart_delete(bbd_req_t *r, const pdcbb_dart_delete_req_t *q,
 {
     rec_t x;
     uint8_t key[17];
-    bbd_val_t v;
+    pdcbb_val_t v;
     pdcbb_err_t rc = dart_ref(r, q->ref_type, q->key, q->value, q->data, &x, key);
     if (rc == PDCBB_OK)
-        rc = OPS->get(r->txn, BBD_T_DART, (bbd_val_t){key, 17}, &v);
+        rc = OPS->get(r->txn, PDCBB_T_DART, (pdcbb_val_t){key, 17}, &v);
     if (rc == PDCBB_OK)
-        rc = OPS->del(r->txn, BBD_T_DART, (bbd_val_t){key, 17});
+        rc = OPS->del(r->txn, PDCBB_T_DART, (pdcbb_val_t){key, 17});
     return rc == PDCBB_OK ? rec_entries(r, &x, 0) : rc;
 }
 

@@ -36,7 +36,7 @@
  * Node-local space a daemon's LMDB store (<job dir>/bbd-R/) keeps allocated beyond what its
  * metadata uses, on top of the job's capacity: with MDB_WRITEMAP a store into a page the
  * filesystem cannot allocate would be SIGBUS, so the file is kept allocated at least
- * RESERVE_MIN ahead and extended by RESERVE_STEP (bbd/bbd_store_lmdb.c). The prolog counts
+ * RESERVE_MIN ahead and extended by RESERVE_STEP (store/pdcbb_store_lmdb.c). The prolog counts
  * PDCBB_STORE_AHEAD per daemon when it checks the free space.
  */
 #define PDCBB_STORE_RESERVE_MIN ((uint64_t)40 << 20)

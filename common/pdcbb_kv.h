@@ -9,7 +9,7 @@
  *   FLOAT   8 bytes: the IEEE-754 bits, big-endian, after the total-order trick (sign bit set:
  *           all bits inverted; else the sign bit set); -0.0 is stored as 0.0; NaN is refused.
  *
- * LMDB tables of the daemon's store (bbd/bbd_store.h):
+ * LMDB tables of the daemon's store (store/pdcbb_store.h):
  *   "kv"      one entry per record version.
  *             key   = kv id BE(8) | G | tag BE(8), where the group G of a key is
  *                     - short key (encoded length <= PDCBB_KV_PREFIX + 1, i.e. INT/FLOAT keys

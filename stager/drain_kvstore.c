@@ -48,20 +48,20 @@ static void be64(uint8_t *out, uint64_t v)
 }
 
 /* Tags of the transactions of kv id of kind 'P' (not committed) or 'C' (committed), sorted. */
-static pdcbb_err_t kvs_txtags(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id,
+static pdcbb_err_t kvs_txtags(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t id,
                               uint8_t kind, uint64_t **out, size_t *nout)
 {
     uint8_t prefix[9];
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     uint64_t *tags = NULL;
     size_t n = 0, cap = 0;
     be64(prefix, id);
     prefix[8] = kind;
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_KVTX, &cur);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_KVTX, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){prefix, 9}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){prefix, 9}, &k, &v);
     while (rc == PDCBB_OK && k.len == 17 && memcmp(k.data, prefix, 9) == 0) {
         if (n == cap) {
             size_t nc = cap ? 2 * cap : 8;
@@ -73,7 +73,7 @@ static pdcbb_err_t kvs_txtags(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64
             tags = g;
             cap = nc;
         }
-        tags[n++] = bbd_key_get_u64((const uint8_t *)k.data + 9);
+        tags[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 9);
         rc = ops->cursor_next(cur, &k, &v);
     }
     ops->cursor_close(cur);
@@ -95,10 +95,10 @@ static int kvs_pending_has(const uint64_t *tags, size_t n, uint64_t tag)
 }
 
 /* Dump the records of one KV object (meta) into path. */
-static pdcbb_err_t kvs_dump_one(const bbd_store_ops_t *ops, bbd_txn_t *txn,
-                                const pdcbb_kv_meta_t *meta, const char *container,
-                                uint32_t rank, uint64_t below_tag, const char *path,
-                                pdcbb_kvd_stats_t *st, char *err, size_t errlen)
+static pdcbb_err_t kvs_dump_one(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
+                                const pdcbb_kv_meta_t *meta, const char *container, uint32_t rank,
+                                uint64_t below_tag, const char *path, pdcbb_kvd_stats_t *st,
+                                char *err, size_t errlen)
 {
     uint64_t *pending = NULL;
     size_t npending = 0;
@@ -113,11 +113,11 @@ static pdcbb_err_t kvs_dump_one(const bbd_store_ops_t *ops, bbd_txn_t *txn,
     }
     uint8_t prefix[8];
     be64(prefix, meta->id);
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
-    if ((rc = ops->cursor_open(txn, BBD_T_KV, &cur)) != PDCBB_OK)
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
+    if ((rc = ops->cursor_open(txn, PDCBB_T_KV, &cur)) != PDCBB_OK)
         goto out;
-    rc = ops->cursor_seek(cur, (bbd_val_t){prefix, 8}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len > 8 && memcmp(k.data, prefix, 8) == 0) {
         uint64_t kvid, tag;
         const uint8_t *group, *fk, *value;
@@ -187,14 +187,14 @@ out:
 }
 
 /* The name of container id if this store holds its record ("" otherwise). */
-static void kvs_cont_name(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id, char *out,
+static void kvs_cont_name(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t id, char *out,
                           size_t outlen)
 {
     uint8_t key[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     out[0] = '\0';
-    bbd_key_u64(key, id);
-    if (id != 0 && ops->get(txn, BBD_T_CONT, (bbd_val_t){key, 8}, &v) == PDCBB_OK) {
+    pdcbb_key_u64(key, id);
+    if (id != 0 && ops->get(txn, PDCBB_T_CONT, (pdcbb_val_t){key, 8}, &v) == PDCBB_OK) {
         pdcbb_cont_info_rep_t rec;
         if (pdcbb_body_decode(PDCBB_OP_CONT_INFO, 1, v.data, v.len, &rec) == PDCBB_OK) {
             snprintf(out, outlen, "%s", rec.name ? rec.name : "");
@@ -203,12 +203,12 @@ static void kvs_cont_name(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t i
     }
 }
 
-pdcbb_err_t pdcbb_drain_kv_from_store(const bbd_store_ops_t *ops, bbd_txn_t *txn,
+pdcbb_err_t pdcbb_drain_kv_from_store(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
                                       const pdcbb_drain_kvstore_req_t *q, pdcbb_drain_t *part,
                                       char *err, size_t errlen)
 {
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     uint32_t seq = 0;
     err[0] = '\0';
     pdcbb_kv_meta_t *meta = malloc(sizeof(*meta));
@@ -222,13 +222,13 @@ pdcbb_err_t pdcbb_drain_kv_from_store(const bbd_store_ops_t *ops, bbd_txn_t *txn
         be64(first + 1, q->only_kv);
         flen = 9;
     }
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_KVMETA, &cur);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_KVMETA, &cur);
     if (rc != PDCBB_OK) {
         free(meta);
         snprintf(err, errlen, "cannot read the KV objects: %s", pdcbb_strerror(rc));
         return rc;
     }
-    rc = ops->cursor_seek(cur, (bbd_val_t){first, flen}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){first, flen}, &k, &v);
     while (rc == PDCBB_OK && k.len == 9 && memcmp(k.data, first, flen) == 0) {
         if (pdcbb_kv_meta_decode(v.data, v.len, meta) != PDCBB_OK) {
             snprintf(err, errlen, "a malformed KV object record in the store");

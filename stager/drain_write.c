@@ -62,7 +62,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bbd_store.h"
 #include "pdcbb_config.h"
 #include "pdcbb_crc32c.h"
 #include "pdcbb_drain.h"
@@ -70,6 +69,7 @@
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 #include "pdcbb_proto.h"
+#include "pdcbb_store.h"
 
 #define DW_BUF_SIZE ((size_t)16 << 20) /* one copy buffer */
 #define DW_NBUF 3                      /* reader fills one while the writer writes another */
@@ -213,19 +213,19 @@ static void dw_tags_free(pdcbb_drain_tag_t *t, uint32_t n)
     free(t);
 }
 
-static pdcbb_err_t dw_read_tags(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id,
+static pdcbb_err_t dw_read_tags(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t id,
                                 pdcbb_drain_tag_t **out, uint32_t *nout)
 {
     uint8_t prefix[8];
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     pdcbb_drain_tag_t *tags = NULL;
     size_t n = 0, cap = 0;
-    bbd_key_u64(prefix, id);
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_TAG, &cur);
+    pdcbb_key_u64(prefix, id);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_TAG, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){prefix, 8}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len > 8 && memcmp(k.data, prefix, 8) == 0) {
         if (v.len >= 4) {
             pdcbb_drain_tag_t *g = dw_grow(tags, n, &cap, sizeof(*tags));
@@ -259,19 +259,19 @@ static pdcbb_err_t dw_read_tags(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint
 }
 
 /* Object ids a container was given with PDCcont_put_objids (key = container id + object id). */
-static pdcbb_err_t dw_read_objids(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id,
+static pdcbb_err_t dw_read_objids(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t id,
                                   uint64_t **out, uint32_t *nout)
 {
     uint8_t prefix[8];
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     uint64_t *ids = NULL;
     size_t n = 0, cap = 0;
-    bbd_key_u64(prefix, id);
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_OBJIDS, &cur);
+    pdcbb_key_u64(prefix, id);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_OBJIDS, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){prefix, 8}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
         uint64_t *g = dw_grow(ids, n, &cap, sizeof(*ids));
         if (g == NULL) {
@@ -279,7 +279,7 @@ static pdcbb_err_t dw_read_objids(const bbd_store_ops_t *ops, bbd_txn_t *txn, ui
             break;
         }
         ids = g;
-        ids[n++] = bbd_key_get_u64((const uint8_t *)k.data + 8);
+        ids[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 8);
         rc = ops->cursor_next(cur, &k, &v);
     }
     ops->cursor_close(cur);
@@ -293,19 +293,19 @@ static pdcbb_err_t dw_read_objids(const bbd_store_ops_t *ops, bbd_txn_t *txn, ui
 }
 
 /* Placement map of obj (key = object id + seq; value daemon, ndim, offsets, sizes, bytes). */
-static pdcbb_err_t dw_read_map(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id,
+static pdcbb_err_t dw_read_map(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t id,
                                uint32_t nservers, pdcbb_drain_map_entry_t **out, uint32_t *nout)
 {
     uint8_t prefix[8];
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     pdcbb_drain_map_entry_t *es = NULL;
     size_t n = 0, cap = 0;
-    bbd_key_u64(prefix, id);
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_MAP, &cur);
+    pdcbb_key_u64(prefix, id);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_MAP, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){prefix, 8}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){prefix, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, prefix, 8) == 0) {
         uint64_t vals[3 + 2 * PDCBB_REGION_NDIM_MAX];
         if (v.len % 8 != 0 || v.len > sizeof(vals) || v.len < 8 * 3) {
@@ -327,7 +327,7 @@ static pdcbb_err_t dw_read_map(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint6
             break;
         }
         es = g;
-        es[n].seq = bbd_key_get_u64((const uint8_t *)k.data + 8);
+        es[n].seq = pdcbb_key_get_u64((const uint8_t *)k.data + 8);
         es[n].rank = (uint32_t)vals[0];
         es[n].box = b;
         n++;
@@ -343,15 +343,15 @@ static pdcbb_err_t dw_read_map(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint6
     return PDCBB_OK;
 }
 
-static pdcbb_err_t dw_read_conts(dw_ctx_t *c, dw_rank_t *r, const bbd_store_ops_t *ops,
-                                 bbd_txn_t *txn)
+static pdcbb_err_t dw_read_conts(dw_ctx_t *c, dw_rank_t *r, const pdcbb_store_ops_t *ops,
+                                 pdcbb_txn_t *txn)
 {
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_CONT, &cur);
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_CONT, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){NULL, 0}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){NULL, 0}, &k, &v);
     while (rc == PDCBB_OK) {
         pdcbb_cont_info_rep_t rec;
         pdcbb_err_t d = pdcbb_body_decode(PDCBB_OP_CONT_INFO, 1, v.data, v.len, &rec);
@@ -380,13 +380,13 @@ static pdcbb_err_t dw_read_conts(dw_ctx_t *c, dw_rank_t *r, const bbd_store_ops_
 }
 
 /* The name of container id if this rank holds its record ("" otherwise), malloc'ed. */
-static char *dw_cont_name(const bbd_store_ops_t *ops, bbd_txn_t *txn, uint64_t id)
+static char *dw_cont_name(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t id)
 {
     uint8_t key[8];
-    bbd_val_t v;
+    pdcbb_val_t v;
     char *name = NULL;
-    bbd_key_u64(key, id);
-    if (id != 0 && ops->get(txn, BBD_T_CONT, (bbd_val_t){key, 8}, &v) == PDCBB_OK) {
+    pdcbb_key_u64(key, id);
+    if (id != 0 && ops->get(txn, PDCBB_T_CONT, (pdcbb_val_t){key, 8}, &v) == PDCBB_OK) {
         pdcbb_cont_info_rep_t rec;
         if (pdcbb_body_decode(PDCBB_OP_CONT_INFO, 1, v.data, v.len, &rec) == PDCBB_OK) {
             name = strdup(rec.name ? rec.name : "");
@@ -405,16 +405,16 @@ static const dw_layout_t *dw_find_layout(const dw_rank_t *r, uint64_t obj)
     return NULL;
 }
 
-static pdcbb_err_t dw_read_objs(dw_ctx_t *c, dw_rank_t *r, const bbd_store_ops_t *ops,
-                                bbd_txn_t *txn)
+static pdcbb_err_t dw_read_objs(dw_ctx_t *c, dw_rank_t *r, const pdcbb_store_ops_t *ops,
+                                pdcbb_txn_t *txn)
 {
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     size_t cap = 0;
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_OBJ, &cur);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_OBJ, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){NULL, 0}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){NULL, 0}, &k, &v);
     while (rc == PDCBB_OK) {
         pdcbb_obj_info_rep_t rec;
         pdcbb_err_t d = pdcbb_body_decode(PDCBB_OP_OBJ_INFO, 1, v.data, v.len, &rec);
@@ -451,7 +451,7 @@ static pdcbb_err_t dw_read_objs(dw_ctx_t *c, dw_rank_t *r, const bbd_store_ops_t
         rc = o.container ? PDCBB_OK : PDCBB_ERR_NOMEM;
         if (rc == PDCBB_OK && o.ndim > 0 && o.dims[0] == PDCBB_DIM_UNLIMITED) {
             /* The extent its home daemon kept (0 rows when never extended nor written). */
-            rc = bbd_extent_read(ops, txn, rec.id, &o.current_rows);
+            rc = pdcbb_extent_read(ops, txn, rec.id, &o.current_rows);
             o.has_current_dims = 1;
         }
         if (rc == PDCBB_OK)
@@ -485,15 +485,15 @@ static pdcbb_err_t dw_read_objs(dw_ctx_t *c, dw_rank_t *r, const bbd_store_ops_t
     return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
 }
 
-static pdcbb_err_t dw_read_layouts(dw_rank_t *r, const bbd_store_ops_t *ops, bbd_txn_t *txn)
+static pdcbb_err_t dw_read_layouts(dw_rank_t *r, const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn)
 {
-    bbd_cursor_t *cur;
-    bbd_val_t k, v;
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
     size_t cap = 0;
-    pdcbb_err_t rc = ops->cursor_open(txn, BBD_T_DATA, &cur);
+    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_DATA, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    rc = ops->cursor_seek(cur, (bbd_val_t){NULL, 0}, &k, &v);
+    rc = ops->cursor_seek(cur, (pdcbb_val_t){NULL, 0}, &k, &v);
     while (rc == PDCBB_OK) {
         uint64_t rec[2 + PDCBB_REGION_NDIM_MAX];
         if (k.len != 8 || v.len % 8 != 0 || v.len < 24 || v.len > sizeof(rec)) {
@@ -514,7 +514,7 @@ static pdcbb_err_t dw_read_layouts(dw_rank_t *r, const bbd_store_ops_t *ops, bbd
         r->layouts = g;
         dw_layout_t *l = &r->layouts[r->nlayouts++];
         memset(l, 0, sizeof(*l));
-        l->obj = bbd_key_get_u64(k.data);
+        l->obj = pdcbb_key_get_u64(k.data);
         l->unit = rec[0];
         l->ndim = (uint32_t)rec[1];
         memcpy(l->dims, rec + 2, 8 * (size_t)l->ndim);
@@ -527,9 +527,9 @@ static pdcbb_err_t dw_read_layouts(dw_rank_t *r, const bbd_store_ops_t *ops, bbd
 /* Read everything of rank r's store into r (one read transaction). */
 static pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir)
 {
-    const bbd_store_ops_t *ops = &bbd_store_lmdb;
-    bbd_store_t *st = NULL;
-    bbd_txn_t *txn = NULL;
+    const pdcbb_store_ops_t *ops = &pdcbb_store_lmdb;
+    pdcbb_store_t *st = NULL;
+    pdcbb_txn_t *txn = NULL;
     char serr[512] = "";
     pdcbb_err_t rc = ops->open(store_dir, c->map_size, &st, serr, sizeof(serr));
     if (rc != PDCBB_OK)

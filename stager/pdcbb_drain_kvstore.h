@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "bbd_store.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
+#include "pdcbb_store.h"
 
 typedef struct pdcbb_drain_kvstore_stats {
     uint64_t objects;  /* dumps written */
@@ -35,7 +35,7 @@ typedef struct pdcbb_drain_kvstore_req {
  * err names the KV object and file on failure (PDCBB_ERR_STORE for a malformed store, errno
  * codes for the destination).
  */
-pdcbb_err_t pdcbb_drain_kv_from_store(const bbd_store_ops_t *ops, bbd_txn_t *txn,
+pdcbb_err_t pdcbb_drain_kv_from_store(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
                                       const pdcbb_drain_kvstore_req_t *q, pdcbb_drain_t *part,
                                       char *err, size_t errlen);
 

@@ -1,5 +1,5 @@
 /*
- * bbd_store_lmdb.c - the LMDB backend of the daemon's store (bbd_store.h).
+ * pdcbb_store_lmdb.c - the LMDB backend of the daemon's store (pdcbb_store.h).
  *
  * One environment per daemon in its node-local directory, one named database per table.
  * MDB_NOTLS because the daemon owns transactions explicitly.
@@ -23,8 +23,8 @@
  * refused with PDCBB_ERR_NOSPC before it touches anything. On a filesystem without fallocate
  * the environment is opened without MDB_WRITEMAP (pwrite at commit, as before).
  */
-#include "bbd_store.h"
 #include "pdcbb_jobdir.h"
+#include "pdcbb_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,49 +35,57 @@
 #include <unistd.h>
 
 /* Allocated bytes kept beyond the last used page (WRITEMAP), and the step to extend by. */
-#define STORE_RESERVE_MIN PDCBB_STORE_RESERVE_MIN
+#define STORE_RESERVE_MIN  PDCBB_STORE_RESERVE_MIN
 #define STORE_RESERVE_STEP PDCBB_STORE_RESERVE_STEP
 
-static const char *const table_names[BBD_T_COUNT_] = {
-    "state", "cont_name", "cont", "obj_name", "obj", "tag", "objids", "data", "map",
-    "tagidx", "dart", "kv", "kvmeta", "kvtx",
+static const char *const table_names[PDCBB_T_COUNT_] = {
+    "state", "cont_name", "cont",   "obj_name", "obj", "tag",    "objids",
+    "data",  "map",       "tagidx", "dart",     "kv",  "kvmeta", "kvtx",
 };
 
-struct bbd_store {
+struct pdcbb_store {
     MDB_env *env;
-    MDB_dbi dbi[BBD_T_COUNT_];
-    int writemap;        /* opened with MDB_WRITEMAP: keep the file allocated ahead */
-    int fd;              /* the data file (WRITEMAP) */
+    MDB_dbi dbi[PDCBB_T_COUNT_];
+    int writemap; /* opened with MDB_WRITEMAP: keep the file allocated ahead */
+    int fd;       /* the data file (WRITEMAP) */
     uint64_t map_size;
-    uint64_t allocated;  /* bytes of the file known to be allocated */
-    struct bbd_txn *free_txn; /* one reusable transaction wrapper */
+    uint64_t allocated;         /* bytes of the file known to be allocated */
+    struct pdcbb_txn *free_txn; /* one reusable transaction wrapper */
 };
 
-struct bbd_txn {
-    bbd_store_t *st;
+struct pdcbb_txn {
+    pdcbb_store_t *st;
     MDB_txn *txn;
 };
 
-struct bbd_cursor {
+struct pdcbb_cursor {
     MDB_cursor *cur;
 };
 
 static pdcbb_err_t err_from_mdb(int rc)
 {
     switch (rc) {
-    case MDB_SUCCESS: return PDCBB_OK;
-    case MDB_NOTFOUND: return PDCBB_ERR_NOT_FOUND;
-    case MDB_KEYEXIST: return PDCBB_ERR_EXISTS;
+    case MDB_SUCCESS:
+        return PDCBB_OK;
+    case MDB_NOTFOUND:
+        return PDCBB_ERR_NOT_FOUND;
+    case MDB_KEYEXIST:
+        return PDCBB_ERR_EXISTS;
     case MDB_MAP_FULL:
-    case MDB_TXN_FULL: return PDCBB_ERR_NOSPC;
-    case MDB_BAD_VALSIZE: return PDCBB_ERR_TOO_BIG;
-    case ENOMEM: return PDCBB_ERR_NOMEM;
-    case ENOSPC: return PDCBB_ERR_NOSPC;
-    default: return rc > 0 ? pdcbb_err_from_errno(rc) : PDCBB_ERR_STORE;
+    case MDB_TXN_FULL:
+        return PDCBB_ERR_NOSPC;
+    case MDB_BAD_VALSIZE:
+        return PDCBB_ERR_TOO_BIG;
+    case ENOMEM:
+        return PDCBB_ERR_NOMEM;
+    case ENOSPC:
+        return PDCBB_ERR_NOSPC;
+    default:
+        return rc > 0 ? pdcbb_err_from_errno(rc) : PDCBB_ERR_STORE;
     }
 }
 
-static void lmdb_close(bbd_store_t *st)
+static void lmdb_close(pdcbb_store_t *st)
 {
     if (st == NULL)
         return;
@@ -103,7 +111,7 @@ static int can_fallocate(const char *dir)
 }
 
 /* WRITEMAP: make sure STORE_RESERVE_MIN bytes past the last used page are allocated. */
-static pdcbb_err_t reserve_space(bbd_store_t *st)
+static pdcbb_err_t reserve_space(pdcbb_store_t *st)
 {
     MDB_envinfo info;
     MDB_stat ms;
@@ -123,10 +131,10 @@ static pdcbb_err_t reserve_space(bbd_store_t *st)
     return PDCBB_OK;
 }
 
-static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, bbd_store_t **out, char *err,
+static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, pdcbb_store_t **out, char *err,
                              size_t errlen)
 {
-    bbd_store_t *st = calloc(1, sizeof(*st));
+    pdcbb_store_t *st = calloc(1, sizeof(*st));
     MDB_txn *txn = NULL;
     int rc;
     const char *what = "mdb_env_create";
@@ -141,11 +149,11 @@ static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, bbd_store_t **o
     if ((rc = mdb_env_set_mapsize(st->env, (size_t)map_size)) != 0)
         goto fail;
     what = "mdb_env_set_maxdbs";
-    if ((rc = mdb_env_set_maxdbs(st->env, BBD_T_COUNT_ + 4)) != 0)
+    if ((rc = mdb_env_set_maxdbs(st->env, PDCBB_T_COUNT_ + 4)) != 0)
         goto fail;
     what = "mdb_env_open";
-    if ((rc = mdb_env_open(st->env, dir,
-                           MDB_NOSYNC | MDB_NOTLS | (st->writemap ? MDB_WRITEMAP : 0), 0600)) != 0)
+    if ((rc = mdb_env_open(st->env, dir, MDB_NOSYNC | MDB_NOTLS | (st->writemap ? MDB_WRITEMAP : 0),
+                           0600)) != 0)
         goto fail;
     if (st->writemap) {
         what = "fallocate (the reserve of the data file)";
@@ -161,7 +169,7 @@ static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, bbd_store_t **o
     if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
         goto fail;
     what = "mdb_dbi_open";
-    for (int i = 0; i < BBD_T_COUNT_; i++)
+    for (int i = 0; i < PDCBB_T_COUNT_; i++)
         if ((rc = mdb_dbi_open(txn, table_names[i], MDB_CREATE, &st->dbi[i])) != 0)
             goto fail;
     what = "mdb_txn_commit";
@@ -180,29 +188,29 @@ fail:
     return err_from_mdb(rc);
 }
 
-static pdcbb_err_t lmdb_sync(bbd_store_t *st)
+static pdcbb_err_t lmdb_sync(pdcbb_store_t *st)
 {
     return err_from_mdb(mdb_env_sync(st->env, 1));
 }
 
 /* Transaction wrappers are recycled: one malloc less per request. */
-static void txn_release(bbd_txn_t *t)
+static void txn_release(pdcbb_txn_t *t)
 {
-    bbd_store_t *st = t->st;
+    pdcbb_store_t *st = t->st;
     if (st->free_txn == NULL)
         st->free_txn = t;
     else
         free(t);
 }
 
-static pdcbb_err_t lmdb_txn_begin(bbd_store_t *st, int write, bbd_txn_t **out)
+static pdcbb_err_t lmdb_txn_begin(pdcbb_store_t *st, int write, pdcbb_txn_t **out)
 {
     if (write && st->writemap) {
         pdcbb_err_t e = reserve_space(st);
         if (e != PDCBB_OK)
             return e;
     }
-    bbd_txn_t *t = st->free_txn;
+    pdcbb_txn_t *t = st->free_txn;
     if (t)
         st->free_txn = NULL;
     else if ((t = malloc(sizeof(*t))) == NULL)
@@ -217,14 +225,14 @@ static pdcbb_err_t lmdb_txn_begin(bbd_store_t *st, int write, bbd_txn_t **out)
     return PDCBB_OK;
 }
 
-static pdcbb_err_t lmdb_txn_commit(bbd_txn_t *t)
+static pdcbb_err_t lmdb_txn_commit(pdcbb_txn_t *t)
 {
     int rc = mdb_txn_commit(t->txn);
     txn_release(t);
     return err_from_mdb(rc);
 }
 
-static void lmdb_txn_abort(bbd_txn_t *t)
+static void lmdb_txn_abort(pdcbb_txn_t *t)
 {
     if (t == NULL)
         return;
@@ -232,7 +240,7 @@ static void lmdb_txn_abort(bbd_txn_t *t)
     txn_release(t);
 }
 
-static pdcbb_err_t lmdb_get(bbd_txn_t *t, bbd_table_t tb, bbd_val_t key, bbd_val_t *val)
+static pdcbb_err_t lmdb_get(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key, pdcbb_val_t *val)
 {
     MDB_val k = {key.len, (void *)key.data}, v;
     int rc = mdb_get(t->txn, t->st->dbi[tb], &k, &v);
@@ -243,22 +251,23 @@ static pdcbb_err_t lmdb_get(bbd_txn_t *t, bbd_table_t tb, bbd_val_t key, bbd_val
     return err_from_mdb(rc);
 }
 
-static pdcbb_err_t lmdb_put(bbd_txn_t *t, bbd_table_t tb, bbd_val_t key, bbd_val_t val,
+static pdcbb_err_t lmdb_put(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key, pdcbb_val_t val,
                             int no_overwrite)
 {
     MDB_val k = {key.len, (void *)key.data}, v = {val.len, (void *)val.data};
-    return err_from_mdb(mdb_put(t->txn, t->st->dbi[tb], &k, &v, no_overwrite ? MDB_NOOVERWRITE : 0));
+    return err_from_mdb(
+        mdb_put(t->txn, t->st->dbi[tb], &k, &v, no_overwrite ? MDB_NOOVERWRITE : 0));
 }
 
-static pdcbb_err_t lmdb_del(bbd_txn_t *t, bbd_table_t tb, bbd_val_t key)
+static pdcbb_err_t lmdb_del(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key)
 {
     MDB_val k = {key.len, (void *)key.data};
     return err_from_mdb(mdb_del(t->txn, t->st->dbi[tb], &k, NULL));
 }
 
-static pdcbb_err_t lmdb_cursor_open(bbd_txn_t *t, bbd_table_t tb, bbd_cursor_t **out)
+static pdcbb_err_t lmdb_cursor_open(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_cursor_t **out)
 {
-    bbd_cursor_t *c = malloc(sizeof(*c));
+    pdcbb_cursor_t *c = malloc(sizeof(*c));
     if (c == NULL)
         return PDCBB_ERR_NOMEM;
     int rc = mdb_cursor_open(t->txn, t->st->dbi[tb], &c->cur);
@@ -270,8 +279,8 @@ static pdcbb_err_t lmdb_cursor_open(bbd_txn_t *t, bbd_table_t tb, bbd_cursor_t *
     return PDCBB_OK;
 }
 
-static pdcbb_err_t cursor_get(bbd_cursor_t *c, MDB_val *k, MDB_cursor_op op, bbd_val_t *ko,
-                              bbd_val_t *vo)
+static pdcbb_err_t cursor_get(pdcbb_cursor_t *c, MDB_val *k, MDB_cursor_op op, pdcbb_val_t *ko,
+                              pdcbb_val_t *vo)
 {
     MDB_val v;
     int rc = mdb_cursor_get(c->cur, k, &v, op);
@@ -288,19 +297,20 @@ static pdcbb_err_t cursor_get(bbd_cursor_t *c, MDB_val *k, MDB_cursor_op op, bbd
     return err_from_mdb(rc);
 }
 
-static pdcbb_err_t lmdb_cursor_seek(bbd_cursor_t *c, bbd_val_t key, bbd_val_t *k, bbd_val_t *v)
+static pdcbb_err_t lmdb_cursor_seek(pdcbb_cursor_t *c, pdcbb_val_t key, pdcbb_val_t *k,
+                                    pdcbb_val_t *v)
 {
     MDB_val mk = {key.len, (void *)key.data};
     return cursor_get(c, &mk, key.len ? MDB_SET_RANGE : MDB_FIRST, k, v);
 }
 
-static pdcbb_err_t lmdb_cursor_next(bbd_cursor_t *c, bbd_val_t *k, bbd_val_t *v)
+static pdcbb_err_t lmdb_cursor_next(pdcbb_cursor_t *c, pdcbb_val_t *k, pdcbb_val_t *v)
 {
     MDB_val mk;
     return cursor_get(c, &mk, MDB_NEXT, k, v);
 }
 
-static void lmdb_cursor_close(bbd_cursor_t *c)
+static void lmdb_cursor_close(pdcbb_cursor_t *c)
 {
     if (c == NULL)
         return;
@@ -308,7 +318,7 @@ static void lmdb_cursor_close(bbd_cursor_t *c)
     free(c);
 }
 
-static pdcbb_err_t lmdb_count(bbd_txn_t *t, bbd_table_t tb, uint64_t *n)
+static pdcbb_err_t lmdb_count(pdcbb_txn_t *t, pdcbb_table_t tb, uint64_t *n)
 {
     MDB_stat s;
     int rc = mdb_stat(t->txn, t->st->dbi[tb], &s);
@@ -317,7 +327,7 @@ static pdcbb_err_t lmdb_count(bbd_txn_t *t, bbd_table_t tb, uint64_t *n)
     return err_from_mdb(rc);
 }
 
-const bbd_store_ops_t bbd_store_lmdb = {
+const pdcbb_store_ops_t pdcbb_store_lmdb = {
     .name = "lmdb",
     .open = lmdb_open,
     .close = lmdb_close,
