@@ -43,6 +43,7 @@ pdcbb_err_t pdcbb_job_dir(const pdcbb_job_t *job, char *out, size_t len)
     return (n < 0 || (size_t)n >= len) ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
 }
 
+/* A directory as a descriptor plus a stream on a duplicate of it (the epilog, the drain). */
 int job_dir_open(const char *dir, DIR **d)
 {
     int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
