@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "pdcbb_job_drain.h"
+#include "pdcbb_job_internal.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 
@@ -75,17 +76,10 @@ int pdcbb_job_drain_keep_logs(const char *job_dir, const char *drain_dir, const 
         return -1;
     if (mkdir(logs, 0755) != 0 && errno != EEXIST)
         return -1;
-    int dirfd = open(job_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d;
+    int dirfd = job_dir_open(job_dir, &d);
     if (dirfd < 0)
         return -1;
-    int fd = dup(dirfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (d == NULL) {
-        if (fd >= 0)
-            close(fd);
-        close(dirfd);
-        return -1;
-    }
     int rc = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
