@@ -1,8 +1,8 @@
 /*
- * test_config.c - unit tests of the configuration (yaml/pdcbb_config*.c): defaults, every key from text, sizes,
- * bad values, scopes, --pdc specs, YAML files, validation, print/load round trip, the
- * environment and precedence. Table-driven; temporary files live in one mkdtemp directory that
- * is removed at the end. Exit status 0 only when every check passed.
+ * test_config.c - unit tests of the configuration (yaml/pdcbb_config*.c): defaults, every key
+ * from text, sizes, bad values, scopes, --pdc specs, YAML files, validation, print/load round
+ * trip, the environment and precedence. Table-driven; temporary files live in one mkdtemp
+ * directory that is removed at the end. Exit status 0 only when every check passed.
  */
 #include <dirent.h>
 #include <errno.h>
