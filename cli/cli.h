@@ -5,12 +5,33 @@
 #ifndef PDCBB_CLI_H
 #define PDCBB_CLI_H
 
+#include <stdint.h>
+
+/* Exit status of a bad command line. */
+#define CLI_EXIT_USAGE 2
+
+/* pdcbb.c: helpers shared by the subcommands */
+/* Parse val, the value of option opt of command cmd, as an integer from min to max into *out;
+ * returns 0, or -1 after printing "pdcbb CMD: bad value for OPT: 'VAL' (expected ...)". */
+int cli_parse_u64(const char *cmd, const char *opt, const char *val, uint64_t min, uint64_t max,
+                  uint64_t *out);
+/* Print what getopt_long (opterr = 0, optstring starting with ':') refused as "pdcbb CMD: ...";
+ * c is what it returned. Returns CLI_EXIT_USAGE. */
+int cli_bad_option(const char *cmd, int c, char **argv);
+/* CLOCK_MONOTONIC in seconds. */
+double cli_now(void);
+
+/* cmd_run.c: `pdcbb run`, a local job without Slurm */
+int cli_cmd_run(int argc, char **argv);
+/* cmd_status.c: `pdcbb status`, a job's daemons from its job directories */
+int cli_cmd_status(int argc, char **argv);
 /* cmd_admin.c: `pdcbb admin stranded` */
 int cli_cmd_admin(int argc, char **argv);
 /* cmd_drain.c */
 int cli_cmd_drain(int argc, char **argv);
 int cli_cmd_why(int argc, char **argv);
-/* cmd_data.c: reading a drain directory */
+/* reading a drain directory (helpers in cmd_data.c): cmd_ls.c, cmd_get.c, cmd_export.c,
+ * cmd_verify.c */
 int cli_cmd_ls(int argc, char **argv);
 int cli_cmd_get(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);

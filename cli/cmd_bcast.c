@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -52,13 +51,6 @@ static void bcast_usage(FILE *out)
             "its copy; 1 no running job, SRC unreadable, or a node failed; 2 a usage error.\n");
 }
 
-static double bcast_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct bcast_prog {
     double start, last;
 } bcast_prog_t;
@@ -66,7 +58,7 @@ typedef struct bcast_prog {
 static void bcast_progress(uint64_t done, uint64_t total, void *arg)
 {
     bcast_prog_t *p = arg;
-    double now = bcast_now();
+    double now = cli_now();
     if (done < total && now - p->last < 1.0)
         return;
     p->last = now;
@@ -185,7 +177,7 @@ int cli_cmd_bcast(int argc, char **argv)
                 PDCbb_last_error_message());
         return 1;
     }
-    bcast_prog_t prog = {.start = bcast_now()};
+    bcast_prog_t prog = {.start = cli_now()};
     prog.last = prog.start;
     bool show = !quiet && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= BCAST_PROGRESS_MIN;
     uint32_t crc = 0;
@@ -196,7 +188,7 @@ int cli_cmd_bcast(int argc, char **argv)
         fprintf(stderr, "pdcbb bcast: %s -> %s: %s\n", src, dest, PDCbb_last_error_message());
         status = 1;
     } else {
-        double secs = bcast_now() - prog.start;
+        double secs = cli_now() - prog.start;
         unsigned nodes = 0;
         for (const char *s = report; s && *s; s++)
             nodes += *s == '\n';

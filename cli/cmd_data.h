@@ -1,6 +1,7 @@
 /*
- * cmd_data.h - helpers of the commands that read a drain directory (cli/cmd_data.c), shared with
- * the writers of export formats that live in files of their own (cli/export_hdf5.c).
+ * cmd_data.h - helpers of the commands that read a drain directory (cli/cmd_data.c), shared by
+ * those commands (cmd_ls.c, cmd_get.c, cmd_export.c, cmd_verify.c) and the writers of export
+ * formats that live in files of their own (cli/export_hdf5.c).
  */
 #ifndef PDCBB_CMD_DATA_H
 #define PDCBB_CMD_DATA_H
@@ -13,6 +14,15 @@
 
 /* Object data is read in slabs of at most this many bytes (one element row when larger). */
 #define CMD_SLAB_BYTES ((uint64_t)64 << 20)
+
+/* Open the drain dir for command cmd ("ls"); partial: accept an incomplete drain. Refuses a
+ * drain someone else could have changed. Returns it (pdcbb_drain_free), or NULL after printing
+ * why (as "pdcbb CMD: ..."). */
+pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial);
+/* Write all of buf to fd (retrying short writes and EINTR); 0, or -1 with errno. */
+int cmd_write_all(int fd, const void *buf, size_t len);
+/* dims (ndim of them) as "100x2048" ("unlimited" for PDCBB_DIM_UNLIMITED, "-" when none). */
+void cmd_dims(const uint64_t *dims, uint32_t ndim, char *out, size_t len);
 
 /* Progress of a long command on standard error. */
 typedef struct cmd_progress {
@@ -50,5 +60,10 @@ int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t
  * failure is printed as "pdcbb export: ..." and leaves no file behind.
  */
 int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet);
+
+/* cmd_export.c: the last line of an export on standard error, "pdcbb export: N objects (SIZE)
+ * written to WHERE", saying when m is an incomplete drain. bytes: the data written. */
+void cmd_export_report(const pdcbb_drain_t *m, uint32_t written, uint64_t bytes,
+                       const char *where);
 
 #endif

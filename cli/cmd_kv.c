@@ -20,14 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
-
-#define CLI_EXIT_USAGE 2
 
 static void kv_usage(FILE *out)
 {
@@ -377,18 +374,11 @@ typedef struct kv_export {
     double start, last;
 } kv_export_t;
 
-static double kv_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void kv_export_progress(kv_export_t *x, bool final)
 {
     if (!x->progress)
         return;
-    double now = kv_now();
+    double now = cli_now();
     if (!final && now - x->last < (x->tty ? 1.0 : 10.0))
         return;
     x->last = now;
@@ -714,7 +704,7 @@ int cli_cmd_kv(int argc, char **argv)
             kv_export_t x = {.f = o.f, .key_type = k->key_type, .csv = csv,
                              .versions = versions, .tty = isatty(STDERR_FILENO)};
             x.progress = progress || x.tty;
-            x.start = x.last = kv_now();
+            x.start = x.last = cli_now();
             if (csv)
                 fprintf(o.f, "key,key_encoding,tag,value_encoding,value%s\r\n",
                         versions ? ",deleted" : "");

@@ -73,13 +73,6 @@ typedef struct stats_daemon {
     double mono; /* CLOCK_MONOTONIC seconds when it was taken */
 } stats_daemon_t;
 
-static double stats_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* "2026-11-25T11:40:00.123Z" */
 static void stats_timestamp(char *out, size_t len)
 {
@@ -96,7 +89,7 @@ static void stats_take(int rank, stats_daemon_t *s)
     void *body = NULL;
     size_t len = 0;
     memset(s, 0, sizeof(*s));
-    s->mono = stats_mono();
+    s->mono = cli_now();
     if (PDCbb_server_stats(rank, &body, &len) != SUCCEED) {
         snprintf(s->err, sizeof(s->err), "%s", PDCbb_last_error_message());
         return;
@@ -263,7 +256,7 @@ static void stats_print_table(const char *ts, int n, const stats_daemon_t *cur,
 static void stats_sleep_until(double t)
 {
     while (!stats_stop) {
-        double left = t - stats_mono();
+        double left = t - cli_now();
         if (left <= 0)
             return;
         struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
@@ -306,17 +299,10 @@ int cli_cmd_stats(int argc, char **argv)
             break;
         }
         case 'n': {
-            char *end;
-            errno = 0;
-            count = strtoull(optarg, &end, 10);
-            if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 || count < 1 ||
-                count > 1000000000ull) {
-                fprintf(stderr,
-                        "pdcbb stats: bad value for --count: '%s' (expected an integer "
-                        "from 1 to 1000000000)\n",
-                        optarg);
+            uint64_t v;
+            if (cli_parse_u64("stats", "--count", optarg, 1, 1000000000, &v) != 0)
                 return STATS_EXIT_USAGE;
-            }
+            count = v;
             break;
         }
         case 'j':
@@ -393,7 +379,7 @@ int cli_cmd_stats(int argc, char **argv)
 
     int status = 0;
     bool have_prev = false;
-    double next = stats_mono();
+    double next = cli_now();
     for (unsigned long long i = 0; !stats_stop && (count == 0 || i < count); i++) {
         if (i > 0) {
             next += interval;

@@ -692,12 +692,8 @@ int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet
         return 1;
     }
     if (!quiet) {
-        char h[32];
-        cmd_human(done_bytes, h, sizeof(h));
         printf("%s\n", path);
-        fprintf(stderr, "pdcbb export: %" PRIu32 " object%s (%s) written to %s%s\n", written,
-                written == 1 ? "" : "s", h, path,
-                m->complete ? "" : " (incomplete drain: only the ranks drained so far)");
+        cmd_export_report(m, written, done_bytes, path);
     }
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -1,0 +1,296 @@
+/*
+ * cmd_ls.c - `pdcbb ls`: what a drained job holds, read from its drain directory
+ * (docs/DRAIN-FORMAT.md): the job, its ranks (--long), containers and objects with their tags,
+ * tag values decoded for numeric and string types.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_data.h"
+#include "pdcbb_drain.h"
+
+static void ls_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: pdcbb ls [--partial] [--long] DIR\n"
+            "\n"
+            "List what a drained job holds: one line for the job (id, user, ranks, and whether\n"
+            "the drain is complete), then its containers (name, lifetime, objects, tags) and its\n"
+            "objects (name, container, type, dimensions, placement, bytes stored, tags). Tag\n"
+            "values are decoded for numeric and string types, shown as hex otherwise.\n"
+            "DIR is a job's drain directory (DEST/pdcbb.JOBID) or a destination that holds\n"
+            "exactly one of them.\n"
+            "\n"
+            "Options:\n"
+            "  -p, --partial   list an incomplete drain: the ranks drained so far (objects\n"
+            "                  whose home rank has not drained are missing)\n"
+            "  -l, --long      also list the ranks (node, data bytes, drain time) and, per\n"
+            "                  object, its id, home rank, element size, stored shape, extents,\n"
+            "                  consistency, user id, time step, app name, data location, tag\n"
+            "                  string and placement map\n"
+            "  -h, --help      show this help\n"
+            "\n"
+            "Exit status: 0 listed; 1 the drain cannot be read or is incomplete (without\n"
+            "--partial); 2 bad command line.\n");
+}
+
+/* Append printable text for a tag's value to out. */
+static void ls_tag_value(const pdcbb_drain_tag_t *t, char *out, size_t len)
+{
+    size_t es = 0;
+    switch (t->type) {
+    case 0: case 7: case 14: case 15: case 1: es = 4; break;         /* int, uint, float */
+    case 2: case 8: case 9: case 16: case 18: es = 8; break;         /* double, 64-bit */
+    case 6: case 10: case 13: es = 2; break;                         /* short, 16-bit */
+    case 5: case 11: case 12: es = 1; break;                         /* bool, 8-bit */
+    default: break;
+    }
+    size_t o = 0;
+    out[0] = '\0';
+    if ((t->type == 4 || t->type == 3) && t->len > 0) { /* a string (or chars) */
+        uint32_t n = t->len;
+        if (t->value[n - 1] == '\0')
+            n--;
+        o += (size_t)snprintf(out + o, len - o, "\"");
+        for (uint32_t i = 0; i < n && o + 8 < len; i++) {
+            unsigned char ch = t->value[i];
+            if (ch == '"' || ch == '\\')
+                o += (size_t)snprintf(out + o, len - o, "\\%c", ch);
+            else if (ch == '\n')
+                o += (size_t)snprintf(out + o, len - o, "\\n");
+            else if (ch < 0x20 || ch == 0x7f)
+                o += (size_t)snprintf(out + o, len - o, "\\x%02x", ch);
+            else
+                out[o++] = (char)ch, out[o] = '\0';
+        }
+        snprintf(out + o, len - o, "\"");
+        return;
+    }
+    if (es == 0 || t->len == 0 || t->len % es != 0) {
+        for (uint32_t i = 0; i < t->len && o + 3 < len; i++)
+            o += (size_t)snprintf(out + o, len - o, "%02x", t->value[i]);
+        if (t->len == 0)
+            snprintf(out, len, "(empty)");
+        return;
+    }
+    uint32_t n = (uint32_t)(t->len / es);
+    if (n > 1)
+        o += (size_t)snprintf(out + o, len - o, "[");
+    for (uint32_t i = 0; i < n && o + 32 < len; i++) {
+        const uint8_t *v = t->value + i * es;
+        char b[40];
+        union {
+            int32_t i32;
+            uint32_t u32;
+            float f;
+            double d;
+            int64_t i64;
+            uint64_t u64;
+            int16_t i16;
+            uint16_t u16;
+            int8_t i8;
+            uint8_t u8;
+        } u;
+        memcpy(&u, v, es);
+        switch (t->type) {
+        case 0: case 14: snprintf(b, sizeof(b), "%" PRId32, u.i32); break;
+        case 7: case 15: snprintf(b, sizeof(b), "%" PRIu32, u.u32); break;
+        case 1: snprintf(b, sizeof(b), "%g", (double)u.f); break;
+        case 2: snprintf(b, sizeof(b), "%g", u.d); break;
+        case 8: case 16: snprintf(b, sizeof(b), "%" PRId64, u.i64); break;
+        case 9: case 18: snprintf(b, sizeof(b), "%" PRIu64, u.u64); break;
+        case 6: case 10: snprintf(b, sizeof(b), "%" PRId16, u.i16); break;
+        case 13: snprintf(b, sizeof(b), "%" PRIu16, u.u16); break;
+        case 5: snprintf(b, sizeof(b), "%s", u.u8 ? "true" : "false"); break;
+        case 11: snprintf(b, sizeof(b), "%" PRId8, u.i8); break;
+        default: snprintf(b, sizeof(b), "%" PRIu8, u.u8); break;
+        }
+        o += (size_t)snprintf(out + o, len - o, "%s%s", i ? ", " : "", b);
+    }
+    if (n > 1)
+        snprintf(out + o, len - o, "]");
+}
+
+static void ls_tags(const pdcbb_drain_tag_t *t, uint32_t n, char *out, size_t len)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < n && o + 4 < len; i++) {
+        char v[512];
+        ls_tag_value(&t[i], v, sizeof(v));
+        const char *tn = pdcbb_drain_type_name(t[i].type);
+        o += (size_t)snprintf(out + o, len - o, "%s%s=%s (%s)", i ? ", " : "", t[i].name, v,
+                              tn ? tn + 4 : "?");
+    }
+    if (n == 0)
+        snprintf(out, len, "-");
+}
+
+static int ls_obj_cmp(const void *a, const void *b)
+{
+    const pdcbb_drain_object_t *x = *(const pdcbb_drain_object_t *const *)a;
+    const pdcbb_drain_object_t *y = *(const pdcbb_drain_object_t *const *)b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->id < y->id ? -1 : x->id > y->id);
+}
+
+static int ls_cont_cmp(const void *a, const void *b)
+{
+    const pdcbb_drain_cont_t *x = *(const pdcbb_drain_cont_t *const *)a;
+    const pdcbb_drain_cont_t *y = *(const pdcbb_drain_cont_t *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+static int ls_width(int w, const char *s)
+{
+    int n = (int)strlen(s);
+    return n > w ? n : w;
+}
+
+static void ls_print(pdcbb_drain_t *m, bool lng)
+{
+    printf("job %" PRIu64 "  user %s (uid %" PRIu32 ")  %" PRIu32 " rank%s  ", m->job_id,
+           m->user ? m->user : "?", m->uid, m->nservers, m->nservers == 1 ? "" : "s");
+    if (m->complete)
+        printf("complete\n");
+    else
+        printf("INCOMPLETE: %" PRIu32 " of %" PRIu32 " ranks\n", m->nranks, m->nservers);
+    printf("drain directory: %s\n", m->dir);
+    if (lng) {
+        printf("\nRANKS (%" PRIu32 ")\n", m->nranks);
+        printf("  %-5s %-20s %-24s %16s %9s\n", "RANK", "NODE", "DATA FILE", "DATA BYTES",
+               "SECONDS");
+        for (uint32_t i = 0; i < m->nranks; i++)
+            printf("  %-5" PRIu32 " %-20s %-24s %16" PRIu64 " %9.2f\n", m->ranks[i].rank,
+                   m->ranks[i].node, m->ranks[i].data_file, m->ranks[i].data_bytes,
+                   m->ranks[i].seconds);
+    }
+
+    /* containers */
+    const pdcbb_drain_cont_t **cs = calloc(m->nconts + 1, sizeof(*cs));
+    const pdcbb_drain_object_t **os = calloc(m->nobjs + 1, sizeof(*os));
+    if (cs == NULL || os == NULL) {
+        fprintf(stderr, "pdcbb ls: out of memory\n");
+        free(cs);
+        free(os);
+        return;
+    }
+    for (uint32_t i = 0; i < m->nconts; i++)
+        cs[i] = &m->conts[i];
+    for (uint32_t i = 0; i < m->nobjs; i++)
+        os[i] = &m->objs[i];
+    qsort(cs, m->nconts, sizeof(*cs), ls_cont_cmp);
+    qsort(os, m->nobjs, sizeof(*os), ls_obj_cmp);
+
+    char tags[4096], dims[512], num[32];
+    int wn = 4, wl = 10; /* "persistent" */
+    for (uint32_t i = 0; i < m->nconts; i++)
+        wn = ls_width(wn, cs[i]->name);
+    printf("\nCONTAINERS (%" PRIu32 ")\n", m->nconts);
+    if (m->nconts > 0)
+        printf("  %-*s  %-*s  %7s  %s\n", wn, "NAME", wl, "LIFETIME", "OBJECTS", "TAGS");
+    for (uint32_t i = 0; i < m->nconts; i++) {
+        uint32_t inside = 0; /* objects created in it */
+        for (uint32_t k = 0; k < m->nobjs; k++)
+            inside += m->objs[k].cont_id == cs[i]->id;
+        ls_tags(cs[i]->tags, cs[i]->ntags, tags, sizeof(tags));
+        printf("  %-*s  %-*s  %7" PRIu32 "  %s\n", wn, cs[i]->name, wl,
+               cs[i]->lifetime ? "transient" : "persistent", inside, tags);
+    }
+
+    /* objects */
+    int wo = 4, wc = 9, wt = 4, wd = 4, wp = 9, wb = 5;
+    for (uint32_t i = 0; i < m->nobjs; i++) {
+        const pdcbb_drain_object_t *o = os[i];
+        const char *tn = pdcbb_drain_type_name(o->type);
+        wo = ls_width(wo, o->name);
+        wc = ls_width(wc, o->container[0] ? o->container : "-");
+        wt = ls_width(wt, tn ? tn : "?");
+        cmd_dims(o->dims, o->ndim, dims, sizeof(dims));
+        wd = ls_width(wd, dims);
+        const char *pn = pdcbb_drain_partition_name(o->partition);
+        wp = ls_width(wp, pn ? pn : "?");
+        snprintf(num, sizeof(num), "%" PRIu64, pdcbb_drain_object_bytes(m, o));
+        wb = ls_width(wb, num);
+    }
+    printf("\nOBJECTS (%" PRIu32 ")\n", m->nobjs);
+    if (m->nobjs > 0)
+        printf("  %-*s  %-*s  %-*s  %-*s  %-*s  %*s  %s\n", wo, "NAME", wc, "CONTAINER", wt,
+               "TYPE", wd, "DIMS", wp, "PARTITION", wb, "BYTES", "TAGS");
+    for (uint32_t i = 0; i < m->nobjs; i++) {
+        const pdcbb_drain_object_t *o = os[i];
+        const char *tn = pdcbb_drain_type_name(o->type);
+        const char *pn = pdcbb_drain_partition_name(o->partition);
+        cmd_dims(o->dims, o->ndim, dims, sizeof(dims));
+        ls_tags(o->tags, o->ntags, tags, sizeof(tags));
+        printf("  %-*s  %-*s  %-*s  %-*s  %-*s  %*" PRIu64 "  %s\n", wo, o->name, wc,
+               o->container[0] ? o->container : "-", wt, tn ? tn : "?", wd, dims, wp,
+               pn ? pn : "?", wb, pdcbb_drain_object_bytes(m, o), tags);
+        if (lng) {
+            uint64_t shape[PDCBB_REGION_NDIM_MAX], first, count;
+            pdcbb_drain_object_extents(m, o->id, &first, &count);
+            if (pdcbb_drain_object_shape(m, o, shape) == PDCBB_OK)
+                cmd_dims(shape, o->ndim, dims, sizeof(dims));
+            else
+                snprintf(dims, sizeof(dims), "(bad)");
+            printf("      id %" PRIu64 "  home rank %" PRIu32 "  element size %" PRIu32
+                   "  shape %s  extents %" PRIu64 "\n",
+                   o->id, o->rank, o->element_size, dims, count);
+            printf("      consistency %" PRIu32 "  user id %" PRIu32 "  time step %" PRIu32
+                   "  app name \"%s\"  data loc \"%s\"  tag string \"%s\"\n",
+                   o->consistency, o->user_id, o->time_step, o->app_name, o->data_loc,
+                   o->tags_str);
+            for (uint32_t k = 0; k < o->nmap; k++) {
+                printf("      map seq %" PRIu64 ": rank %" PRIu32 " offset [", o->map[k].seq,
+                       o->map[k].rank);
+                for (uint32_t d = 0; d < o->ndim; d++)
+                    printf("%s%" PRIu64, d ? ", " : "", o->map[k].box.off[d]);
+                printf("] size [");
+                for (uint32_t d = 0; d < o->ndim; d++)
+                    printf("%s%" PRIu64, d ? ", " : "", o->map[k].box.size[d]);
+                printf("]\n");
+            }
+        }
+    }
+    free(cs);
+    free(os);
+}
+
+int cli_cmd_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"partial", no_argument, NULL, 'p'},
+        {"long", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool partial = false, lng = false;
+    int c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":plh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': partial = true; break;
+        case 'l': lng = true; break;
+        case 'h': ls_usage(stdout); return 0;
+        default: return cli_bad_option("ls", c, argv);
+        }
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "pdcbb ls: %s (see pdcbb ls --help)\n",
+                optind >= argc ? "missing the drain directory DIR" : "too many arguments");
+        return CLI_EXIT_USAGE;
+    }
+    pdcbb_drain_t *m = cmd_open("ls", argv[optind], partial);
+    if (m == NULL)
+        return 1;
+    ls_print(m, lng);
+    pdcbb_drain_free(m);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
