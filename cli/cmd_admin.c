@@ -359,7 +359,8 @@ static int admin_stranded(int argc, char **argv)
     bool drain = false, remove_ = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 's': site = optarg; break;
         case 'r': root_opt = optarg; break;
@@ -369,7 +370,7 @@ static int admin_stranded(int argc, char **argv)
         case 'x': remove_ = true; break;
         case 't': to = optarg; break;
         case 'h': admin_usage(stdout); return 0;
-        default: admin_usage(stderr); return ADMIN_EXIT_USAGE;
+        default: return cli_bad_option("admin stranded", c, argv);
         }
     }
     if (optind != argc || (drain && remove_) || (to && !drain)) {

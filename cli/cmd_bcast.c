@@ -139,14 +139,8 @@ int cli_cmd_bcast(int argc, char **argv)
         case 'h':
             bcast_usage(stdout);
             return 0;
-        case ':':
-            fprintf(stderr, "pdcbb bcast: option '%s' needs a value (see pdcbb bcast --help)\n",
-                    argv[optind - 1]);
-            return BCAST_EXIT_USAGE;
         default:
-            fprintf(stderr, "pdcbb bcast: unknown option '%s' (see pdcbb bcast --help)\n",
-                    argv[optind - 1]);
-            return BCAST_EXIT_USAGE;
+            return cli_bad_option("bcast", c, argv);
         }
     }
     if (argc - optind != 2) {

@@ -270,14 +270,8 @@ int cli_cmd_drain(int argc, char **argv)
         case 'k': keep = true; break;
         case 'q': quiet = true; break;
         case 'h': drain_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "pdcbb drain: option '%s' needs a value (see pdcbb drain --help)\n",
-                    argv[optind - 1]);
-            return DRAIN_EXIT_USAGE;
         default:
-            fprintf(stderr, "pdcbb drain: unknown option '%s' (see pdcbb drain --help)\n",
-                    argv[optind - 1]);
-            return DRAIN_EXIT_USAGE;
+            return cli_bad_option("drain", c, argv);
         }
     }
     if (optind + 1 != argc) {
@@ -595,14 +589,8 @@ int cli_cmd_why(int argc, char **argv)
             break;
         }
         case 'h': why_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "pdcbb why: option '%s' needs a value (see pdcbb why --help)\n",
-                    argv[optind - 1]);
-            return DRAIN_EXIT_USAGE;
         default:
-            fprintf(stderr, "pdcbb why: unknown option '%s' (see pdcbb why --help)\n",
-                    argv[optind - 1]);
-            return DRAIN_EXIT_USAGE;
+            return cli_bad_option("why", c, argv);
         }
     }
     if (optind + 1 != argc) {

@@ -76,15 +76,6 @@ static void kv_usage(FILE *out)
             "2 bad command line (an unparseable key or tag included).\n");
 }
 
-static int kv_bad_option(int c, char **argv)
-{
-    const char *arg = argv[optind - 1];
-    if (c == ':')
-        fprintf(stderr, "pdcbb kv: option '%s' needs a value (see pdcbb kv --help)\n", arg);
-    else
-        fprintf(stderr, "pdcbb kv: unknown option '%s' (see pdcbb kv --help)\n", arg);
-    return CLI_EXIT_USAGE;
-}
 
 /* "max" or 0..PDCBB_KV_TAG_MAX */
 static int kv_parse_tag(const char *s, uint64_t *out)
@@ -617,7 +608,7 @@ int cli_cmd_kv(int argc, char **argv)
         case 'P': progress = true; break;
         case 'p': partial = true; break;
         case 'h': kv_usage(stdout); return 0;
-        default: return kv_bad_option(c, argv);
+        default: return cli_bad_option("kv", c, argv);
         }
     }
     if (argc - optind != nargs) {

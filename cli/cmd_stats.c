@@ -311,14 +311,8 @@ int cli_cmd_stats(int argc, char **argv)
         case 'h':
             stats_usage(stdout);
             return 0;
-        case ':':
-            fprintf(stderr, "pdcbb stats: option '%s' needs a value (see pdcbb stats --help)\n",
-                    argv[optind - 1]);
-            return STATS_EXIT_USAGE;
         default:
-            fprintf(stderr, "pdcbb stats: unknown option '%s' (see pdcbb stats --help)\n",
-                    argv[optind - 1]);
-            return STATS_EXIT_USAGE;
+            return cli_bad_option("stats", c, argv);
         }
     }
     if (argc - optind > 1) {

@@ -81,9 +81,11 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *val, uint64_t mi
 int cli_bad_option(const char *cmd, int c, char **argv)
 {
     const char *arg = argv[optind - 1];
+    /* A short option may be bundled ("-qt"): name it alone, not the word it was found in. */
+    char shortopt[3] = {'-', (char)optopt, '\0'};
     if (c == ':')
-        fprintf(stderr, "pdcbb %s: option '%s' needs a value (see pdcbb %s --help)\n", cmd, arg,
-                cmd);
+        fprintf(stderr, "pdcbb %s: option '%s' needs a value (see pdcbb %s --help)\n", cmd,
+                optopt != 0 && strncmp(arg, "--", 2) != 0 ? shortopt : arg, cmd);
     else if (optopt != 0 && strncmp(arg, "--", 2) != 0)
         fprintf(stderr, "pdcbb %s: unknown option '-%c' (see pdcbb %s --help)\n", cmd, optopt,
                 cmd);

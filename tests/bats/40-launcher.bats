@@ -206,3 +206,23 @@ teardown() {
     # the epilogs removed the rendezvous directory of the job
     [ -z "$(ls -A "$WORKDIR/rendezvous")" ]
 }
+
+@test "every subcommand names the bad option itself, bundled or not, and exits 2" {
+    for cmd in run status ls get export verify drain why stats bcast "kv ls" "admin stranded"; do
+        name="${cmd% ls}" # `pdcbb kv ACTION` reports as `pdcbb kv`
+        # An unknown short option bundled with a good one: the message names '-Z', not the word.
+        run $PDCBB $cmd -Zq
+        assert_failure 2
+        assert_output "pdcbb $name: unknown option '-Z' (see pdcbb $name --help)"
+        run $PDCBB $cmd --no-such-option
+        assert_failure 2
+        assert_output "pdcbb $name: unknown option '--no-such-option' (see pdcbb $name --help)"
+    done
+    # A short option that needs a value, last in a bundle, is named alone too.
+    run "$PDCBB" drain -qt
+    assert_failure 2
+    assert_output "pdcbb drain: option '-t' needs a value (see pdcbb drain --help)"
+    run "$PDCBB" admin stranded --to
+    assert_failure 2
+    assert_output "pdcbb admin stranded: option '--to' needs a value (see pdcbb admin stranded --help)"
+}
