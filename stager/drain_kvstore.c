@@ -1,6 +1,6 @@
 /*
  * drain_kvstore.c - KV dumps written from a daemon's LMDB store (pdcbb_drain_kvstore.h): the
- * drain of a stopped daemon (drain_write.c) and a migration during the job (the daemon's
+ * drain of a stopped daemon (drain_write_store.c) and a migration during the job (the daemon's
  * KV_MIGRATE op, bbd/bbd_kv_migrate.c) read the tables "kvmeta", "kv" and "kvtx" (layout in
  * common/pdcbb_kv.h, docs/KV.md "Storage") in one read transaction.
  *

@@ -302,7 +302,6 @@ int mf_hexval(int ch)
     return -1;
 }
 
-
 /* crc32c: 0x followed by 1 to 8 hex digits */
 pdcbb_err_t mf_crc(mf_ctx_t *c, const mf_node_t *cv, const char *what, uint32_t *out)
 {

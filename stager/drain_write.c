@@ -6,8 +6,8 @@
  *   1. read its LMDB store in one read transaction: containers with their tags and object ids,
  *      objects with their tags and placement map, and the layouts of the data files it holds;
  *   2. plan the extents: the written byte ranges of each data file (SEEK_DATA/SEEK_HOLE),
- *      widened to whole elements and clipped to what this rank owns (below), cut at
- *      PDCBB_DRAIN_EXTENT_MAX;
+ *      widened to whole elements and clipped to what this rank owns (drain_write_plan.c), cut
+ *      at PDCBB_DRAIN_EXTENT_MAX;
  *   3. copy them into data/rank-R.dat: a reader thread preads the node-local files into large
  *      buffers and computes each extent's CRC-32C while the calling thread writes the full
  *      buffers sequentially (multiple buffering, so reading, checksumming and writing
@@ -52,7 +52,7 @@
 
 #define DW_PROGRESS_SECONDS 5.0
 
-double dw_now(void)
+static double dw_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

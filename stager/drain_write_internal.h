@@ -77,8 +77,6 @@ typedef struct dw_plan {
     uint64_t bytes;        /* sum of the pieces' lengths */
 } dw_plan_t;
 
-/* Seconds of the monotonic clock. */
-double dw_now(void);
 /* Report a failure into the caller's error buffer (and the log), ending with where the
  * node-local data is kept; returns rc. */
 pdcbb_err_t dw_fail(dw_ctx_t *c, pdcbb_err_t rc, const char *fmt, ...)
