@@ -1,7 +1,8 @@
 /*
  * drain_internal.h - private state of a pdcbb_drain_t (its priv field), shared by
- * drain_manifest.c (which owns it: array capacities, interned extent file names) and
- * drain_read.c (open data files, the offset-ordered extent index of the last object read).
+ * drain_model.c (which owns it: array capacities, interned extent file names) and
+ * drain_read.c (open data files, the offset-ordered extent index of the last object read),
+ * and the model's helpers that the manifest writer and loader and drain_open.c share.
  * Not installed, not used outside stager/drain_*.c.
  */
 #ifndef PDCBB_DRAIN_INTERNAL_H
@@ -13,6 +14,7 @@
 #include "pdcbb_drain.h"
 
 #define DRAIN_FD_CACHE 32
+#define DRAIN_NSERVERS_MAX 65535u /* PDCBB_SERVERS_MAX of the wire protocol */
 
 typedef struct drain_fd {
     const char *file; /* an interned name (owned by the intern table) */
@@ -47,5 +49,22 @@ drain_priv_t *drain_priv_get(pdcbb_drain_t *m);
 void drain_priv_release_read(drain_priv_t *p);
 /* Forget the read index after m->extents changed. */
 void drain_priv_invalidate(pdcbb_drain_t *m);
+
+/* Make room for one more element of an array of n elements whose capacity is *cap (-1: no
+ * memory). */
+int drain_grow(void **arr, uint64_t n, uint64_t *cap, size_t elem);
+/* Free n tags (their names and values) and the array; accepts NULL. */
+void drain_tags_free(pdcbb_drain_tag_t *t, uint32_t n);
+/* Free what a container of a model owns (not the container itself). */
+void drain_cont_clear(pdcbb_drain_cont_t *c);
+/* Free what an object of a model owns (not the object itself). */
+void drain_object_clear(pdcbb_drain_object_t *o);
+/* Cross-checks of a model (unique object ids, extents inside their objects; drain_model.c). */
+pdcbb_err_t drain_check(const pdcbb_drain_t *m, const char *path, const uint32_t *lines,
+                        int require_objects, char *err, size_t errlen);
+/* Write len bytes to path atomically: temporary name, fsync, rename, fsync the directory
+ * (drain_manifest_write.c). */
+pdcbb_err_t drain_write_atomic(const char *path, const void *data, size_t len, char *err,
+                               size_t errlen);
 
 #endif

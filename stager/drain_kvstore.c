@@ -1,6 +1,6 @@
 /*
  * drain_kvstore.c - KV dumps written from a daemon's LMDB store (pdcbb_drain_kvstore.h): the
- * drain of a stopped daemon (drain_write.c) and a migration during the job (the daemon's
+ * drain of a stopped daemon (drain_write_store.c) and a migration during the job (the daemon's
  * KV_MIGRATE op, bbd/bbd_kv_migrate.c) read the tables "kvmeta", "kv" and "kvtx" (layout in
  * common/pdcbb_kv.h, docs/KV.md "Storage") in one read transaction.
  *
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drain_store_scan.h"
 #include "pdcbb_drain_kvstore.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_proto.h"
@@ -52,38 +53,9 @@ static pdcbb_err_t kvs_txtags(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, ui
                               uint8_t kind, uint64_t **out, size_t *nout)
 {
     uint8_t prefix[9];
-    pdcbb_cursor_t *cur;
-    pdcbb_val_t k, v;
-    uint64_t *tags = NULL;
-    size_t n = 0, cap = 0;
     be64(prefix, id);
     prefix[8] = kind;
-    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_KVTX, &cur);
-    if (rc != PDCBB_OK)
-        return rc;
-    rc = ops->cursor_seek(cur, (pdcbb_val_t){prefix, 9}, &k, &v);
-    while (rc == PDCBB_OK && k.len == 17 && memcmp(k.data, prefix, 9) == 0) {
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 8;
-            uint64_t *g = realloc(tags, nc * sizeof(*g));
-            if (g == NULL) {
-                rc = PDCBB_ERR_NOMEM;
-                break;
-            }
-            tags = g;
-            cap = nc;
-        }
-        tags[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 9);
-        rc = ops->cursor_next(cur, &k, &v);
-    }
-    ops->cursor_close(cur);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND) {
-        free(tags);
-        return rc;
-    }
-    *out = tags;
-    *nout = n;
-    return PDCBB_OK;
+    return drain_scan_key_u64s(ops, txn, PDCBB_T_KVTX, prefix, 9, out, nout);
 }
 
 static int kvs_pending_has(const uint64_t *tags, size_t n, uint64_t tag)
@@ -207,8 +179,7 @@ pdcbb_err_t pdcbb_drain_kv_from_store(const pdcbb_store_ops_t *ops, pdcbb_txn_t 
                                       const pdcbb_drain_kvstore_req_t *q, pdcbb_drain_t *part,
                                       char *err, size_t errlen)
 {
-    pdcbb_cursor_t *cur;
-    pdcbb_val_t k, v;
+    drain_scan_t s;
     uint32_t seq = 0;
     err[0] = '\0';
     pdcbb_kv_meta_t *meta = malloc(sizeof(*meta));
@@ -222,14 +193,14 @@ pdcbb_err_t pdcbb_drain_kv_from_store(const pdcbb_store_ops_t *ops, pdcbb_txn_t 
         be64(first + 1, q->only_kv);
         flen = 9;
     }
-    pdcbb_err_t rc = ops->cursor_open(txn, PDCBB_T_KVMETA, &cur);
+    pdcbb_err_t rc = drain_scan_open(&s, ops, txn, PDCBB_T_KVMETA, first, flen, 9, 9);
     if (rc != PDCBB_OK) {
         free(meta);
         snprintf(err, errlen, "cannot read the KV objects: %s", pdcbb_strerror(rc));
         return rc;
     }
-    rc = ops->cursor_seek(cur, (pdcbb_val_t){first, flen}, &k, &v);
-    while (rc == PDCBB_OK && k.len == 9 && memcmp(k.data, first, flen) == 0) {
+    while (rc == PDCBB_OK && drain_scan_next(&s)) {
+        pdcbb_val_t v = s.v;
         if (pdcbb_kv_meta_decode(v.data, v.len, meta) != PDCBB_OK) {
             snprintf(err, errlen, "a malformed KV object record in the store");
             rc = PDCBB_ERR_STORE;
@@ -282,9 +253,8 @@ pdcbb_err_t pdcbb_drain_kv_from_store(const pdcbb_store_ops_t *ops, pdcbb_txn_t 
         }
         if (q->only_kv != 0)
             break;
-        rc = ops->cursor_next(cur, &k, &v);
     }
-    ops->cursor_close(cur);
+    rc = drain_scan_close(&s, rc);
     free(meta);
-    return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
+    return rc;
 }

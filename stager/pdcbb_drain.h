@@ -167,7 +167,7 @@ typedef struct pdcbb_drain {
     uint32_t nkvs;
     pdcbb_drain_kvdump_t *kvdumps;   /* their dumps (key kv_dumps, optional) */
     uint32_t nkvdumps;
-    void *priv;             /* private to drain_manifest.c / drain_read.c: interned extent file
+    void *priv;             /* private to drain_model.c / drain_read.c: interned extent file
                              * names (extents of one file share one string), open data files and
                              * a read index; NULL until needed, freed by pdcbb_drain_free */
 } pdcbb_drain_t;

@@ -1,6 +1,6 @@
 /*
  * pdcbb_drain_kvstore.h - KV dumps written from a daemon's LMDB store (stager/drain_kvstore.c):
- * used by the drain of a stopped daemon (drain_write.c) and by a migration during the job
+ * used by the drain of a stopped daemon (drain_write_store.c) and by a migration during the job
  * (PDCkv_migrate, the daemon's KV_MIGRATE op).
  */
 #ifndef PDCBB_DRAIN_KVSTORE_H

@@ -1,0 +1,273 @@
+/*
+ * drain_write_plan.c - step 2 of draining a rank (drain_write.c): the data plan, the extents
+ * of each node-local data file: its written byte ranges (SEEK_DATA/SEEK_HOLE), widened to
+ * whole elements and clipped to what this rank owns (below), cut at PDCBB_DRAIN_EXTENT_MAX.
+ *
+ * Which bytes of a data file a rank owns. A data file is laid out like its object, holes
+ * never written; SEEK_DATA finds written blocks, so a range may carry zero padding around the
+ * written elements. That padding is harmless except for PDC_REGION_STATIC objects split over
+ * several daemons, whose extents from different ranks must not overlap: there the ranges are
+ * clipped to the rank's stripe (the client writes stripe k only on daemon k). A rank knows an
+ * object's partition only from the object's record, which lives on its home rank:
+ *   - home rank with the record: the partition decides (REGION_STATIC: clip; others: keep);
+ *   - not the home rank: the object cannot be OBJ_STATIC (only its home holds such data); it is
+ *     REGION_STATIC or a placement-map object (REGION_LOCAL/DYNAMIC), which this rank cannot
+ *     tell apart. Bytes inside the stripe are kept; bytes outside it are kept only if some are
+ *     non-zero. For REGION_STATIC those bytes were never written (all zero) and are dropped;
+ *     for a map object, the reader only takes the boxes the map assigns to this rank and reads
+ *     positions without extents as zero, so dropping all-zero runs changes nothing.
+ *   - home rank without a record (a deleted object whose data file survived): skipped.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "drain_write_internal.h"
+#include "pdcbb_log.h"
+#include "pdcbb_proto.h"
+
+#define DW_PARTITION_OBJ_STATIC 0
+#define DW_PARTITION_REGION_STATIC 1
+
+void dw_plan_free(dw_plan_t *p)
+{
+    for (size_t i = 0; i < p->nsrc; i++)
+        free(p->paths[i]);
+    free(p->paths);
+    free(p->pieces);
+    memset(p, 0, sizeof(*p));
+}
+
+/* Append [off, off+len) cut at the extent limit (conditional pieces at one buffer). */
+static pdcbb_err_t dw_plan_add(dw_plan_t *p, uint64_t obj, uint32_t src, uint64_t off,
+                               uint64_t len, int conditional)
+{
+    uint64_t max = conditional ? DW_BUF_SIZE : PDCBB_DRAIN_EXTENT_MAX;
+    while (len > 0) {
+        uint64_t n = len < max ? len : max;
+        dw_piece_t *g = dw_grow(p->pieces, p->npieces, &p->cap, sizeof(*g));
+        if (g == NULL)
+            return PDCBB_ERR_NOMEM;
+        p->pieces = g;
+        p->pieces[p->npieces++] =
+            (dw_piece_t){.obj = obj, .src = src, .conditional = conditional, .off = off, .len = n};
+        p->bytes += n;
+        off += n;
+        len -= n;
+    }
+    return PDCBB_OK;
+}
+
+/* How a data range is clipped. */
+typedef enum { DW_CLIP_NONE, DW_CLIP_STRIPE, DW_CLIP_COND } dw_clip_t;
+
+/* The stripe of rank along a REGION_STATIC object's split dimension, as the client splits. */
+typedef struct dw_stripe {
+    int dim;               /* -1: not split */
+    uint64_t sb;           /* bytes per index of dim */
+    uint64_t period;       /* bytes per index of dim - 1 (dim > 0), else 0 */
+    uint64_t lo, hi;       /* stripe [lo, hi) along dim, hi <= dims[dim] unless dim 0 */
+} dw_stripe_t;
+
+static void dw_stripe_of(const uint64_t *dims, uint32_t ndim, uint64_t unit, uint32_t nservers,
+                         uint32_t rank, dw_stripe_t *s)
+{
+    s->dim = -1;
+    if (nservers <= 1)
+        return;
+    for (uint32_t d = 0; d < ndim; d++)
+        if (dims[d] != PDCBB_DIM_UNLIMITED && dims[d] >= nservers) {
+            s->dim = (int)d;
+            break;
+        }
+    if (s->dim < 0)
+        return;
+    uint32_t d = (uint32_t)s->dim;
+    uint64_t sb = unit;
+    for (uint32_t i = d + 1; i < ndim; i++)
+        sb *= dims[i]; /* bounded: the daemon checked the layout's strides */
+    uint64_t w = (dims[d] + nservers - 1) / nservers;
+    s->sb = sb;
+    s->lo = (uint64_t)rank * w;
+    /* the last stripe takes everything beyond: relevant for dim 0 only */
+    s->hi = rank + 1 == nservers ? (d == 0 ? UINT64_MAX : dims[d]) : (uint64_t)(rank + 1) * w;
+    if (d > 0 && s->hi > dims[d])
+        s->hi = dims[d];
+    s->period = d > 0 ? sb * dims[d] : 0;
+}
+
+/* Add the range [a, b) split into in-stripe (kept) and out-of-stripe (dropped or conditional)
+ * runs. */
+static pdcbb_err_t dw_plan_striped(dw_plan_t *p, uint64_t obj, uint32_t src, uint64_t a,
+                                   uint64_t b, const dw_stripe_t *s, dw_clip_t clip)
+{
+    pdcbb_err_t rc = PDCBB_OK;
+    uint64_t pos = a;
+    while (pos < b && rc == PDCBB_OK) {
+        uint64_t in_lo, in_hi; /* the stripe's bytes in the period containing pos */
+        if (s->dim == 0) {
+            in_lo = s->lo > UINT64_MAX / s->sb ? UINT64_MAX : s->lo * s->sb;
+            in_hi = s->hi > UINT64_MAX / s->sb ? UINT64_MAX : s->hi * s->sb;
+        } else {
+            uint64_t base = pos - pos % s->period;
+            in_lo = base + s->lo * s->sb;
+            in_hi = base + s->hi * s->sb;
+        }
+        uint64_t next;
+        int inside;
+        if (pos < in_lo) {
+            next = in_lo;
+            inside = 0;
+        } else if (pos < in_hi) {
+            next = in_hi;
+            inside = 1;
+        } else {
+            next = s->dim == 0 ? b : pos - pos % s->period + s->period;
+            inside = 0;
+        }
+        if (next > b)
+            next = b;
+        if (inside)
+            rc = dw_plan_add(p, obj, src, pos, next - pos, 0);
+        else if (clip == DW_CLIP_COND)
+            rc = dw_plan_add(p, obj, src, pos, next - pos, 1);
+        pos = next;
+    }
+    return rc;
+}
+
+/* Plan the extents of one data file. */
+pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_layout_t *l,
+                           const char *store_dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof(path), "%s/objects/%016" PRIx64 ".dat", store_dir, l->obj) >=
+        (int)sizeof(path))
+        return dw_fail(c, PDCBB_ERR_TOO_BIG, "path of the data of object %#" PRIx64 " too long",
+                       l->obj);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return PDCBB_OK; /* a layout without data (the object was created, never written) */
+        return dw_fail(c, pdcbb_err_from_errno(errno), "cannot open %s: %s", path,
+                       strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return dw_fail(c, pdcbb_err_from_errno(e), "cannot stat %s: %s", path, strerror(e));
+    }
+    /* Which bytes this rank owns (see the file comment). */
+    dw_clip_t clip = DW_CLIP_NONE;
+    const uint64_t *dims = l->dims;
+    uint32_t ndim = l->ndim;
+    if (pdcbb_meta_id_server(l->obj) == r->rank) {
+        const dw_objinfo_t *oi = NULL;
+        for (size_t i = 0; i < r->nobjs; i++)
+            if (r->objs[i].id == l->obj)
+                oi = &r->objs[i];
+        if (oi == NULL) {
+            PDCBB_WARN("rank %u: data file %s has no object record (a deleted object): skipped",
+                       r->rank, path);
+            close(fd);
+            return PDCBB_OK;
+        }
+        if (oi->partition == DW_PARTITION_REGION_STATIC) {
+            clip = DW_CLIP_STRIPE;
+            if (oi->ndim == l->ndim)
+                dims = oi->dims; /* the object's current dims, as the client splits them */
+        }
+    } else {
+        clip = DW_CLIP_COND;
+    }
+    dw_stripe_t s;
+    dw_stripe_of(dims, ndim, l->unit, c->nservers, r->rank, &s);
+    if (s.dim < 0)
+        clip = DW_CLIP_NONE;
+    /* the object's size in bytes (UINT64_MAX: unlimited first dimension) */
+    uint64_t limit = l->unit;
+    for (uint32_t d = 0; d < l->ndim && limit != UINT64_MAX; d++) {
+        if (l->dims[d] == PDCBB_DIM_UNLIMITED || __builtin_mul_overflow(limit, l->dims[d], &limit))
+            limit = UINT64_MAX;
+    }
+    if (dims != l->dims && dims[0] != PDCBB_DIM_UNLIMITED && limit != UINT64_MAX) {
+        uint64_t row = limit / (l->dims[0] ? l->dims[0] : 1);
+        uint64_t cur;
+        if (!__builtin_mul_overflow(row, dims[0], &cur) && cur < limit)
+            limit = cur; /* shrunk since the first write: data beyond was discarded */
+    }
+    uint64_t size = (uint64_t)st.st_size < limit ? (uint64_t)st.st_size : limit;
+
+    size -= size % l->unit; /* a partial element at the end was never completely written */
+    size_t before = p->npieces;
+    uint32_t src = (uint32_t)p->nsrc;
+    uint64_t pos = 0, ra = 0, rb = 0;
+    int have = 0;
+    pdcbb_err_t rc = PDCBB_OK;
+    while (pos < size && rc == PDCBB_OK) {
+        off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+        if (d < 0) {
+            if (errno != ENXIO) /* ENXIO: no data after pos */
+                rc = dw_fail(c, pdcbb_err_from_errno(errno), "cannot scan %s: %s", path,
+                             strerror(errno));
+            break;
+        }
+        if ((uint64_t)d >= size)
+            break;
+        off_t h = lseek(fd, d, SEEK_HOLE);
+        uint64_t a = (uint64_t)d, b = h < 0 || (uint64_t)h > size ? size : (uint64_t)h;
+        pos = b;
+        /* whole elements: widen to element boundaries */
+        a -= a % l->unit;
+        if (b % l->unit)
+            b += l->unit - b % l->unit;
+        if (b > size)
+            b = size;
+        if (a >= b)
+            continue;
+        if (have && a <= rb) { /* touches the previous range after widening */
+            if (b > rb)
+                rb = b;
+            continue;
+        }
+        if (have)
+            rc = clip == DW_CLIP_NONE ? dw_plan_add(p, l->obj, src, ra, rb - ra, 0)
+                                      : dw_plan_striped(p, l->obj, src, ra, rb, &s, clip);
+        ra = a;
+        rb = b;
+        have = 1;
+    }
+    if (have && rc == PDCBB_OK)
+        rc = clip == DW_CLIP_NONE ? dw_plan_add(p, l->obj, src, ra, rb - ra, 0)
+                                  : dw_plan_striped(p, l->obj, src, ra, rb, &s, clip);
+    if (rc != PDCBB_OK) {
+        close(fd);
+        if (rc == PDCBB_ERR_NOMEM)
+            return dw_fail(c, rc, "out of memory planning the data of rank %u", r->rank);
+        return rc;
+    }
+    if (p->npieces == before) {
+        close(fd);
+        return PDCBB_OK;
+    }
+    close(fd); /* the reader opens the files one at a time */
+    char **gp = dw_grow(p->paths, p->nsrc, &p->capsrc, sizeof(*gp));
+    if (gp == NULL || (gp[p->nsrc] = strdup(path)) == NULL) {
+        if (gp != NULL)
+            p->paths = gp;
+        return dw_fail(c, PDCBB_ERR_NOMEM, "out of memory");
+    }
+    p->paths = gp;
+    p->nsrc++;
+    return PDCBB_OK;
+}
