@@ -153,15 +153,10 @@ static double now_s(void)
 
 void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h)
 {
-    memset(h, 0, sizeof(*h));
-    h->magic = PDCBB_PROTO_MAGIC;
-    h->version = PDCBB_PROTO_VERSION;
-    h->op = (uint16_t)op;
     /* Replies carry no token: an unguessable id is what ties one to its request. */
     if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
         next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
-    h->req_id = ++next_req_id;
-    memcpy(h->token, peer->token, PDCBB_TOKEN_LEN);
+    pdcbb_request_hdr(h, op, ++next_req_id, peer->token);
 }
 
 /* ------------------------------------------------------------------ requests */

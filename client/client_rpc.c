@@ -335,12 +335,7 @@ void client_rpc_wait(client_pending_t *p, double timeout)
 
 void client_request_hdr(unsigned server, unsigned op, pdcbb_msg_hdr_t *h)
 {
-    memset(h, 0, sizeof(*h));
-    h->magic = PDCBB_PROTO_MAGIC;
-    h->version = PDCBB_PROTO_VERSION;
-    h->op = (uint16_t)op;
-    h->req_id = ++client_g.next_req_id;
-    memcpy(h->token, client_g.servers[server].info.token, PDCBB_TOKEN_LEN);
+    pdcbb_request_hdr(h, op, ++client_g.next_req_id, client_g.servers[server].info.token);
 }
 
 static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const void *bulk,
