@@ -186,6 +186,19 @@ static pdcbb_err_t delete_named(bbd_req_t *r, pdcbb_table_t names, pdcbb_table_t
     return PDCBB_OK;
 }
 
+/* End of a cursor walk that collected n ids: closes c; the walk's error (rc other than OK or
+ * NOT_FOUND), else PDCBB_OK with the ids in *out, *count. */
+static pdcbb_err_t ids_walk_end(bbd_req_t *r, pdcbb_cursor_t *c, pdcbb_err_t rc, uint64_t *ids,
+                                uint32_t n, uint64_t **out, uint32_t *count)
+{
+    OPS->cursor_close(c);
+    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
+        return rc;
+    *out = ids;
+    *count = n;
+    return PDCBB_OK;
+}
+
 /* Collect up to max ids (8-byte big-endian keys or key prefixes) after 'after' into p. */
 typedef int (*id_filter_fn)(bbd_req_t *r, uint64_t id, pdcbb_val_t v, const void *arg);
 
@@ -222,12 +235,7 @@ static pdcbb_err_t list_ids(bbd_req_t *r, pdcbb_table_t t, uint64_t after, uint3
         }
         rc = OPS->cursor_next(c, &k, &v);
     }
-    OPS->cursor_close(c);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
-        return rc;
-    *ids = out;
-    *count = n;
-    return PDCBB_OK;
+    return ids_walk_end(r, c, rc, out, n, ids, count);
 }
 
 /* ---------------------------------------------------------------- session */
@@ -407,12 +415,7 @@ pdcbb_err_t bbd_op_cont_objids_get(bbd_req_t *r, const pdcbb_cont_objids_get_req
         }
         rc = OPS->cursor_next(c, &k, &v);
     }
-    OPS->cursor_close(c);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
-        return rc;
-    p->ids = ids;
-    p->ids_count = n;
-    return PDCBB_OK;
+    return ids_walk_end(r, c, rc, ids, n, &p->ids, &p->ids_count);
 }
 
 /* ---------------------------------------------------------------- objects */
@@ -676,12 +679,7 @@ static pdcbb_err_t tag_query_scan(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
         }
         rc = OPS->cursor_next(c, &k, &v);
     }
-    OPS->cursor_close(c);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
-        return rc;
-    p->ids = ids;
-    p->ids_count = n;
-    return PDCBB_OK;
+    return ids_walk_end(r, c, rc, ids, n, &p->ids, &p->ids_count);
 }
 
 pdcbb_err_t bbd_op_tag_query(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
