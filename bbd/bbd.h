@@ -16,6 +16,7 @@
 
 #include "bbd_io.h"
 #include "pdcbb_config.h"
+#include "pdcbb_grow.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_proto.h"
 #include "pdcbb_stats.h"
@@ -137,6 +138,11 @@ void bbd_bulk_release(bbd_bulk_t *b);
 /* Memory freed after the reply is built (bbd_req_scratch_free). */
 void *bbd_req_alloc(bbd_req_t *r, size_t size);
 void bbd_req_scratch_free(bbd_req_t *r);
+/* Room for need more elements after the n of the scratch array v (capacity *cap elements of
+ * elem bytes): v while they fit, else a copy in new scratch memory with *cap doubled (first
+ * when 0) until they fit; NULL when out of memory (v and *cap unchanged). */
+void *bbd_req_grow(bbd_req_t *r, void *v, size_t n, size_t need, size_t *cap, size_t elem,
+                   size_t first);
 
 /* bbd_server.c */
 #include <signal.h>
@@ -331,5 +337,8 @@ void bbd_bcast_stop(bbd_t *d);
 
 /* Stats for STATS replies and the log. */
 pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);
+/* bbd_meta.c: a new id of the given kind from the daemon's one id sequence (containers,
+ * objects, KV objects), in the request's write transaction. */
+pdcbb_err_t bbd_meta_next_id(bbd_req_t *r, unsigned kind, uint64_t *id);
 
 #endif

@@ -873,15 +873,12 @@ static pdcbb_err_t map_entries(bbd_req_t *r, uint64_t obj, map_entry_t **out, si
             memcpy(vals, v.data, v.len);
             pdcbb_box_t b;
             if (entry_box(vals, v.len / 8, &b) == PDCBB_OK) {
-                if (cnt == cap) {
-                    cap = cap ? 2 * cap : 16;
-                    map_entry_t *g = realloc(es, cap * sizeof(*es));
-                    if (g == NULL) {
-                        rc = PDCBB_ERR_NOMEM;
-                        break;
-                    }
-                    es = g;
+                map_entry_t *g = pdcbb_grow(es, cnt, &cap, sizeof(*es), 16);
+                if (g == NULL) {
+                    rc = PDCBB_ERR_NOMEM;
+                    break;
                 }
+                es = g;
                 memcpy(es[cnt].key, k.data, 16);
                 es[cnt].daemon = vals[0];
                 es[cnt].bytes = vals[v.len / 8 - 1];
@@ -1059,20 +1056,12 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
             if (entry_box(vals, v.len / 8, &eb) == PDCBB_OK && pdcbb_box_intersect(&eb, &want, &x)) {
                 size_t words = 2 + 2 * (size_t)vals[1]; /* daemon, ndim, offsets, sizes */
                 size_t need = 1 + words;
-                if (n + need > cap) {
-                    size_t ncap = cap ? 2 * cap : 64;
-                    while (ncap < n + need)
-                        ncap *= 2;
-                    uint64_t *g = bbd_req_alloc(r, 8 * ncap);
-                    if (g == NULL) {
-                        rc = PDCBB_ERR_NOMEM;
-                        break;
-                    }
-                    if (n)
-                        memcpy(g, out, 8 * n);
-                    out = g;
-                    cap = ncap;
+                uint64_t *g = bbd_req_grow(r, out, n, need, &cap, 8, 64);
+                if (g == NULL) {
+                    rc = PDCBB_ERR_NOMEM;
+                    break;
                 }
+                out = g;
                 out[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 8);
                 memcpy(out + n, vals, 8 * words);
                 n += words;
@@ -1157,16 +1146,12 @@ void *bbd_staging_get(size_t len, int inbound)
                 best = &staging[i];
             }
         if (best == NULL) {
-            if (loose_count == loose_cap) {
-                size_t n = loose_cap ? 2 * loose_cap : 8;
-                staging_t *g = realloc(loose, n * sizeof(*g));
-                if (g == NULL) {
-                    free(buf);
-                    return NULL;
-                }
-                loose = g;
-                loose_cap = n;
+            staging_t *g = pdcbb_grow(loose, loose_count, &loose_cap, sizeof(*g), 8);
+            if (g == NULL) {
+                free(buf);
+                return NULL;
             }
+            loose = g;
             best = &loose[loose_count++];
             *best = (staging_t){buf, cap, 0, 0};
         }

@@ -27,6 +27,23 @@ void *bbd_req_alloc(bbd_req_t *r, size_t size)
     return s + 1;
 }
 
+void *bbd_req_grow(bbd_req_t *r, void *v, size_t n, size_t need, size_t *cap, size_t elem,
+                   size_t first)
+{
+    if (n + need <= *cap)
+        return v;
+    size_t ncap = *cap ? 2 * *cap : first;
+    while (ncap < n + need)
+        ncap *= 2;
+    void *g = bbd_req_alloc(r, ncap * elem);
+    if (g == NULL)
+        return NULL;
+    if (n)
+        memcpy(g, v, n * elem);
+    *cap = ncap;
+    return g;
+}
+
 void bbd_req_scratch_free(bbd_req_t *r)
 {
     while (r->scratch) {

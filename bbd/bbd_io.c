@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "pdcbb_grow.h"
 #include "pdcbb_log.h"
 
 static pthread_t io_thread;
@@ -113,14 +114,10 @@ int bbd_io_event_fd(void)
 pdcbb_err_t bbd_io_add_run(bbd_io_batch_t *b, int fd, const uint8_t *src, uint64_t len,
                            uint64_t off, uint32_t region, uint64_t obj)
 {
-    if (b->nruns == b->cap) {
-        uint32_t cap = b->cap ? 2 * b->cap : 16;
-        bbd_io_run_t *g = realloc(b->runs, cap * sizeof(*g));
-        if (g == NULL)
-            return PDCBB_ERR_NOMEM;
-        b->runs = g;
-        b->cap = cap;
-    }
+    bbd_io_run_t *g = pdcbb_grow(b->runs, b->nruns, &b->cap, sizeof(*g), 16);
+    if (g == NULL)
+        return PDCBB_ERR_NOMEM;
+    b->runs = g;
     /* Runs of one region share a descriptor: dup once per region. */
     int own = -1;
     if (b->nruns > 0 && b->runs[b->nruns - 1].region == region &&

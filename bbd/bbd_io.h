@@ -42,7 +42,8 @@ typedef struct bbd_io_batch {
     uint64_t *results;       /* one status per region; I/O errors are filled in */
     uint32_t nresults;
     bbd_io_run_t *runs;
-    uint32_t nruns, cap;
+    uint32_t nruns;
+    size_t cap;
     void *staging;           /* the received bulk part, released when done */
     uint64_t bytes;          /* reserved against capacity until done */
 } bbd_io_batch_t;

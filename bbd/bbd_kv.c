@@ -72,15 +72,12 @@ static pdcbb_err_t load_pending(bbd_req_t *r, uint64_t id, pendset_t *ps)
          rc = OPS->cursor_next(c, &kk, &vv)) {
         if (kk.len != 17 || memcmp(kk.data, k, 9) != 0)
             break;
-        if (ps->n == cap) {
-            cap = cap ? 2 * cap : 8;
-            pend_t *nv = realloc(ps->v, cap * sizeof(*nv));
-            if (nv == NULL) {
-                OPS->cursor_close(c);
-                return PDCBB_ERR_NOMEM;
-            }
-            ps->v = nv;
+        pend_t *nv = pdcbb_grow(ps->v, ps->n, &cap, sizeof(*nv), 8);
+        if (nv == NULL) {
+            OPS->cursor_close(c);
+            return PDCBB_ERR_NOMEM;
         }
+        ps->v = nv;
         ps->v[ps->n].tag = pdcbb_key_get_u64((const uint8_t *)kk.data + 9);
         ps->v[ps->n].state = vv.len ? ((const uint8_t *)vv.data)[0] : PDCBB_KV_TX_OPEN;
         ps->n++;
@@ -180,25 +177,24 @@ static pdcbb_err_t tgen_bump(bbd_req_t *r, uint64_t id)
         (p)->shards_count = (m)->nshards;                                                         \
     } while (0)
 
-static pdcbb_err_t next_id(bbd_req_t *r, uint64_t *id)
+/* The length of a KV object's name: PDCBB_ERR_INVAL when missing or empty, PDCBB_ERR_TOO_BIG
+ * over PDCBB_NAME_MAX. */
+static pdcbb_err_t name_len(const char *name, size_t *nl)
 {
-    static const char key[] = "next_seq"; /* the daemon's one id sequence (bbd_meta.c) */
-    uint8_t buf[8];
-    pdcbb_val_t v;
-    uint64_t seq = 1;
-    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, 8}, &v);
-    if (rc == PDCBB_OK && v.len == 8)
-        seq = pdcbb_key_get_u64(v.data);
-    else if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_OK)
-        return rc;
-    if (seq >= (1ull << 44))
-        return PDCBB_ERR_NOSPC;
-    pdcbb_key_u64(buf, seq + 1);
-    if ((rc = OPS->put(r->txn, PDCBB_T_STATE, (pdcbb_val_t){key, 8}, (pdcbb_val_t){buf, 8}, 0)) !=
-        PDCBB_OK)
-        return rc;
-    *id = pdcbb_meta_id_make(PDCBB_META_KIND_KV, r->d->rank, seq);
-    return PDCBB_OK;
+    *nl = name ? strlen(name) : 0;
+    if (*nl == 0)
+        return PDCBB_ERR_INVAL;
+    return *nl > PDCBB_NAME_MAX ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+}
+
+/* The "kvmeta" name key of name in container cont, in scratch memory (NULL when out of memory);
+ * its length in *len. */
+static uint8_t *name_key(bbd_req_t *r, uint64_t cont, const char *name, size_t *len)
+{
+    uint8_t *nk = bbd_req_alloc(r, 9 + strlen(name));
+    if (nk != NULL)
+        *len = pdcbb_kv_meta_name_key(cont, name, nk);
+    return nk;
 }
 
 pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb_kv_create_rep_t *p)
@@ -208,11 +204,10 @@ pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb
     if (m == NULL || shards == NULL)
         return PDCBB_ERR_NOMEM;
     memset(m, 0, sizeof(*m));
-    size_t nl = q->name ? strlen(q->name) : 0;
-    if (nl == 0)
-        return PDCBB_ERR_INVAL;
-    if (nl > PDCBB_NAME_MAX)
-        return PDCBB_ERR_TOO_BIG;
+    size_t nl, nkl;
+    pdcbb_err_t rc = name_len(q->name, &nl);
+    if (rc != PDCBB_OK)
+        return rc;
     if (q->cont_id == 0 || pdcbb_meta_id_kind(q->cont_id) != PDCBB_META_KIND_CONT)
         return PDCBB_ERR_BAD_ID;
     if (q->key_type > PDCBB_KV_FLOAT || q->sharding > PDCBB_KV_SHARD_RANGE ||
@@ -231,22 +226,20 @@ pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb
     for (uint32_t i = 0; i < m->nshards; i++)
         m->shards[i] = (uint32_t)q->shards[i];
     memcpy(m->name, q->name, nl + 1);
-    pdcbb_err_t rc;
-    uint8_t *nk = bbd_req_alloc(r, 9 + nl);
+    uint8_t *nk = name_key(r, q->cont_id, q->name, &nkl);
     if (nk == NULL)
         return PDCBB_ERR_NOMEM;
     if (q->id == 0) {
         /* Create on the home daemon of the name. */
         if (pdcbb_home_server(q->name, r->d->nservers) != r->d->rank)
             return PDCBB_ERR_BAD_ID;
-        size_t nkl = pdcbb_kv_meta_name_key(q->cont_id, q->name, nk);
         pdcbb_val_t v;
         rc = OPS->get(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){nk, nkl}, &v);
         if (rc == PDCBB_OK)
             return PDCBB_ERR_EXISTS;
         if (rc != PDCBB_ERR_NOT_FOUND)
             return rc;
-        if ((rc = next_id(r, &m->id)) != PDCBB_OK)
+        if ((rc = bbd_meta_next_id(r, PDCBB_META_KIND_KV, &m->id)) != PDCBB_OK)
             return rc;
         uint8_t idb[8];
         put_be64(idb, m->id);
@@ -282,17 +275,14 @@ pdcbb_err_t bbd_op_kv_open(bbd_req_t *r, const pdcbb_kv_open_req_t *q, pdcbb_kv_
     uint64_t id = q->id;
     pdcbb_err_t rc;
     if (id == 0) {
-        size_t nl = q->name ? strlen(q->name) : 0;
-        if (nl == 0)
-            return PDCBB_ERR_INVAL;
-        if (nl > PDCBB_NAME_MAX)
-            return PDCBB_ERR_TOO_BIG;
-        uint8_t *nk = bbd_req_alloc(r, 9 + nl);
-        if (nk == NULL)
+        size_t nl, nkl;
+        uint8_t *nk;
+        if ((rc = name_len(q->name, &nl)) != PDCBB_OK)
+            return rc;
+        if ((nk = name_key(r, q->cont_id, q->name, &nkl)) == NULL)
             return PDCBB_ERR_NOMEM;
         pdcbb_val_t v;
-        rc = OPS->get(r->txn, PDCBB_T_KVMETA,
-                      (pdcbb_val_t){nk, pdcbb_kv_meta_name_key(q->cont_id, q->name, nk)}, &v);
+        rc = OPS->get(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){nk, nkl}, &v);
         if (rc != PDCBB_OK)
             return rc;
         if (v.len != 8)
@@ -370,12 +360,11 @@ pdcbb_err_t bbd_op_kv_delete(bbd_req_t *r, const pdcbb_kv_delete_req_t *q, pdcbb
                        (pdcbb_val_t){ik, pdcbb_kv_meta_id_key(q->id, ik)})) != PDCBB_OK)
         return rc;
     if (pdcbb_meta_id_server(q->id) == r->d->rank) {
-        size_t nl = strlen(m->name);
-        uint8_t *nk = bbd_req_alloc(r, 9 + nl);
+        size_t nkl;
+        uint8_t *nk = name_key(r, m->cont_id, m->name, &nkl);
         if (nk == NULL)
             return PDCBB_ERR_NOMEM;
-        rc = OPS->del(r->txn, PDCBB_T_KVMETA,
-                      (pdcbb_val_t){nk, pdcbb_kv_meta_name_key(m->cont_id, m->name, nk)});
+        rc = OPS->del(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){nk, nkl});
         if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
             return rc;
     }
@@ -820,15 +809,12 @@ static pdcbb_err_t scan_run(scan_t *s, uint64_t id)
         if (is_long) {
             if (ngrp == 0)
                 memcpy(gpre, gkey, PDCBB_KV_PREFIX + 1);
-            if (ngrp == capgrp) {
-                capgrp = capgrp ? 2 * capgrp : 16;
-                hit_t *ng = realloc(grp, capgrp * sizeof(*ng));
-                if (ng == NULL) {
-                    rc = PDCBB_ERR_NOMEM;
-                    break;
-                }
-                grp = ng;
+            hit_t *ng = pdcbb_grow(grp, ngrp, &capgrp, sizeof(*ng), 16);
+            if (ng == NULL) {
+                rc = PDCBB_ERR_NOMEM;
+                break;
             }
+            grp = ng;
             grp[ngrp++] = h;
         } else {
             stop = offer(s, &h);

@@ -41,7 +41,7 @@ static pdcbb_err_t check_id(bbd_req_t *r, uint64_t id, unsigned kind)
     return PDCBB_OK;
 }
 
-static pdcbb_err_t next_id(bbd_req_t *r, unsigned kind, uint64_t *id)
+pdcbb_err_t bbd_meta_next_id(bbd_req_t *r, unsigned kind, uint64_t *id)
 {
     static const char key[] = "next_seq";
     uint8_t buf[8];
@@ -186,6 +186,19 @@ static pdcbb_err_t delete_named(bbd_req_t *r, pdcbb_table_t names, pdcbb_table_t
     return PDCBB_OK;
 }
 
+/* End of a cursor walk that collected n ids: closes c; the walk's error (rc other than OK or
+ * NOT_FOUND), else PDCBB_OK with the ids in *out, *count. */
+static pdcbb_err_t ids_walk_end(bbd_req_t *r, pdcbb_cursor_t *c, pdcbb_err_t rc, uint64_t *ids,
+                                uint32_t n, uint64_t **out, uint32_t *count)
+{
+    OPS->cursor_close(c);
+    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
+        return rc;
+    *out = ids;
+    *count = n;
+    return PDCBB_OK;
+}
+
 /* Collect up to max ids (8-byte big-endian keys or key prefixes) after 'after' into p. */
 typedef int (*id_filter_fn)(bbd_req_t *r, uint64_t id, pdcbb_val_t v, const void *arg);
 
@@ -222,12 +235,7 @@ static pdcbb_err_t list_ids(bbd_req_t *r, pdcbb_table_t t, uint64_t after, uint3
         }
         rc = OPS->cursor_next(c, &k, &v);
     }
-    OPS->cursor_close(c);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
-        return rc;
-    *ids = out;
-    *count = n;
-    return PDCBB_OK;
+    return ids_walk_end(r, c, rc, out, n, ids, count);
 }
 
 /* ---------------------------------------------------------------- session */
@@ -283,7 +291,7 @@ pdcbb_err_t bbd_op_cont_create(bbd_req_t *r, const pdcbb_cont_create_req_t *q,
         return PDCBB_ERR_INVAL;
     if (lookup_name(r, PDCBB_T_CONT_NAME, q->name, &id) == PDCBB_OK)
         return PDCBB_ERR_EXISTS;
-    if ((rc = next_id(r, PDCBB_META_KIND_CONT, &id)) != PDCBB_OK)
+    if ((rc = bbd_meta_next_id(r, PDCBB_META_KIND_CONT, &id)) != PDCBB_OK)
         return rc;
     if ((rc = put_name(r, PDCBB_T_CONT_NAME, q->name, id)) != PDCBB_OK)
         return rc;
@@ -391,20 +399,14 @@ pdcbb_err_t bbd_op_cont_objids_get(bbd_req_t *r, const pdcbb_cont_objids_get_req
         rc = OPS->get(r->txn, PDCBB_T_CONT, (pdcbb_val_t){key, 8}, &v);
     if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, PDCBB_T_OBJIDS, &c)) != PDCBB_OK)
         return rc;
-    uint32_t n = 0, cap = 0;
+    uint32_t n = 0;
+    size_t cap = 0;
     uint64_t *ids = NULL;
     rc = OPS->cursor_seek(c, (pdcbb_val_t){key, 8}, &k, &v);
     while (rc == PDCBB_OK && k.len == 16 && memcmp(k.data, key, 8) == 0) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            uint64_t *bigger = bbd_req_alloc(r, 8 * (size_t)cap);
-            if (bigger == NULL) {
-                rc = PDCBB_ERR_NOMEM;
-                break;
-            }
-            if (n)
-                memcpy(bigger, ids, 8 * (size_t)n);
-            ids = bigger;
+        if ((ids = bbd_req_grow(r, ids, n, 1, &cap, 8, 64)) == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
         }
         ids[n++] = pdcbb_key_get_u64((const uint8_t *)k.data + 8);
         if (n >= PDCBB_PAYLOAD_MAX / 8 - 16) {
@@ -413,12 +415,7 @@ pdcbb_err_t bbd_op_cont_objids_get(bbd_req_t *r, const pdcbb_cont_objids_get_req
         }
         rc = OPS->cursor_next(c, &k, &v);
     }
-    OPS->cursor_close(c);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
-        return rc;
-    p->ids = ids;
-    p->ids_count = n;
-    return PDCBB_OK;
+    return ids_walk_end(r, c, rc, ids, n, &p->ids, &p->ids_count);
 }
 
 /* ---------------------------------------------------------------- objects */
@@ -450,7 +447,7 @@ pdcbb_err_t bbd_op_obj_create(bbd_req_t *r, const pdcbb_obj_create_req_t *q,
         return PDCBB_ERR_WRONG_TYPE;
     if (lookup_name(r, PDCBB_T_OBJ_NAME, q->name, &id) == PDCBB_OK)
         return PDCBB_ERR_EXISTS;
-    if ((rc = next_id(r, PDCBB_META_KIND_OBJ, &id)) != PDCBB_OK ||
+    if ((rc = bbd_meta_next_id(r, PDCBB_META_KIND_OBJ, &id)) != PDCBB_OK ||
         (rc = put_name(r, PDCBB_T_OBJ_NAME, q->name, id)) != PDCBB_OK)
         return rc;
     p->id = id;
@@ -660,7 +657,8 @@ static pdcbb_err_t tag_query_scan(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
     if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, PDCBB_T_TAG, &c)) != PDCBB_OK)
         return rc;
     size_t nl = strlen(q->name);
-    uint32_t n = 0, cap = 0;
+    uint32_t n = 0;
+    size_t cap = 0;
     uint64_t *ids = NULL;
     rc = OPS->cursor_seek(c, (pdcbb_val_t){NULL, 0}, &k, &v);
     while (rc == PDCBB_OK) {
@@ -672,28 +670,16 @@ static pdcbb_err_t tag_query_scan(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
                 match = v.len - 4 == q->value_len &&
                         memcmp((const uint8_t *)v.data + 4, q->value, q->value_len) == 0;
             if (match) {
-                if (n == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    uint64_t *bigger = bbd_req_alloc(r, 8 * (size_t)cap);
-                    if (bigger == NULL) {
-                        rc = PDCBB_ERR_NOMEM;
-                        break;
-                    }
-                    if (n)
-                        memcpy(bigger, ids, 8 * (size_t)n);
-                    ids = bigger;
+                if ((ids = bbd_req_grow(r, ids, n, 1, &cap, 8, 64)) == NULL) {
+                    rc = PDCBB_ERR_NOMEM;
+                    break;
                 }
                 ids[n++] = id;
             }
         }
         rc = OPS->cursor_next(c, &k, &v);
     }
-    OPS->cursor_close(c);
-    if (rc != PDCBB_OK && rc != PDCBB_ERR_NOT_FOUND)
-        return rc;
-    p->ids = ids;
-    p->ids_count = n;
-    return PDCBB_OK;
+    return ids_walk_end(r, c, rc, ids, n, &p->ids, &p->ids_count);
 }
 
 pdcbb_err_t bbd_op_tag_query(bbd_req_t *r, const pdcbb_tag_query_req_t *q,

@@ -153,15 +153,10 @@ static double now_s(void)
 
 void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h)
 {
-    memset(h, 0, sizeof(*h));
-    h->magic = PDCBB_PROTO_MAGIC;
-    h->version = PDCBB_PROTO_VERSION;
-    h->op = (uint16_t)op;
     /* Replies carry no token: an unguessable id is what ties one to its request. */
     if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
         next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
-    h->req_id = ++next_req_id;
-    memcpy(h->token, peer->token, PDCBB_TOKEN_LEN);
+    pdcbb_request_hdr(h, op, ++next_req_id, peer->token);
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -230,16 +225,8 @@ pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body
     o->done = done;
     o->arg = arg;
     o->sending = 1;
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    prm.cb.send = out_send_cb;
-    prm.user_data = o;
-    prm.flags = UCP_AM_SEND_FLAG_REPLY;
-    void *req = bulk ? ucp_am_send_nbx(peer->ep, PDCBB_AM_ID_DATA, o->msg, len, bulk, bulk_len,
-                                       &prm)
-                     : ucp_am_send_nbx(peer->ep, PDCBB_AM_ID_MSG, NULL, 0, o->msg, len, &prm);
+    void *req = pdcbb_ucx_send_msg(peer->ep, o->msg, len, bulk, bulk_len, UCP_AM_SEND_FLAG_REPLY,
+                                   out_send_cb, o);
     if (UCS_PTR_IS_ERR(req)) {
         snprintf(why, whylen, "%s", ucs_status_string(UCS_PTR_STATUS(req)));
         free(o->msg);

@@ -183,15 +183,9 @@ static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void
 /* Start receiving rendezvous data into buf (the message is queued already). */
 static void recv_start(bbd_t *d, bbd_msg_t *m, void *data, void *buf, size_t length)
 {
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    prm.cb.recv_am = rndv_recv_cb;
-    prm.user_data = m;
     m->pending = 1;
     d->recv_active++;
-    void *req = ucp_am_recv_data_nbx(d->ucx.worker, data, buf, length, &prm);
+    void *req = pdcbb_ucx_recv_data(d->ucx.worker, data, buf, length, rndv_recv_cb, m);
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_WARN("cannot receive a %zu-byte request: %s", length,
                    ucs_status_string(UCS_PTR_STATUS(req)));
@@ -354,21 +348,11 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
     s->bulk = *bulk;
     s->conn = c;
     c->refs++;
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    prm.cb.send = send_cb;
-    prm.user_data = s;
-    void *req;
-    if (s->bulk.ptr) {
-        /* Control message in the header (it must stay valid until completion: it does, in s),
-         * data in the body: large read replies go by rendezvous, single-copy. */
-        req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_DATA, buf, len, s->bulk.ptr, s->bulk.len, &prm);
-    } else {
-        prm.flags = UCP_AM_SEND_FLAG_EAGER; /* replies are small; clients need no rendezvous */
-        req = ucp_am_send_nbx(c->ep, PDCBB_AM_ID_MSG, NULL, 0, buf, len, &prm);
-    }
+    /* With a bulk part: the control message in the header (it must stay valid until completion:
+     * it does, in s), data in the body: large read replies go by rendezvous, single-copy.
+     * Without: eager, replies are small; clients need no rendezvous. */
+    void *req = pdcbb_ucx_send_msg(c->ep, buf, len, s->bulk.ptr, s->bulk.len,
+                                   s->bulk.ptr ? 0 : UCP_AM_SEND_FLAG_EAGER, send_cb, s);
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_DEBUG("cannot send reply: %s", ucs_status_string(UCS_PTR_STATUS(req)));
         free(buf);

@@ -108,7 +108,7 @@ static uint64_t new_obj_id(stage_t *s, uint64_t old)
     return id_lookup(s->obj_map, s->m->nobjs, old);
 }
 
-/* The ids the home daemons' next_id will hand out, in creation order. */
+/* The ids the home daemons' bbd_meta_next_id will hand out, in creation order. */
 static pdcbb_err_t plan_ids(stage_t *s)
 {
     unsigned n = s->d->nservers;

@@ -274,16 +274,12 @@ static int run_span(uint64_t aoff, uint64_t len, uint64_t poff, void *arg)
         c->s_off = aoff;
         c->s_len = len;
     }
-    if (c->nruns == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        void *g = realloc(c->runs, cap * sizeof(*c->runs));
-        if (g == NULL) {
-            c->err = ENOMEM;
-            return -1;
-        }
-        c->runs = g;
-        c->cap = cap;
+    void *g = pdcbb_grow(c->runs, c->nruns, &c->cap, sizeof(*c->runs), 256);
+    if (g == NULL) {
+        c->err = ENOMEM;
+        return -1;
     }
+    c->runs = g;
     c->runs[c->nruns].aoff = aoff;
     c->runs[c->nruns].len = len;
     c->runs[c->nruns].poff = poff;

@@ -149,17 +149,12 @@ static pdcbb_err_t collect_prefix(bbd_req_t *r, pdcbb_table_t t, const uint8_t *
     for (rc = OPS->cursor_seek(c, (pdcbb_val_t){prefix, plen}, &k, &v);
          rc == PDCBB_OK && k.len >= plen && memcmp(k.data, prefix, plen) == 0;
          rc = OPS->cursor_next(c, &k, &v)) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 8;
-            kv_copy_t *b = bbd_req_alloc(r, cap * sizeof(*b));
-            if (b == NULL) {
-                rc = PDCBB_ERR_NOMEM;
-                break;
-            }
-            if (*n)
-                memcpy(b, a, *n * sizeof(*b));
-            a = b;
+        kv_copy_t *b = bbd_req_grow(r, a, *n, 1, &cap, sizeof(*b), 8);
+        if (b == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
         }
+        a = b;
         uint8_t *m = bbd_req_alloc(r, k.len + v.len + 1);
         if (m == NULL) {
             rc = PDCBB_ERR_NOMEM;
@@ -357,14 +352,10 @@ static pdcbb_err_t range_step(bbd_req_t *r, range_t *g, unsigned kind)
     uint64_t id = pdcbb_key_get_u64((const uint8_t *)k.data + k.len - 16);
     if ((kind && pdcbb_meta_id_kind(id) != kind) || (g->n && g->cand[g->n - 1] == id))
         return PDCBB_OK; /* a record's suffixes often come together */
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 256;
-        uint64_t *b = realloc(g->cand, cap * sizeof(*b));
-        if (b == NULL)
-            return PDCBB_ERR_NOMEM;
-        g->cand = b;
-        g->cap = cap;
-    }
+    uint64_t *b = pdcbb_grow(g->cand, g->n, &g->cap, sizeof(*b), 256);
+    if (b == NULL)
+        return PDCBB_ERR_NOMEM;
+    g->cand = b;
     g->cand[g->n++] = id;
     return PDCBB_OK;
 }

@@ -126,14 +126,8 @@ static void reply_arrived(client_pending_t *p, const void *ctrl, size_t ctrl_len
         return;
     }
     /* Large read data: pulled straight into the destination (single-copy over cma). */
-    ucp_request_param_t prm;
-    memset(&prm, 0, sizeof(prm));
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    prm.cb.recv_am = rndv_cb;
-    prm.user_data = p;
     p->receiving = 1;
-    void *req = ucp_am_recv_data_nbx(client_g.ucx.worker, data, dest, length, &prm);
+    void *req = pdcbb_ucx_recv_data(client_g.ucx.worker, data, dest, length, rndv_cb, p);
     if (UCS_PTR_IS_ERR(req)) {
         p->receiving = 0;
         pending_done(p, pdcbb_err_from_ucs(UCS_PTR_STATUS(req)));
@@ -335,12 +329,7 @@ void client_rpc_wait(client_pending_t *p, double timeout)
 
 void client_request_hdr(unsigned server, unsigned op, pdcbb_msg_hdr_t *h)
 {
-    memset(h, 0, sizeof(*h));
-    h->magic = PDCBB_PROTO_MAGIC;
-    h->version = PDCBB_PROTO_VERSION;
-    h->op = (uint16_t)op;
-    h->req_id = ++client_g.next_req_id;
-    memcpy(h->token, client_g.servers[server].info.token, PDCBB_TOKEN_LEN);
+    pdcbb_request_hdr(h, op, ++client_g.next_req_id, client_g.servers[server].info.token);
 }
 
 static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const void *bulk,

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pdcbb_grow.h"
+
 pdcbb_err_t pdcbb_jobdir_path(const char *dir, const char *name, char *out, size_t len)
 {
     int n = snprintf(out, len, "%s/%s", dir, name);
@@ -443,15 +445,12 @@ pdcbb_err_t pdcbb_jobdir_read_endpoints(const char *dir, pdcbb_endpoint_t **eps,
         if (strncmp(de->d_name, "bbd-", 4) != 0 || l < 13 ||
             strcmp(de->d_name + l - 9, ".endpoint") != 0)
             continue;
-        if (count == cap) {
-            cap = cap ? 2 * cap : 8;
-            pdcbb_endpoint_t *nl = realloc(list, cap * sizeof(*list));
-            if (nl == NULL) {
-                rc = PDCBB_ERR_NOMEM;
-                break;
-            }
-            list = nl;
+        pdcbb_endpoint_t *nl = pdcbb_grow(list, count, &cap, sizeof(*list), 8);
+        if (nl == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
         }
+        list = nl;
         if ((rc = pdcbb_jobdir_path(dir, de->d_name, path, sizeof(path))) != PDCBB_OK ||
             (rc = pdcbb_endpoint_read(path, &list[count])) != PDCBB_OK)
             break;

@@ -112,6 +112,16 @@ static uint64_t get_u64(const uint8_t *p)
     return v;
 }
 
+void pdcbb_request_hdr(pdcbb_msg_hdr_t *h, unsigned op, uint64_t req_id, const uint8_t *token)
+{
+    memset(h, 0, sizeof(*h));
+    h->magic = PDCBB_PROTO_MAGIC;
+    h->version = PDCBB_PROTO_VERSION;
+    h->op = (uint16_t)op;
+    h->req_id = req_id;
+    memcpy(h->token, token, PDCBB_TOKEN_LEN);
+}
+
 void pdcbb_hdr_encode(const pdcbb_msg_hdr_t *hdr, uint8_t *out)
 {
     memset(out, 0, PDCBB_HDR_LEN);

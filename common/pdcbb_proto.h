@@ -442,6 +442,9 @@ const char *pdcbb_op_name(unsigned op);
 /* 1 if op is a known op code. */
 int pdcbb_op_valid(unsigned op);
 
+/* A request's header for op: magic, version, op, req_id and the token (PDCBB_TOKEN_LEN bytes)
+ * of the daemon it goes to; flags, status and payload_len 0 (pdcbb_msg_build sets the length). */
+void pdcbb_request_hdr(pdcbb_msg_hdr_t *h, unsigned op, uint64_t req_id, const uint8_t *token);
 /* Encode hdr into exactly PDCBB_HDR_LEN bytes at out. */
 void pdcbb_hdr_encode(const pdcbb_msg_hdr_t *hdr, uint8_t *out);
 /*

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pdcbb_proto.h"
+
 pdcbb_err_t pdcbb_err_from_ucs(ucs_status_t st)
 {
     switch (st) {
@@ -233,4 +235,31 @@ ucs_status_t pdcbb_ucx_connect(ucp_worker_h worker, const struct sockaddr_storag
     if (st != UCS_OK)
         *ep = NULL;
     return st;
+}
+
+void *pdcbb_ucx_send_msg(ucp_ep_h ep, const void *msg, size_t len, const void *bulk,
+                         size_t bulk_len, uint32_t flags, ucp_send_nbx_callback_t cb,
+                         void *user_data)
+{
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    prm.cb.send = cb;
+    prm.user_data = user_data;
+    prm.flags = flags;
+    return bulk ? ucp_am_send_nbx(ep, PDCBB_AM_ID_DATA, msg, len, bulk, bulk_len, &prm)
+                : ucp_am_send_nbx(ep, PDCBB_AM_ID_MSG, NULL, 0, msg, len, &prm);
+}
+
+void *pdcbb_ucx_recv_data(ucp_worker_h worker, void *data, void *buf, size_t length,
+                          ucp_am_recv_data_nbx_callback_t cb, void *user_data)
+{
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    prm.cb.recv_am = cb;
+    prm.user_data = user_data;
+    return ucp_am_recv_data_nbx(worker, data, buf, length, &prm);
 }

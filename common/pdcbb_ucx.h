@@ -61,6 +61,24 @@ pdcbb_err_t pdcbb_ucx_set_am_handler(ucp_worker_h worker, unsigned id, ucp_am_re
  */
 void pdcbb_ucx_ep_close(ucp_worker_h worker, ucp_ep_h ep, int force, double timeout);
 
+/*
+ * Send msg (len bytes, a message of pdcbb_proto.h) on ep, with a bulk part when bulk is not NULL:
+ * then as PDCBB_AM_ID_DATA (msg as the UCX header, bulk as the data), else as PDCBB_AM_ID_MSG.
+ * flags: UCP_AM_SEND_FLAG_*; cb(request, status, user_data) runs once the send completes, never
+ * from this call. Returns ucp_am_send_nbx's request (UCS_PTR_IS_ERR on failure).
+ */
+void *pdcbb_ucx_send_msg(ucp_ep_h ep, const void *msg, size_t len, const void *bulk,
+                         size_t bulk_len, uint32_t flags, ucp_send_nbx_callback_t cb,
+                         void *user_data);
+
+/*
+ * Start receiving the rendezvous data of an active message (data, as the handler got it) into
+ * buf (length bytes); cb(request, status, length, user_data) runs once it is received, never
+ * from this call. Returns ucp_am_recv_data_nbx's request (UCS_PTR_IS_ERR on failure).
+ */
+void *pdcbb_ucx_recv_data(ucp_worker_h worker, void *data, void *buf, size_t length,
+                          ucp_am_recv_data_nbx_callback_t cb, void *user_data);
+
 /* Wait for a request from a *_nbx call to complete, progressing the worker. */
 ucs_status_t pdcbb_ucx_wait(ucp_worker_h worker, void *request);
 
