@@ -638,8 +638,8 @@ int main(int argc, char **argv)
         printf("RESULT name=vpic_write particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
                "placement=%s mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, bench_placement_name(placement), w, (double)total / mw / MiB,
-               rw, wratio);
+               (unsigned long long)nbytes, bench_placement_name(placement), w,
+               (double)total / mw / MiB, rw, wratio);
         printf("RESULT name=bdcats_read particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
                "placement=%s mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
