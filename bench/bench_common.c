@@ -5,6 +5,7 @@
 #include "bench_common.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,28 @@ double bench_self_cpu(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* ---- options --------------------------------------------------------------------------- */
+
+uint64_t bench_parse_size(const char *s, int bytes)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return 0;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if (bytes && *end == 'i' && end[1] == 'B')
+        end += 2;
+    else if (bytes && *end == 'B')
+        end++;
+    return *end ? 0 : (uint64_t)v;
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */

@@ -30,6 +30,9 @@ uint64_t bench_daemons_peak_rss(void);
 int bench_daemons_rss_reset(void);
 /* CPU seconds (user + system) used so far by this process. */
 double bench_self_cpu(void);
+/* "4096", "4K", "1M", "2G" (K, M, G: powers of 1024) -> the number; with bytes also a "B" or
+ * "iB" after the suffix ("4KiB", "4096B"); 0 on a bad value. */
+uint64_t bench_parse_size(const char *s, int bytes);
 /* The median of v[0..n), 1 <= n <= BENCH_MAX_REPEAT (v is not changed). */
 double bench_median(const double *v, int n);
 /* "obj_static", "region_static", "region_dynamic", "region_local" -> the

@@ -93,27 +93,6 @@ void pdc_fail(const char *what)
     exit(1);
 }
 
-/* "4096", "4K", "1M", "2G" -> bytes; 0 on a bad value. */
-static uint64_t parse_size(const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return 0;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end == 'i' && end[1] == 'B')
-        end += 2;
-    else if (*end == 'B')
-        end++;
-    return *end ? 0 : (uint64_t)v;
-}
-
 static const char *human(uint64_t b, char *buf, size_t n)
 {
     if (b >= (1u << 30) && b % (1u << 30) == 0)
@@ -333,7 +312,7 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
         switch (c) {
         case 't':
-            if (!(total = parse_size(optarg)))
+            if (!(total = bench_parse_size(optarg, 1)))
                 goto bad;
             break;
         case 'm':
@@ -354,7 +333,7 @@ int main(int argc, char **argv)
             nsizes = 0;
             char *copy = strdup(optarg), *save = NULL;
             for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                uint64_t v = parse_size(tok);
+                uint64_t v = bench_parse_size(tok, 1);
                 if (!v || v % 8 || nsizes == MAX_SIZES) {
                     fprintf(stderr, "%s: bad region size '%s' (a multiple of 8 bytes)\n", prog,
                             tok);

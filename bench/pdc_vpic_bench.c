@@ -122,22 +122,6 @@ void pdc_fail(const char *what)
     abort_all(1);
 }
 
-static uint64_t parse_count(const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return 0;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    return *end ? 0 : (uint64_t)v;
-}
-
 /* ---- particle data --------------------------------------------------------------------- */
 
 /* The 32-bit pattern of element gi (global particle index) of variable v in repeat r. */
@@ -334,7 +318,7 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            n = parse_count(optarg);
+            n = bench_parse_size(optarg, 0);
             if (n == 0 || n > (1ULL << 31)) {
                 fprintf(stderr, "%s: bad --particles '%s'\n", prog, optarg);
                 return 2;
