@@ -49,17 +49,6 @@ static const spec_t specs[NOBJ] = {
 
 static int failures;
 
-static uint64_t fnv1a(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 /* The extent of an object the tests read: unlimited dims become the rows written. */
 static void shape_of(const spec_t *s, uint64_t *shape, uint64_t *count)
 {
@@ -157,7 +146,7 @@ static void print_tag(const char *what, const char *tag, void *v, pdc_var_type_t
         printf("%s tag %s = %d\n", what, tag, *(int *)v);
     else
         printf("%s tag %s: type %d, %llu bytes, fnv %016" PRIx64 "\n", what, tag, (int)t,
-               (unsigned long long)n, fnv1a(v, n));
+               (unsigned long long)n, prog_fnv1a(v, n));
 }
 
 static int do_read(const char *cont_name)
@@ -207,7 +196,7 @@ static int do_read(const char *cont_name)
         uint8_t *buf = calloc(cnt, s->unit);
         PROG_CHECK(prog_transfer(objs[k], PDC_READ, buf, s->ndim, off, shape), "read %s", name);
         printf("object %s whole %llu bytes fnv %016" PRIx64 "\n", name,
-               (unsigned long long)(cnt * s->unit), fnv1a(buf, cnt * s->unit));
+               (unsigned long long)(cnt * s->unit), prog_fnv1a(buf, cnt * s->unit));
         /* The expected data, computed here: the report says whether it matches. */
         uint8_t *want = calloc(cnt, s->unit);
         if (strcmp(s->suffix, "chars") != 0)
@@ -234,7 +223,7 @@ static int do_read(const char *cont_name)
         PROG_CHECK(prog_transfer(objs[k], PDC_READ, sub, s->ndim, so, ss), "read sub-box of %s",
                    name);
         printf("object %s sub-box %llu bytes fnv %016" PRIx64 "\n", name,
-               (unsigned long long)(sc * s->unit), fnv1a(sub, sc * s->unit));
+               (unsigned long long)(sc * s->unit), prog_fnv1a(sub, sc * s->unit));
         free(sub);
         free(buf);
         if (PDCobj_get_tag(objs[k], "index", &v, &t, &n) == SUCCEED) {
@@ -270,7 +259,7 @@ static int do_read(const char *cont_name)
     for (int k = 0; k < NOBJ; k++) {
         uint64_t shape[3], cnt;
         shape_of(&specs[k], shape, &cnt);
-        all ^= fnv1a(bufs[k], cnt * specs[k].unit) + (uint64_t)k;
+        all ^= prog_fnv1a(bufs[k], cnt * specs[k].unit) + (uint64_t)k;
         PDCregion_transfer_close(xs[k]);
         PDCregion_close(regs[2 * k]);
         PDCregion_close(regs[2 * k + 1]);
@@ -281,7 +270,7 @@ static int do_read(const char *cont_name)
     /* PDCobj_get_data: the first bytes of ints. */
     int32_t head[50];
     PROG_CHECK(PDCobj_get_data(objs[0], head, sizeof(head)) == SUCCEED, "PDCobj_get_data");
-    printf("get_data fnv %016" PRIx64 "\n", fnv1a(head, sizeof(head)));
+    printf("get_data fnv %016" PRIx64 "\n", prog_fnv1a(head, sizeof(head)));
 
     /* Iteration over the container's objects (names only: ids differ after a drain). */
     int seen = 0;

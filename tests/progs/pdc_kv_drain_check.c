@@ -45,17 +45,6 @@ static const pdc_kv_tag_t TAGS[] = {0, 1, 5, 6, 7, 10, 14, 15, 19, 20, 29, 30, 3
 static pdcid_t pdc;
 static char longkey[1025];
 
-static uint64_t fnv1a(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static uint8_t *big_value(void)
 {
     uint8_t *b = malloc(BIG);
@@ -182,7 +171,7 @@ static void print_key(FILE *f, const pdc_kv_key_t *k)
 static void print_value(const void *v, uint64_t n)
 {
     if (n > 64) {
-        printf("len=%" PRIu64 " fnv=%016" PRIx64, n, fnv1a(v, (size_t)n));
+        printf("len=%" PRIu64 " fnv=%016" PRIx64, n, prog_fnv1a(v, (size_t)n));
         return;
     }
     printf("hex=");

@@ -36,3 +36,14 @@ int prog_xfer_rows(pdcid_t obj, uint64_t r0, uint64_t n, uint64_t ncols, void *b
     PDCregion_close(rreg);
     return ok;
 }
+
+uint64_t prog_fnv1a(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}

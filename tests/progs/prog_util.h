@@ -1,13 +1,14 @@
 /*
  * prog_util.h - what the test programs of tests/progs share: one blocking region transfer of a
  * box (prog_transfer) or of a band of rows (prog_xfer_rows), the four placements with their
- * short names, and the failure macros. The macros count into the including program's
- * `static int failures;`; PROG_FAILF also names the program's `myrank`, CALL calls the
- * program's own FAILF.
+ * short names, the data checksum (prog_fnv1a) and the failure macros. The macros count into
+ * the including program's `static int failures;`; PROG_FAILF also names the program's
+ * `myrank`, CALL calls the program's own FAILF.
  */
 #ifndef PROG_UTIL_H
 #define PROG_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,6 +28,9 @@ int prog_transfer(pdcid_t obj, pdc_access_t access, void *buf, int ndim, const u
 /* Transfer rows [r0, r0 + n) x [0, ncols) of the 2-D obj from/to buf; 1 on success, else 0. */
 int prog_xfer_rows(pdcid_t obj, uint64_t r0, uint64_t n, uint64_t ncols, void *buf,
                    pdc_access_t acc);
+
+/* The FNV-1a 64 hash of n bytes at p (the programs' data checksums). */
+uint64_t prog_fnv1a(const void *p, size_t n);
 
 /* A failed check of rank myrank: "rank R: FAIL: ..." with the library's last error, on stderr. */
 #define PROG_FAILF(...)                                                                            \
