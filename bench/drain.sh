@@ -5,6 +5,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
+bench_name=bench/drain.sh
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
 
 usage() {
     cat <<EOF2
@@ -34,39 +37,15 @@ EOF2
 
 build="$repo/build" size=512M objects=4 repeat=3 drop=0
 work="${TMPDIR:-/tmp}" dest="${TMPDIR:-/tmp}"
-while [ $# -gt 0 ]; do
-    case "$1" in
-    -h | --help) usage; exit 0 ;;
-    --size) size=$2; shift 2 ;;
-    --objects) objects=$2; shift 2 ;;
-    --repeat) repeat=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --dest) dest=$2; shift 2 ;;
-    --drop-caches) drop=1; shift ;;
-    -*) echo "bench/drain.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
-    *) build=$1; shift ;;
-    esac
-done
-# PDCBB_BENCH_QUICK=1: a smoke run (the docs test runs the printed commands so).
-if [ "${PDCBB_BENCH_QUICK:-0}" = 1 ]; then size=16M objects=2 repeat=1; fi
-case "$repeat" in '' | *[!0-9]* | 0) echo "bench/drain.sh: --repeat needs a positive number, not '$repeat'" >&2; exit 2 ;; esac
-pdcbb="$build/cli/pdcbb" fill="$build/bench/pdc_fill"
-for f in "$pdcbb" "$fill"; do
-    [ -x "$f" ] || { echo "bench/drain.sh: missing $f: build the project first" >&2; exit 1; }
-done
-export UCX_WARN_UNUSED_ENV_VARS=n
+bench_parse_options "$@"
 
 W=$(mktemp -d "$work/pdcbb-drainbench.XXXXXX")
 D=$(mktemp -d "$dest/pdcbb-drainbench-dest.XXXXXX")
 trap 'rm -rf "$W" "$D"' EXIT
 
-now() { date +%s.%N; }
-drop_caches() { [ "$drop" = 1 ] && sync && echo 3 > /proc/sys/vm/drop_caches || true; }
-
 jobdir="$W/node0/pdcbb.4242"
 "$pdcbb" run --quiet --keep --workdir "$W" --job-id 4242 --pdc "capacity=$(( $(numfmt --from=iec "$size") * objects / 1048576 + 1024 ))M" \
     -- "$fill" --objects "$objects" --size "$size"
-filebytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}'; }
 bytes=$(filebytes "$jobdir/bbd-0/objects")
 echo "drain benchmark: $objects objects of $size ($bytes bytes) from $W to $D"
 printf "%-4s %10s %10s %8s\n" rep "cp MB/s" "drain MB/s" "drain/cp"
@@ -92,6 +71,6 @@ for r in $(seq "$repeat"); do
     printf "%-4s %10.0f %10.0f %8.2f\n" "$r" "$cp_mbs" "$dr_mbs" "$ratio"
     rm -rf "$D/cp.$r" "$D/pdcbb.4242"
 done
-median=$(printf "%s\n" "${ratios[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+median=$(med "${ratios[@]}")
 printf "median drain/cp: %.2f (target >= 0.90)\n" "$median"
 echo "RESULT bench=drain bytes=$bytes objects=$objects repeat=$repeat ratio_median=$median"

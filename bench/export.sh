@@ -5,6 +5,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
+bench_name=bench/export.sh
+# shellcheck source=bench/bench_lib.sh
+. "$here/bench_lib.sh"
 
 usage() {
     cat <<EOF2
@@ -32,39 +35,19 @@ EOF2
 }
 
 build="$repo/build" size=256M objects=4 repeat=3 drop=0 work="${TMPDIR:-/tmp}"
-while [ $# -gt 0 ]; do
-    case "$1" in
-    -h | --help) usage; exit 0 ;;
-    --size) size=$2; shift 2 ;;
-    --objects) objects=$2; shift 2 ;;
-    --repeat) repeat=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --drop-caches) drop=1; shift ;;
-    -*) echo "bench/export.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
-    *) build=$1; shift ;;
-    esac
-done
-if [ "${PDCBB_BENCH_QUICK:-0}" = 1 ]; then size=16M objects=2 repeat=1; fi
-case "$repeat" in '' | *[!0-9]* | 0) echo "bench/export.sh: --repeat needs a positive number, not '$repeat'" >&2; exit 2 ;; esac
-pdcbb="$build/cli/pdcbb" fill="$build/bench/pdc_fill"
-for f in "$pdcbb" "$fill"; do
-    [ -x "$f" ] || { echo "bench/export.sh: missing $f: build the project first" >&2; exit 1; }
-done
-export UCX_WARN_UNUSED_ENV_VARS=n
+bench_parse_options "$@"
 
 W=$(mktemp -d "$work/pdcbb-exportbench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 mkdir "$W/dest" "$W/out"
 
-now() { date +%s.%N; }
-drop_caches() { [ "$drop" = 1 ] && sync && echo 3 > /proc/sys/vm/drop_caches || true; }
 mbs() { awk -v b="$1" -v a="$2" -v c="$3" 'BEGIN {print b / (c - a) / 1e6}'; }
 
 "$pdcbb" run --quiet --workdir "$W/job" --job-id 4243 --drain "$W/dest" \
     --pdc "capacity=$(( $(numfmt --from=iec "$size") * objects / 1048576 + 1024 ))M" \
     -- "$fill" --objects "$objects" --size "$size"
 drain="$W/dest/pdcbb.4243"
-bytes=$(find "$drain/data" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}')
+bytes=$(filebytes "$drain/data")
 echo "export benchmark: $objects objects of $size ($bytes bytes) from $drain to $W/out"
 printf "%-4s %9s %11s %10s %8s %8s\n" rep "cp MB/s" "hdf5 MB/s" "npy MB/s" "hdf5/cp" "npy/cp"
 rh=() rn=()
@@ -95,7 +78,6 @@ for r in $(seq "$repeat"); do
     printf "%-4s %9.0f %11.0f %10.0f %8.2f %8.2f\n" "$r" "$cp_mbs" "$h5_mbs" "$npy_mbs" "$a" "$b"
     rm -rf "$W/out/cp.$r" "$W/out/$r.h5" "$W/out/npy.$r"
 done
-med() { printf "%s\n" "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mh=$(med "${rh[@]}") mn=$(med "${rn[@]}")
 printf "median hdf5/cp: %.2f, npy/cp: %.2f\n" "$mh" "$mn"
 echo "RESULT bench=export bytes=$bytes objects=$objects repeat=$repeat hdf5_cp_median=$mh npy_cp_median=$mn"

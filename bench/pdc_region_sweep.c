@@ -37,21 +37,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
 #include "pdc.h"
 
 #define MAX_SIZES   32
-#define MAX_REPEAT  101
+#define MAX_REPEAT  BENCH_MAX_REPEAT
 #define TARGET_RATIO 0.60     /* regions >= 1 MiB: write and read at >= 60% of raw */
 #define TARGET_TPS   50000.0  /* 4 KiB regions: >= 50,000 transfers/s with start_all */
 
@@ -87,49 +86,11 @@ static void die(const char *fmt, ...)
 }
 
 /* A failed PDC call: name it with the library's precise cause, then exit 1. */
-static void pdc_fail(const char *what)
+void pdc_fail(const char *what)
 {
-    const char *name = PDCbb_last_error_name();
-    fprintf(stderr, "%s: error: %s failed: %s: %s\n", prog, what, name,
-            PDCbb_last_error_message());
-    if (strcmp(name, "PDCBB_ERR_NOSPC") == 0)
-        fprintf(stderr, "%s: hint: give the job more capacity, e.g. "
-                        "pdcbb run --pdc capacity=8G -- ...\n", prog);
+    bench_pdc_report(prog, -1, what);
     remove_raw();
     exit(1);
-}
-static pdcid_t pdc_id(pdcid_t id, const char *what)
-{
-    if (id == 0)
-        pdc_fail(what);
-    return id;
-}
-#define PDC_ID(call, what) pdc_id((call), (what))
-#define PDC_OK(call, what)                                                                        \
-    do {                                                                                          \
-        if ((call) != SUCCEED)                                                                    \
-            pdc_fail(what);                                                                       \
-    } while (0)
-
-/* "4096", "4K", "1M", "2G" -> bytes; 0 on a bad value. */
-static uint64_t parse_size(const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return 0;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end == 'i' && end[1] == 'B')
-        end += 2;
-    else if (*end == 'B')
-        end++;
-    return *end ? 0 : (uint64_t)v;
 }
 
 static const char *human(uint64_t b, char *buf, size_t n)
@@ -181,79 +142,6 @@ static void verify(const uint64_t *buf, uint64_t nbytes, uint64_t salt, const ch
     }
 }
 
-/* ---- CPU accounting: this process and the job's daemons (diagnostic) ------------------ */
-
-#define MAX_DAEMONS 64
-static pid_t daemon_pids[MAX_DAEMONS];
-static int ndaemon_pids;
-
-/* The daemons' pids from bbd-R.pid in every job directory of PDCBB_SERVER_DIRS (or
- * PDCBB_JOB_DIR); only daemons on this machine can be measured. */
-static void find_daemons(void)
-{
-    const char *dirs = getenv("PDCBB_SERVER_DIRS");
-    if (!dirs || !*dirs)
-        dirs = getenv("PDCBB_JOB_DIR");
-    if (!dirs)
-        return;
-    char *copy = strdup(dirs), *save = NULL;
-    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        DIR *dir = opendir(d);
-        if (!dir)
-            continue;
-        struct dirent *e;
-        while ((e = readdir(dir)) && ndaemon_pids < MAX_DAEMONS) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "bbd-", 4) != 0 || len < 5 || strcmp(e->d_name + len - 4, ".pid"))
-                continue;
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", d, e->d_name);
-            FILE *f = fopen(path, "r");
-            long pid = 0;
-            if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0)
-                daemon_pids[ndaemon_pids++] = (pid_t)pid;
-            if (f)
-                fclose(f);
-        }
-        closedir(dir);
-    }
-    free(copy);
-}
-
-/* CPU seconds (user + system) used so far by the daemons; -1 if none can be read. */
-static double daemons_cpu(void)
-{
-    double sum = 0;
-    int ok = 0;
-    long hz = sysconf(_SC_CLK_TCK);
-    for (int i = 0; i < ndaemon_pids; i++) {
-        char path[64], line[1024];
-        snprintf(path, sizeof(path), "/proc/%ld/stat", (long)daemon_pids[i]);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t n = fread(line, 1, sizeof(line) - 1, f);
-        fclose(f);
-        line[n] = '\0';
-        char *p = strrchr(line, ')'); /* the command name may contain spaces */
-        unsigned long long ut, st;
-        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                        &st) == 2) {
-            sum += (double)(ut + st) / (double)hz;
-            ok = 1;
-        }
-    }
-    return ok ? sum : -1;
-}
-
-static double self_cpu(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
-
 /* ---- PDC side -------------------------------------------------------------------------- */
 
 struct phases {
@@ -288,7 +176,7 @@ static struct phases pdc_transfer(pdcid_t obj, char *buf, uint64_t vol, uint64_t
     uint64_t n = region / elem_size, zero = 0;
     pdcid_t lreg = PDC_ID(PDCregion_create(1, &zero, &n), "PDCregion_create(local)");
     uint64_t nreg = vol / region;
-    double c0 = self_cpu(), d0 = daemons_cpu();
+    double c0 = bench_self_cpu(), d0 = bench_daemons_cpu();
     double t0 = now();
     for (uint64_t first = 0; first < nreg; first += (uint64_t)batch) {
         int cnt = (int)(nreg - first < (uint64_t)batch ? nreg - first : (uint64_t)batch);
@@ -315,13 +203,30 @@ static struct phases pdc_transfer(pdcid_t obj, char *buf, uint64_t vol, uint64_t
         ph.close += e - d;
     }
     ph.total = now() - t0;
-    ph.cpu_self = self_cpu() - c0;
-    ph.cpu_daemons = d0 < 0 ? -1 : daemons_cpu() - d0;
+    ph.cpu_self = bench_self_cpu() - c0;
+    ph.cpu_daemons = d0 < 0 ? -1 : bench_daemons_cpu() - d0;
     PDC_OK(PDCregion_close(lreg), "PDCregion_close(local)");
     return ph;
 }
 
 /* ---- raw baseline ---------------------------------------------------------------------- */
+
+/* write() (writing) or read() vol bytes of buf to or from fd (raw_path) in chunks of chunk
+ * bytes; any error or short transfer is fatal. */
+static void raw_io(int fd, char *buf, uint64_t vol, uint64_t chunk, int writing)
+{
+    const char *what = writing ? "raw write" : "raw read";
+    for (uint64_t off = 0; off < vol;) {
+        size_t want = (size_t)(vol - off < chunk ? vol - off : chunk);
+        ssize_t n = writing ? write(fd, buf + off, want) : read(fd, buf + off, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            die("%s: %s: %s", what, raw_path,
+                n < 0 ? strerror(errno) : writing ? "short write" : "unexpected end of file");
+        off += (uint64_t)n;
+    }
+}
 
 static double raw_write(const char *dir, const char *buf, uint64_t vol, uint64_t chunk)
 {
@@ -330,15 +235,7 @@ static double raw_write(const char *dir, const char *buf, uint64_t vol, uint64_t
     int fd = open(raw_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         die("raw write: open %s: %s", raw_path, strerror(errno));
-    for (uint64_t off = 0; off < vol;) {
-        size_t want = (size_t)(vol - off < chunk ? vol - off : chunk);
-        ssize_t w = write(fd, buf + off, want);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            die("raw write: %s: %s", raw_path, w < 0 ? strerror(errno) : "short write");
-        off += (uint64_t)w;
-    }
+    raw_io(fd, (char *)buf, vol, chunk, 1);
     if (close(fd) != 0)
         die("raw write: close %s: %s", raw_path, strerror(errno));
     return now() - t0;
@@ -350,42 +247,19 @@ static double raw_read(char *buf, uint64_t vol, uint64_t chunk)
     int fd = open(raw_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         die("raw read: open %s: %s", raw_path, strerror(errno));
-    for (uint64_t off = 0; off < vol;) {
-        size_t want = (size_t)(vol - off < chunk ? vol - off : chunk);
-        ssize_t r = read(fd, buf + off, want);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            die("raw read: %s: %s", raw_path, r < 0 ? strerror(errno) : "unexpected end of file");
-        off += (uint64_t)r;
-    }
+    raw_io(fd, buf, vol, chunk, 0);
     close(fd);
     return now() - t0;
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_REPEAT];
-    memcpy(tmp, v, sizeof(double) * (size_t)n);
-    qsort(tmp, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
-}
-
-/* The repeat whose total time is the median (for the phase breakdown). */
 static int median_index(const struct phases *p, int n)
 {
     double t[MAX_REPEAT] = {0};
     for (int i = 0; i < n; i++)
         t[i] = p[i].total;
-    double med = median(t, n);
+    double med = bench_median(t, n);
     int best = 0;
     for (int i = 1; i < n; i++)
         if ((p[i].total - med) * (p[i].total - med) < (p[best].total - med) * (p[best].total - med))
@@ -394,21 +268,6 @@ static int median_index(const struct phases *p, int n)
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
-
-/* "obj_static", "region_static", "region_dynamic", "region_local" -> the enum; -1 if unknown. */
-static int parse_placement(const char *s)
-{
-    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0)
-            return i;
-    return -1;
-}
-static const char *placement_name(int p)
-{
-    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
-    return p >= 0 && p < 4 ? names[p] : "?";
-}
 
 static void usage(FILE *f)
 {
@@ -453,7 +312,7 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
         switch (c) {
         case 't':
-            if (!(total = parse_size(optarg)))
+            if (!(total = bench_parse_size(optarg, 1)))
                 goto bad;
             break;
         case 'm':
@@ -474,7 +333,7 @@ int main(int argc, char **argv)
             nsizes = 0;
             char *copy = strdup(optarg), *save = NULL;
             for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                uint64_t v = parse_size(tok);
+                uint64_t v = bench_parse_size(tok, 1);
                 if (!v || v % 8 || nsizes == MAX_SIZES) {
                     fprintf(stderr, "%s: bad region size '%s' (a multiple of 8 bytes)\n", prog,
                             tok);
@@ -498,7 +357,7 @@ int main(int argc, char **argv)
             verbose = 1;
             break;
         case 'P':
-            if ((placement = parse_placement(optarg)) < 0) {
+            if ((placement = bench_parse_placement(optarg)) < 0) {
                 fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, "
                                 "region_dynamic or region_local)\n", prog, optarg);
                 return 2;
@@ -552,7 +411,7 @@ int main(int argc, char **argv)
     memset(rbuf, 2, maxvol);
 
     pdc = PDC_ID(PDCinit("pdc"), "PDCinit");
-    find_daemons();
+    bench_find_daemons();
     int nservers = PDCbb_nservers();
     char cname[128];
     snprintf(cname, sizeof(cname), "bench-sweep-%ld", (long)getpid());
@@ -567,7 +426,7 @@ int main(int argc, char **argv)
     printf("# pdc_region_sweep: %d daemon(s) via %s, object 1-D %s, placement %s, batch %d, "
            "repeat %d (median), min %llu regions per size\n",
            nservers, PDCbb_discovery_method(), use_double ? "double" : "uint8",
-           placement_name(placement), batch, repeat, (unsigned long long)min_regions);
+           bench_placement_name(placement), batch, repeat, (unsigned long long)min_regions);
     printf("# raw baseline in %s: buffered write() in region-size chunks into a new file, close, "
            "no fsync; read() back from the page cache\n", dir);
     printf("# PDC timing: region create + transfer_create + start_all + wait_all + "
@@ -644,14 +503,14 @@ int main(int argc, char **argv)
         struct result *o = &res[si];
         o->size = size;
         o->vol = vol;
-        double mw = median(wt, repeat), mr = median(rt, repeat);
-        double mrw = median(rwt, repeat), mrr = median(rrt, repeat);
+        double mw = bench_median(wt, repeat), mr = bench_median(rt, repeat);
+        double mrw = bench_median(rwt, repeat), mrr = bench_median(rrt, repeat);
         o->w_mbps = (double)vol / mw / 1e6;
         o->r_mbps = (double)vol / mr / 1e6;
         o->rw_mbps = (double)vol / mrw / 1e6;
         o->rr_mbps = (double)vol / mrr / 1e6;
-        o->w_ratio = median(wratio, repeat);
-        o->r_ratio = median(rratio, repeat);
+        o->w_ratio = bench_median(wratio, repeat);
+        o->r_ratio = bench_median(rratio, repeat);
         o->w_tps = (double)nreg / mw;
         o->r_tps = (double)nreg / mr;
         o->wph = wph[median_index(wph, repeat)];
@@ -709,12 +568,12 @@ int main(int argc, char **argv)
         printf("RESULT name=sweep_write size=%llu bytes=%llu daemons=%d batch=%d placement=%s "
                "mbps=%.1f raw_mbps=%.1f ratio=%.2f tps=%.0f\n",
                (unsigned long long)o->size, (unsigned long long)o->vol, nservers, batch,
-               placement_name(placement),
+               bench_placement_name(placement),
                o->w_mbps, o->rw_mbps, o->w_ratio, o->w_tps);
         printf("RESULT name=sweep_read size=%llu bytes=%llu daemons=%d batch=%d placement=%s "
                "mbps=%.1f raw_mbps=%.1f ratio=%.2f tps=%.0f\n",
                (unsigned long long)o->size, (unsigned long long)o->vol, nservers, batch,
-               placement_name(placement),
+               bench_placement_name(placement),
                o->r_mbps, o->rr_mbps, o->r_ratio, o->r_tps);
     }
     fflush(stdout);

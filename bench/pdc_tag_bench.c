@@ -107,6 +107,32 @@ static long expected(int k, long i, long n)
     }
 }
 
+/* Tag every object i with k<i%1000>=tag_value(i): as an object tag (PDCobj_put_tag) or, with
+ * dart, as a DART reference to its metadata id meta[i]. */
+static void tag_all(const pdcid_t *oid, const uint64_t *meta, long n, int dart)
+{
+    char key[32], val[64];
+    for (long i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "k%03ld", i % 1000);
+        tag_value(val, sizeof val, i);
+        if (dart) {
+            if (PDC_Client_insert_obj_ref_into_dart(DART_HASH, key, val, REF_PRIMARY_ID,
+                                                    meta[i]) != SUCCEED)
+                fail("PDC_Client_insert_obj_ref_into_dart", i);
+        } else if (PDCobj_put_tag(oid[i], key, val, PDC_STRING, strlen(val) + 1) != SUCCEED) {
+            fail("PDCobj_put_tag", i);
+        }
+    }
+}
+
+/* The RESULT line of a phase of n operations that took seconds. */
+static void result(const char *name, long n, int daemons, double seconds)
+{
+    printf("RESULT name=%s count=%ld daemons=%d ops=%ld seconds=%.3f ops_per_s=%.0f\n", name, n,
+           daemons, n, seconds, n / seconds);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int quick = getenv("PDCBB_BENCH_QUICK") && strcmp(getenv("PDCBB_BENCH_QUICK"), "1") == 0;
@@ -150,7 +176,7 @@ int main(int argc, char **argv)
     if (meta == NULL || oid == NULL)
         fail("malloc", -1);
 
-    char name[64], key[32], val[64];
+    char name[64];
     double t0 = now();
     for (long i = 0; i < n; i++) {
         snprintf(name, sizeof name, "%s.o%ld", cname, i);
@@ -162,30 +188,13 @@ int main(int argc, char **argv)
         meta[i] = info->meta_id;
     }
     double t1 = now();
-    printf("RESULT name=create count=%ld daemons=%d ops=%ld seconds=%.3f ops_per_s=%.0f\n", n,
-           daemons, n, t1 - t0, n / (t1 - t0));
-    fflush(stdout);
-    for (long i = 0; i < n; i++) {
-        snprintf(key, sizeof key, "k%03ld", i % 1000);
-        tag_value(val, sizeof val, i);
-        if (PDCobj_put_tag(oid[i], key, val, PDC_STRING, strlen(val) + 1) != SUCCEED)
-            fail("PDCobj_put_tag", i);
-    }
+    result("create", n, daemons, t1 - t0);
+    tag_all(oid, meta, n, 0);
     double t2 = now();
-    printf("RESULT name=tag_put count=%ld daemons=%d ops=%ld seconds=%.3f ops_per_s=%.0f\n", n,
-           daemons, n, t2 - t1, n / (t2 - t1));
-    fflush(stdout);
-    for (long i = 0; i < n; i++) {
-        snprintf(key, sizeof key, "k%03ld", i % 1000);
-        tag_value(val, sizeof val, i);
-        if (PDC_Client_insert_obj_ref_into_dart(DART_HASH, key, val, REF_PRIMARY_ID, meta[i]) !=
-            SUCCEED)
-            fail("PDC_Client_insert_obj_ref_into_dart", i);
-    }
+    result("tag_put", n, daemons, t2 - t1);
+    tag_all(oid, meta, n, 1);
     double t3 = now();
-    printf("RESULT name=dart_insert count=%ld daemons=%d ops=%ld seconds=%.3f ops_per_s=%.0f\n",
-           n, daemons, n, t3 - t2, n / (t3 - t2));
-    fflush(stdout);
+    result("dart_insert", n, daemons, t3 - t2);
     for (long i = 0; i < n; i++)
         PDCobj_close(oid[i]);
 

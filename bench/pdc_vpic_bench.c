@@ -49,20 +49,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_common.h"
+#include "bench_procs.h"
 #include "pdc.h"
 
 #define NVARS        8
-#define MAX_REPEAT   101
+#define MAX_REPEAT   BENCH_MAX_REPEAT
 #define TARGET_RATIO 0.60
 
 static const char *prog = "pdc_vpic_bench";
@@ -73,10 +73,6 @@ static double cold_settle = 5; /* --cold-settle: seconds of quiet before each co
 static int reopen;    /* --reopen: read through objects reopened by name (else the same ids) */
 static int placement; /* pdc_region_partition_t, default PDC_OBJ_STATIC */
 static char raw_paths[NVARS][4096];
-
-#ifdef ENABLE_MPI
-static int use_mpi;
-#endif
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -102,7 +98,7 @@ static void abort_all(int code)
     remove_raw();
     fflush(stdout);
 #ifdef ENABLE_MPI
-    if (use_mpi && nprocs > 1)
+    if (nprocs > 1) /* only MPI ranks (bench_procs_start without --procs) */
         MPI_Abort(MPI_COMM_WORLD, code);
 #endif
     exit(code);
@@ -120,87 +116,10 @@ static void die(const char *fmt, ...)
     abort_all(1);
 }
 
-static void pdc_fail(const char *what)
+void pdc_fail(const char *what)
 {
-    const char *name = PDCbb_last_error_name();
-    fprintf(stderr, "%s[%d]: error: %s failed: %s: %s\n", prog, rank, what, name,
-            PDCbb_last_error_message());
-    if (strcmp(name, "PDCBB_ERR_NOSPC") == 0)
-        fprintf(stderr, "%s: hint: give the job more capacity, e.g. "
-                        "pdcbb run --pdc capacity=8G -- ...\n", prog);
+    bench_pdc_report(prog, rank, what);
     abort_all(1);
-}
-
-static pdcid_t pdc_id(pdcid_t id, const char *what)
-{
-    if (id == 0)
-        pdc_fail(what);
-    return id;
-}
-#define PDC_ID(call, what) pdc_id((call), (what))
-#define PDC_OK(call, what)                                                                        \
-    do {                                                                                          \
-        if ((call) != SUCCEED)                                                                    \
-            pdc_fail(what);                                                                       \
-    } while (0)
-
-static void barrier(void)
-{
-#ifdef ENABLE_MPI
-    if (use_mpi)
-        MPI_Barrier(MPI_COMM_WORLD);
-#endif
-}
-
-static double max_all(double v)
-{
-#ifdef ENABLE_MPI
-    if (use_mpi) {
-        double out;
-        MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        return out;
-    }
-#endif
-    return v;
-}
-
-static long bcast_long(long v)
-{
-#ifdef ENABLE_MPI
-    if (use_mpi)
-        MPI_Bcast(&v, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-#endif
-    return v;
-}
-
-static uint64_t parse_count(const char *s)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return 0;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    return *end ? 0 : (uint64_t)v;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)
-{
-    double tmp[MAX_REPEAT];
-    memcpy(tmp, v, sizeof(double) * (size_t)n);
-    qsort(tmp, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
 /* ---- particle data --------------------------------------------------------------------- */
@@ -234,115 +153,6 @@ static void verify(const uint32_t *buf, uint64_t n, uint64_t first, int v, int r
     }
 }
 
-/* ---- CPU accounting: this process and the job's daemons (diagnostic) ------------------ */
-
-#define MAX_DAEMONS 64
-static pid_t daemon_pids[MAX_DAEMONS];
-static int ndaemon_pids;
-
-/* The daemons' pids from bbd-R.pid in every job directory of PDCBB_SERVER_DIRS (or
- * PDCBB_JOB_DIR); only daemons on this machine can be measured. */
-static void find_daemons(void)
-{
-    const char *dirs = getenv("PDCBB_SERVER_DIRS");
-    if (!dirs || !*dirs)
-        dirs = getenv("PDCBB_JOB_DIR");
-    if (!dirs)
-        return;
-    char *copy = strdup(dirs), *save = NULL;
-    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        DIR *dir = opendir(d);
-        if (!dir)
-            continue;
-        struct dirent *e;
-        while ((e = readdir(dir)) && ndaemon_pids < MAX_DAEMONS) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "bbd-", 4) != 0 || len < 5 || strcmp(e->d_name + len - 4, ".pid"))
-                continue;
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", d, e->d_name);
-            FILE *f = fopen(path, "r");
-            long pid = 0;
-            if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0)
-                daemon_pids[ndaemon_pids++] = (pid_t)pid;
-            if (f)
-                fclose(f);
-        }
-        closedir(dir);
-    }
-    free(copy);
-}
-
-/* CPU seconds (user + system) used so far by the daemons; -1 if none can be read. */
-static double daemons_cpu(void)
-{
-    double sum = 0;
-    int ok = 0;
-    long hz = sysconf(_SC_CLK_TCK);
-    for (int i = 0; i < ndaemon_pids; i++) {
-        char path[64], line[1024];
-        snprintf(path, sizeof(path), "/proc/%ld/stat", (long)daemon_pids[i]);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t n = fread(line, 1, sizeof(line) - 1, f);
-        fclose(f);
-        line[n] = '\0';
-        char *p = strrchr(line, ')'); /* the command name may contain spaces */
-        unsigned long long ut, st;
-        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                        &st) == 2) {
-            sum += (double)(ut + st) / (double)hz;
-            ok = 1;
-        }
-    }
-    return ok ? sum : -1;
-}
-
-/* Peak resident set (VmHWM, bytes) of the largest daemon on this machine; 0 if none. */
-static uint64_t daemons_peak_rss(void)
-{
-    uint64_t peak = 0;
-    for (int i = 0; i < ndaemon_pids; i++) {
-        char path[64], line[256];
-        snprintf(path, sizeof(path), "/proc/%ld/status", (long)daemon_pids[i]);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        unsigned long long kb;
-        while (fgets(line, sizeof(line), f))
-            if (sscanf(line, "VmHWM: %llu kB", &kb) == 1 && kb * 1024 > peak)
-                peak = kb * 1024;
-        fclose(f);
-    }
-    return peak;
-}
-
-/* Reset the daemons' VmHWM (Linux >= 4.0, "5" to clear_refs) so that the next daemons_peak_rss
- * tells one phase's peak; 0 if any reset failed (then peaks are the job's so far). */
-static int daemons_rss_reset(void)
-{
-    int ok = ndaemon_pids > 0;
-    for (int i = 0; i < ndaemon_pids; i++) {
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%ld/clear_refs", (long)daemon_pids[i]);
-        FILE *f = fopen(path, "w");
-        if (!f || fputs("5", f) < 0)
-            ok = 0;
-        if (f && fclose(f) != 0)
-            ok = 0;
-    }
-    return ok;
-}
-
-static double self_cpu(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
-
 /* ---- the PDC transfers ----------------------------------------------------------------- */
 
 struct phases {
@@ -355,7 +165,7 @@ struct phases {
 /* Delete (rank 0) and close the objects of a repetition. */
 static void delete_pdc(const pdcid_t *obj)
 {
-    barrier();
+    bench_barrier();
     if (rank == 0)
         for (int v = 0; v < NVARS; v++)
             PDC_OK(PDCobj_del(obj[v]), "PDCobj_del");
@@ -369,9 +179,9 @@ static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint6
 {
     pdcid_t req[NVARS];
     uint64_t zero = 0;
-    int rss_ok = rank == 0 && daemons_rss_reset();
-    barrier();
-    double c0 = self_cpu(), d0 = daemons_cpu();
+    int rss_ok = rank == 0 && bench_daemons_rss_reset();
+    bench_barrier();
+    double c0 = bench_self_cpu(), d0 = bench_daemons_cpu();
     double t0 = now();
     for (int v = 0; v < NVARS; v++) {
         pdcid_t lreg = PDC_ID(PDCregion_create(1, &zero, &n), "PDCregion_create(local)");
@@ -389,22 +199,22 @@ static double pdc_transfer(const pdcid_t obj[NVARS], uint32_t *buf[NVARS], uint6
     for (int v = 0; v < NVARS; v++)
         PDC_OK(PDCregion_transfer_close(req[v]), "PDCregion_transfer_close");
     double t4 = now();
-    barrier();
-    ph->cpu_self = self_cpu() - c0;
-    ph->cpu_daemons = d0 < 0 ? -1 : daemons_cpu() - d0;
-    ph->rss = rss_ok ? daemons_peak_rss() : 0;
+    bench_barrier();
+    ph->cpu_self = bench_self_cpu() - c0;
+    ph->cpu_daemons = d0 < 0 ? -1 : bench_daemons_cpu() - d0;
+    ph->rss = rss_ok ? bench_daemons_peak_rss() : 0;
     ph->create = t1 - t0;
     ph->start = t2 - t1;
     ph->wait = t3 - t2;
     ph->close = t4 - t3;
-    return max_all(t4 - t0);
+    return bench_max_all(t4 - t0);
 }
 
 /* ---- raw baseline ---------------------------------------------------------------------- */
 
 static double raw_write(const char *dir, long runid, uint32_t *buf[NVARS], uint64_t nbytes)
 {
-    barrier();
+    bench_barrier();
     double t0 = now();
     for (int v = 0; v < NVARS; v++) {
         snprintf(raw_paths[v], sizeof(raw_paths[v]), "%s/pdcbb-vpic-raw.%ld.%d.%s", dir, runid,
@@ -425,13 +235,13 @@ static double raw_write(const char *dir, long runid, uint32_t *buf[NVARS], uint6
             die("raw write: close %s: %s", raw_paths[v], strerror(errno));
     }
     double t = now() - t0;
-    barrier();
-    return max_all(t);
+    bench_barrier();
+    return bench_max_all(t);
 }
 
 static double raw_read(uint32_t *buf[NVARS], uint64_t nbytes)
 {
-    barrier();
+    bench_barrier();
     double t0 = now();
     for (int v = 0; v < NVARS; v++) {
         int fd = open(raw_paths[v], O_RDONLY | O_CLOEXEC);
@@ -449,26 +259,11 @@ static double raw_read(uint32_t *buf[NVARS], uint64_t nbytes)
         close(fd);
     }
     double t = now() - t0;
-    barrier();
-    return max_all(t);
+    bench_barrier();
+    return bench_max_all(t);
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
-
-/* "obj_static", "region_static", "region_dynamic", "region_local" -> the enum; -1 if unknown. */
-static int parse_placement(const char *s)
-{
-    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0)
-            return i;
-    return -1;
-}
-static const char *placement_name(int p)
-{
-    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
-    return p >= 0 && p < 4 ? names[p] : "?";
-}
 
 static void usage(FILE *f)
 {
@@ -523,7 +318,7 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            n = parse_count(optarg);
+            n = bench_parse_size(optarg, 0);
             if (n == 0 || n > (1ULL << 31)) {
                 fprintf(stderr, "%s: bad --particles '%s'\n", prog, optarg);
                 return 2;
@@ -558,7 +353,7 @@ int main(int argc, char **argv)
             break;
         }
         case 'P':
-            if ((placement = parse_placement(optarg)) < 0) {
+            if ((placement = bench_parse_placement(optarg)) < 0) {
                 fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, "
                                 "region_dynamic or region_local)\n", prog, optarg);
                 return 2;
@@ -582,15 +377,10 @@ int main(int argc, char **argv)
         return 2;
     }
 
-#ifdef ENABLE_MPI
-    /* Initialise MPI only when a launcher started us (no singleton start-up otherwise). */
-    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK")) {
-        MPI_Init(&argc, &argv);
-        use_mpi = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    }
-#endif
+    /* MPI only when a launcher started us (no singleton start-up otherwise). */
+    bench_procs_start(prog, &argc, &argv, 1, 1);
+    rank = bench_rank;
+    nprocs = bench_nprocs;
     atexit(remove_raw);
 
     uint64_t nbytes = n * 4, first = (uint64_t)rank * n;
@@ -615,16 +405,16 @@ int main(int argc, char **argv)
 
     pdcid_t pdc = PDC_ID(PDCinit("pdc"), "PDCinit");
     if (rank == 0)
-        find_daemons();
+        bench_find_daemons();
     int nservers = PDCbb_nservers();
-    long runid = bcast_long((long)getpid());
+    long runid = bench_bcast_long((long)getpid());
     char cname[128];
     snprintf(cname, sizeof(cname), "bench-vpic-%ld", runid);
     pdcid_t cprop = PDC_ID(PDCprop_create(PDC_CONT_CREATE, pdc), "PDCprop_create(cont)");
     pdcid_t cont = 0;
     if (rank == 0)
         cont = PDC_ID(PDCcont_create(cname, cprop), "PDCcont_create");
-    barrier();
+    bench_barrier();
     if (rank != 0)
         cont = PDC_ID(PDCcont_open(cname, pdc), "PDCcont_open");
     pdcid_t oprop = PDC_ID(PDCprop_create(PDC_OBJ_CREATE, pdc), "PDCprop_create(obj)");
@@ -639,7 +429,7 @@ int main(int argc, char **argv)
                "placement %s; buffers %s; read %s; 1 cold + repeat %d warm (median)\n",
                nprocs, nservers, PDCbb_discovery_method(), (unsigned long long)n,
                (unsigned long long)(nbytes * NVARS), (unsigned long long)total,
-               placement_name(placement),
+               bench_placement_name(placement),
                aligned ? "posix_memalign(4096), pre-touched" : "malloc",
                reopen ? "after close and reopen by name" : "through the same ids", repeat);
         printf("# PDC: one request of %llu bytes per variable per process, create + start_all "
@@ -670,13 +460,13 @@ int main(int argc, char **argv)
         for (int pass = 0; pass < 2; pass++) {
             int do_raw = (pass == 0) == (r >= 0 && r % 2 == 1);
             if (r < 0 && cold_settle > 0) {
-                barrier();
+                bench_barrier();
                 struct timespec ts = {(time_t)cold_settle,
                                       (long)((cold_settle - (double)(time_t)cold_settle) * 1e9)};
                 nanosleep(&ts, NULL);
             }
             if (!do_raw) {
-                barrier();
+                bench_barrier();
                 double t0 = now();
                 if (rank == 0)
                     for (int v = 0; v < NVARS; v++) {
@@ -684,11 +474,11 @@ int main(int argc, char **argv)
                                "PDCprop_set_obj_type");
                         obj[v] = PDC_ID(PDCobj_create(cont, oname[v], oprop), "PDCobj_create");
                     }
-                barrier();
+                bench_barrier();
                 if (rank != 0)
                     for (int v = 0; v < NVARS; v++)
                         obj[v] = PDC_ID(PDCobj_open(oname[v], pdc), "PDCobj_open");
-                double tc = max_all(now() - t0);
+                double tc = bench_max_all(now() - t0);
 
                 double tw = pdc_transfer(obj, wbuf, n, first, PDC_WRITE, r < 0 ? &cold : &wph[r]);
 
@@ -699,16 +489,16 @@ int main(int argc, char **argv)
                 if (reopen) {
                     for (int v = 0; v < NVARS; v++)
                         PDC_OK(PDCobj_close(obj[v]), "PDCobj_close");
-                    barrier();
+                    bench_barrier();
                     t0 = now();
                     for (int v = 0; v < NVARS; v++)
                         obj[v] = PDC_ID(PDCobj_open(oname[v], pdc), "PDCobj_open");
-                    to = max_all(now() - t0);
+                    to = bench_max_all(now() - t0);
                 }
                 if (aligned)
                     for (int v = 0; v < NVARS; v++)
                         memset(rbuf[v], 0xA5, nbytes);
-                barrier();
+                bench_barrier();
                 double tr = pdc_transfer(obj, rbuf, n, first, PDC_READ, r < 0 ? &cold_read : &rph[r]);
                 for (int v = 0; v < NVARS; v++)
                     verify(rbuf[v], n, first, v, rr, "PDC read");
@@ -747,8 +537,8 @@ int main(int argc, char **argv)
     }
 
     if (rank == 0) {
-        double mw = median(wt, repeat), mr = median(rt, repeat);
-        double mrw = median(rwt, repeat), mrr = median(rrt, repeat);
+        double mw = bench_median(wt, repeat), mr = bench_median(rt, repeat);
+        double mrw = bench_median(rwt, repeat), mrr = bench_median(rrt, repeat);
         double w = (double)total / mw / 1e6, rd = (double)total / mr / 1e6;
         double rw = (double)total / mrw / 1e6, rr = (double)total / mrr / 1e6;
         /* Ratios: median of the per-repetition ratios (PDC and raw measured back to back). */
@@ -762,7 +552,7 @@ int main(int argc, char **argv)
                        (double)total / rwt[i] / 1e6, (double)total / rt[i] / 1e6,
                        (double)total / rrt[i] / 1e6);
         }
-        double wratio = median(wq, repeat), rratio = median(rq, repeat);
+        double wratio = bench_median(wq, repeat), rratio = bench_median(rq, repeat);
         const double MiB = 1048576.0;
         printf("%-12s %9s %7s %11s %10s %10s %10s %13s\n", "measurement", "particles", "procs",
                "bytes", "MB/s", "MiB/s", "raw_MB/s", "ratio_to_raw");
@@ -807,16 +597,16 @@ int main(int argc, char **argv)
             rss_w = wph[i].rss > rss_w ? wph[i].rss : rss_w;
             rss_r = rph[i].rss > rss_r ? rph[i].rss : rss_r;
         }
-        uint64_t rss = daemons_peak_rss();
+        uint64_t rss = bench_daemons_peak_rss();
         if (rss_w && rss_r)
             printf("    daemon memory: peak resident set of the largest of %d daemon(s) on this "
                    "machine during writes %.1f MiB, during reads %.1f MiB (includes the file "
                    "pages it maps to answer reads)\n",
-                   ndaemon_pids, (double)rss_w / 1048576.0, (double)rss_r / 1048576.0);
+                   bench_ndaemons(), (double)rss_w / 1048576.0, (double)rss_r / 1048576.0);
         else if (rss)
             printf("    daemon memory: peak resident set of the largest of %d daemon(s) on this "
                    "machine %.1f MiB\n",
-                   ndaemon_pids, (double)rss / 1048576.0);
+                   bench_ndaemons(), (double)rss / 1048576.0);
         printf("\n# targets\n");
         if (nbytes >= (1u << 20)) {
             printf("TARGET vpic regions of %llu bytes: write >= %.0f%% of raw: %-7s (%.2f)\n",
@@ -832,12 +622,12 @@ int main(int argc, char **argv)
         printf("RESULT name=vpic_write particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
                "placement=%s mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, placement_name(placement), w, (double)total / mw / MiB,
-               rw, wratio);
+               (unsigned long long)nbytes, bench_placement_name(placement), w,
+               (double)total / mw / MiB, rw, wratio);
         printf("RESULT name=bdcats_read particles=%llu procs=%d daemons=%d bytes=%llu size=%llu "
                "placement=%s mbps=%.1f mibps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, placement_name(placement), rd,
+               (unsigned long long)nbytes, bench_placement_name(placement), rd,
                (double)total / mr / MiB, rr, rratio);
         if (rss_w && rss_r)
             printf("RESULT name=daemon_peak_rss particles=%llu procs=%d daemons=%d bytes=%llu "
@@ -853,32 +643,29 @@ int main(int argc, char **argv)
         printf("RESULT name=vpic_write_cold particles=%llu procs=%d daemons=%d bytes=%llu "
                "size=%llu placement=%s mbps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, placement_name(placement),
+               (unsigned long long)nbytes, bench_placement_name(placement),
                (double)total / cold_w / 1e6, (double)total / cold_rw / 1e6, cold_rw / cold_w);
         printf("RESULT name=bdcats_read_cold particles=%llu procs=%d daemons=%d bytes=%llu "
                "size=%llu placement=%s mbps=%.1f raw_mbps=%.1f ratio=%.2f\n",
                (unsigned long long)n, nprocs, nservers, (unsigned long long)total,
-               (unsigned long long)nbytes, placement_name(placement),
+               (unsigned long long)nbytes, bench_placement_name(placement),
                (double)total / cold_r / 1e6, (double)total / cold_rr / 1e6, cold_rr / cold_r);
         fflush(stdout);
     }
 
-    barrier();
+    bench_barrier();
     PDC_OK(PDCprop_close(oprop), "PDCprop_close");
     PDC_OK(PDCprop_close(cprop), "PDCprop_close");
     if (rank == 0 && PDCcont_del(cont) != SUCCEED)
         fprintf(stderr, "%s: warning: PDCcont_del: %s\n", prog, PDCbb_last_error_message());
     PDCcont_close(cont);
-    barrier();
+    bench_barrier();
     PDC_OK(PDCclose(pdc), "PDCclose");
     for (int v = 0; v < NVARS; v++) {
         free(wbuf[v]);
         free(rbuf[v]);
         free(rawbuf[v]);
     }
-#ifdef ENABLE_MPI
-    if (use_mpi)
-        MPI_Finalize();
-#endif
+    bench_procs_finish();
     return 0;
 }

@@ -4,18 +4,10 @@
 # either runs in a local job.
 
 load helpers
-
-setup_file() {
-    install_prefix
-}
-
-teardown_file() {
-    remove_prefix
-}
+use_install_prefix
 
 setup() {
-    require_build
-    make_workdir
+    setup_workdir
 }
 
 teardown() {

@@ -4,20 +4,12 @@
 # table matches the code, and no document points to something that is not part of pdcbb.
 
 load helpers
+use_install_prefix
 
 GUIDE="$REPO_DIR/docs/USER-GUIDE.md"
 
-setup_file() {
-    install_prefix
-}
-
-teardown_file() {
-    remove_prefix
-}
-
 setup() {
-    require_build
-    make_workdir
+    setup_workdir
 }
 
 teardown() {

@@ -12,11 +12,7 @@ CASES="$BUILD_DIR/tests/pdc_region_cases"
 BENCH_DIR="$BUILD_DIR/bench"
 
 setup() {
-    require_build
-    for f in "$MODEL" "$CASES"; do
-        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
-    done
-    make_workdir
+    setup_workdir "$MODEL" "$CASES"
     MOUNTS=()
     # The job scripts below use these names and write their files in the work directory.
     export MODEL CASES BBD BENCH_DIR
@@ -25,16 +21,6 @@ setup() {
 teardown() {
     unmount_tmpfs
     cleanup_workdir
-}
-
-# in_job NODES SCRIPT [pdcbb run options...]: run SCRIPT with bash inside a local job of NODES
-# nodes, in the work directory; stdout and stderr in $output.
-in_job() {
-    local nodes=$1 script=$2
-    shift 2
-    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR" --quiet "$@" -- \
-        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
-    echo "$output"
 }
 
 # Every placement saw transfers in the model runs of $output.

@@ -8,22 +8,13 @@
 # the same object with one daemon request in all; the user guide's example runs as printed.
 
 load helpers
+use_install_prefix
 
 GROW="$BUILD_DIR/tests/pdc_grow"
 GUIDE="$REPO_DIR/docs/USER-GUIDE.md"
 
-setup_file() {
-    install_prefix
-}
-
-teardown_file() {
-    remove_prefix
-}
-
 setup() {
-    require_build
-    [ -x "$GROW" ] || { echo "missing $GROW: build the project first" >&2; return 1; }
-    make_workdir
+    setup_workdir "$GROW"
     mkdir -p "$WORKDIR/dest"
     export GROW PDCBB OMPI_MCA_rmaps_base_oversubscribe=1
 }

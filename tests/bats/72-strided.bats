@@ -10,25 +10,15 @@ bats_require_minimum_version 1.5.0
 
 MODEL="$BUILD_DIR/tests/pdc_strided_model"
 GUIDE="$REPO_DIR/docs/USER-GUIDE.md"
+IN_JOB_SUBDIR=/job # in_job's jobs keep their files apart from the tests' own
 
 setup() {
-    require_build
-    [ -x "$MODEL" ] || { echo "missing $MODEL" >&2; return 1; }
-    make_workdir
+    setup_workdir "$MODEL"
     export MODEL BUILD_DIR
 }
 
 teardown() {
     cleanup_workdir
-}
-
-# in_job NODES SCRIPT [pdcbb run options...]: SCRIPT with bash inside a local job, in $WORKDIR.
-in_job() {
-    local nodes=$1 script=$2
-    shift 2
-    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR/job" --quiet "$@" -- \
-        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
-    echo "$output"
 }
 
 # Every placement saw strided writes and reads, and (int objects) queries.

@@ -8,22 +8,13 @@
 # input gets clear errors; the user guide's example runs as printed.
 
 load helpers
+use_install_prefix
 
 AP="$BUILD_DIR/tests/pdc_append"
 GUIDE="$REPO_DIR/docs/USER-GUIDE.md"
 
-setup_file() {
-    install_prefix
-}
-
-teardown_file() {
-    remove_prefix
-}
-
 setup() {
-    require_build
-    [ -x "$AP" ] || { echo "missing $AP: build the project first" >&2; return 1; }
-    make_workdir
+    setup_workdir "$AP"
     export AP PDCBB OMPI_MCA_rmaps_base_oversubscribe=1
 }
 

@@ -8,11 +8,10 @@
 load helpers
 
 QMODEL="$BUILD_DIR/tests/pdc_query_model"
+IN_JOB_SUBDIR=/job # in_job's jobs keep their files apart from the tests' own
 
 setup() {
-    require_build
-    [ -x "$QMODEL" ] || { echo "missing $QMODEL: build the project first" >&2; return 1; }
-    make_workdir
+    setup_workdir "$QMODEL"
     export QMODEL
     # Selections of the ramp object then take several replies (paging is exercised).
     export PDCBB_QUERY_HITS_PER_REPLY=65536
@@ -20,14 +19,6 @@ setup() {
 
 teardown() {
     cleanup_workdir
-}
-
-in_job() {
-    local nodes=$1 script=$2
-    shift 2
-    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR/job" --quiet "$@" -- \
-        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
-    echo "$output"
 }
 
 assert_model_ok() {

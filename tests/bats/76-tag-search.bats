@@ -10,25 +10,12 @@ MODEL="$BUILD_DIR/tests/pdc_tag_search_model"
 BENCH="$BUILD_DIR/bench/pdc_tag_bench"
 
 setup() {
-    require_build
-    for f in "$MODEL" "$BENCH"; do
-        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
-    done
-    make_workdir
+    setup_workdir "$MODEL" "$BENCH"
     export MODEL BENCH BBD BUILD_DIR
 }
 
 teardown() {
     cleanup_workdir
-}
-
-# in_job NODES SCRIPT: run SCRIPT with bash inside a local job of NODES nodes, in the work
-# directory; stdout and stderr in $output.
-in_job() {
-    local nodes=$1 script=$2
-    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR" --quiet -- \
-        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
-    echo "$output"
 }
 
 # Every daemon of N held objects of the model run in $output.

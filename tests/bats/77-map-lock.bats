@@ -7,23 +7,15 @@
 load helpers
 
 ML="$BUILD_DIR/tests/pdc_maplock"
+IN_JOB_TIMEOUT=600 # in_job
 
 setup() {
-    require_build
-    [ -x "$ML" ] || { echo "missing $ML: build the project first" >&2; return 1; }
-    make_workdir
+    setup_workdir "$ML"
     export ML RAWMSG
 }
 
 teardown() {
     cleanup_workdir
-}
-
-# in_job NODES SCRIPT: run SCRIPT with bash inside a local job, in the work directory.
-in_job() {
-    run timeout 600 "$PDCBB" run --nodes "$1" --workdir "$WORKDIR" --quiet -- \
-        bash -c "cd \"\$WORKDIR\" || exit 1; $2"
-    echo "$output"
 }
 
 @test "example: map, obtain a write lock, fill, release, read back; every placement, 2 daemons" {

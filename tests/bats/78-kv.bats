@@ -14,24 +14,12 @@ SEED="$BUILD_DIR/tests/pdc_kv_seed"
 UNIT="$BUILD_DIR/tests/test_kv_layout"
 
 setup() {
-    require_build
-    for f in "$MODEL" "$SEED" "$UNIT"; do
-        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
-    done
-    make_workdir
+    setup_workdir "$MODEL" "$SEED" "$UNIT"
     export MODEL SEED BBD RAWMSG
 }
 
 teardown() {
     cleanup_workdir
-}
-
-# in_job NODES SCRIPT: run SCRIPT with bash inside a local job of NODES nodes.
-in_job() {
-    local nodes=$1 script=$2
-    run timeout 900 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR" --quiet -- \
-        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
-    echo "$output"
 }
 
 # (Sanitizer builds: leak checks stay on for the daemons; the clients' are off, because OpenMPI

@@ -32,6 +32,39 @@ make_workdir() {
     export WORKDIR
 }
 
+# require_progs PROG...: the other built programs a test file needs.
+require_progs() {
+    local f
+    for f in "$@"; do
+        [ -x "$f" ] || { echo "missing $f: build the project first (PDCBB_BUILD_DIR=$BUILD_DIR)" >&2; return 1; }
+    done
+}
+
+# setup_workdir [PROG...]: the usual start of a test's setup: require_build, require_progs
+# PROG..., make_workdir.
+setup_workdir() {
+    require_build && require_progs "$@" && make_workdir
+}
+
+# For a test file whose tests use an installed tree: called at the file's top level, defines
+# setup_file (install_prefix, one $PREFIX for the file) and teardown_file (remove_prefix).
+use_install_prefix() {
+    setup_file() { install_prefix; }
+    teardown_file() { remove_prefix; }
+}
+
+# in_job NODES SCRIPT [pdcbb run options...]: run SCRIPT with bash inside a local job of NODES
+# nodes (work directory $WORKDIR$IN_JOB_SUBDIR), in $WORKDIR; stdout and stderr in $output,
+# also printed. IN_JOB_TIMEOUT: the job's limit in seconds (default 900).
+in_job() {
+    local nodes=$1 script=$2
+    shift 2
+    run timeout "${IN_JOB_TIMEOUT:-900}" "$PDCBB" run --nodes "$nodes" \
+        --workdir "$WORKDIR${IN_JOB_SUBDIR:-}" --quiet "$@" -- \
+        bash -c "cd \"\$WORKDIR\" || exit 1; $script"
+    echo "$output"
+}
+
 # pdc_bbd processes whose command line mentions the given directory.
 daemons_under() {
     pgrep -f "pdc_bbd .*--job-dir $1" || true

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 #include "pdcbb_error.h"
 
 #ifdef ENABLE_MPI
@@ -37,33 +38,6 @@
 static int failures;
 static int myrank;
 
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        fprintf(stderr, "rank %d: FAIL: ", myrank);                                                \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, " [%s: %s]\n", PDCbb_last_error_name(), PDCbb_last_error_message());       \
-        failures++;                                                                                \
-    } while (0)
-
-static const char *const part_names[] = {"objstatic", "rstatic", "dynamic", "local"};
-static const pdc_region_partition_t parts[] = {PDC_OBJ_STATIC, PDC_REGION_STATIC,
-                                               PDC_REGION_DYNAMIC, PDC_REGION_LOCAL};
-
-/* Transfer rows [r0, r0 + n) x [0, ncols) of obj from/to buf. */
-static int xfer_rows(pdcid_t obj, uint64_t r0, uint64_t n, uint64_t ncols, void *buf,
-                     pdc_access_t acc)
-{
-    uint64_t loff[2] = {0, 0}, roff[2] = {r0, 0}, size[2] = {n, ncols};
-    pdcid_t lreg = PDCregion_create(2, loff, size), rreg = PDCregion_create(2, roff, size);
-    pdcid_t req = PDCregion_transfer_create(buf, acc, obj, lreg, rreg);
-    int ok = req && PDCregion_transfer_start(req) == SUCCEED &&
-             PDCregion_transfer_wait(req) == SUCCEED;
-    if (req)
-        PDCregion_transfer_close(req);
-    PDCregion_close(lreg);
-    PDCregion_close(rreg);
-    return ok;
-}
 
 static pdcid_t make_obj(pdcid_t pdc, pdcid_t cont, const char *name, pdc_var_type_t type,
                         uint64_t rows, uint64_t ncols, pdc_region_partition_t part)
@@ -76,7 +50,7 @@ static pdcid_t make_obj(pdcid_t pdc, pdcid_t cont, const char *name, pdc_var_typ
     pdcid_t obj = PDCobj_create(cont, name, prop);
     PDCprop_close(prop);
     if (obj == 0)
-        FAILF("PDCobj_create %s", name);
+        PROG_FAILF("PDCobj_create %s", name);
     return obj;
 }
 
@@ -85,7 +59,7 @@ static pdcid_t make_cont(pdcid_t pdc, const char *name)
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     pdcid_t cont = PDCcont_create(name, cprop);
     if (cont == 0)
-        FAILF("PDCcont_create %s", name);
+        PROG_FAILF("PDCcont_create %s", name);
     return cont;
 }
 
@@ -93,7 +67,7 @@ static uint64_t extent_of(pdcid_t obj)
 {
     uint64_t dims[2] = {0, 0};
     if (PDCbb_obj_get_extent(obj, dims) != SUCCEED) {
-        FAILF("PDCbb_obj_get_extent");
+        PROG_FAILF("PDCbb_obj_get_extent");
         return UINT64_MAX;
     }
     return dims[0];
@@ -115,8 +89,8 @@ static void write_rows(pdcid_t obj, const char *name, int tag, uint64_t r0, uint
             if (model)
                 model[(model_off + r0 + i) * ncols + c] = buf[i * ncols + c];
         }
-    if (!xfer_rows(obj, r0, n, ncols, buf, PDC_WRITE))
-        FAILF("%s: write rows %" PRIu64 "+%" PRIu64, name, r0, n);
+    if (!prog_xfer_rows(obj, r0, n, ncols, buf, PDC_WRITE))
+        PROG_FAILF("%s: write rows %" PRIu64 "+%" PRIu64, name, r0, n);
     free(buf);
 }
 
@@ -125,11 +99,11 @@ static void compare(pdcid_t obj, const char *name, uint64_t rows, uint64_t ncols
                     const int64_t *model)
 {
     int64_t *got = calloc(rows * ncols, sizeof(int64_t));
-    if (!xfer_rows(obj, 0, rows, ncols, got, PDC_READ))
-        FAILF("%s: read rows 0+%" PRIu64, name, rows);
+    if (!prog_xfer_rows(obj, 0, rows, ncols, got, PDC_READ))
+        PROG_FAILF("%s: read rows 0+%" PRIu64, name, rows);
     for (uint64_t i = 0; i < rows * ncols; i++)
         if (got[i] != model[i]) {
-            FAILF("%s: row %" PRIu64 " col %" PRIu64 ": %" PRId64 ", expected %" PRId64, name,
+            PROG_FAILF("%s: row %" PRIu64 " col %" PRIu64 ": %" PRId64 ", expected %" PRId64, name,
                   i / ncols, i % ncols, got[i], model[i]);
             break;
         }
@@ -150,14 +124,16 @@ static void run_matrix(pdcid_t pdc, const char *prefix)
             const uint64_t e0 = 3, rs = 37, rc = 6, total = e0 + rs + rc, rows = total + 4;
             int64_t *model = calloc(rows * MC, sizeof(int64_t));
             char dn[256], sn[256], cn[256];
-            snprintf(dn, sizeof(dn), "%s-dst-%s-%s", prefix, part_names[d], part_names[s]);
-            snprintf(sn, sizeof(sn), "%s-src-%s-%s", prefix, part_names[d], part_names[s]);
-            snprintf(cn, sizeof(cn), "%s-c-%s-%s", prefix, part_names[d], part_names[s]);
-            pdcid_t dst = make_obj(pdc, cont, dn, PDC_INT64, PDC_SIZE_UNLIMITED, MC, parts[d]);
-            pdcid_t src = make_obj(pdc, cont, sn, PDC_INT64, rs, MC, parts[s]);
-            pdcid_t c = make_obj(pdc, cont, cn, PDC_INT64, PDC_SIZE_UNLIMITED, MC, parts[s]);
+            snprintf(dn, sizeof(dn), "%s-dst-%s-%s", prefix, prog_part_names[d],
+                     prog_part_names[s]);
+            snprintf(sn, sizeof(sn), "%s-src-%s-%s", prefix, prog_part_names[d],
+                     prog_part_names[s]);
+            snprintf(cn, sizeof(cn), "%s-c-%s-%s", prefix, prog_part_names[d], prog_part_names[s]);
+            pdcid_t dst = make_obj(pdc, cont, dn, PDC_INT64, PDC_SIZE_UNLIMITED, MC, prog_parts[d]);
+            pdcid_t src = make_obj(pdc, cont, sn, PDC_INT64, rs, MC, prog_parts[s]);
+            pdcid_t c = make_obj(pdc, cont, cn, PDC_INT64, PDC_SIZE_UNLIMITED, MC, prog_parts[s]);
             write_rows(dst, dn, 1, 0, e0, MC, model, 0);
-            if (parts[s] == PDC_REGION_DYNAMIC || parts[s] == PDC_REGION_LOCAL) {
+            if (prog_parts[s] == PDC_REGION_DYNAMIC || prog_parts[s] == PDC_REGION_LOCAL) {
                 /* Two overlapping writes: rows 10..19 come from the newer one. */
                 write_rows(src, sn, 2, 0, 20, MC, model, e0);
                 write_rows(src, sn, 3, 10, rs - 10, MC, model, e0);
@@ -166,23 +142,23 @@ static void run_matrix(pdcid_t pdc, const char *prefix)
             }
             write_rows(c, cn, 4, 0, 4, MC, model, e0 + rs);
             if (PDCbb_obj_extend(c, rc) != SUCCEED) /* rows 4 and 5 never written: zeros */
-                FAILF("%s: extend to %" PRIu64, cn, rc);
+                PROG_FAILF("%s: extend to %" PRIu64, cn, rc);
             if (PDCbb_obj_append(dst, src) != SUCCEED)
-                FAILF("append %s to %s", sn, dn);
+                PROG_FAILF("append %s to %s", sn, dn);
             if (extent_of(dst) != e0 + rs)
-                FAILF("%s: extent %" PRIu64 " after the first append, expected %" PRIu64, dn,
+                PROG_FAILF("%s: extent %" PRIu64 " after the first append, expected %" PRIu64, dn,
                       extent_of(dst), e0 + rs);
             if (PDCbb_obj_append(dst, c) != SUCCEED)
-                FAILF("append %s to %s", cn, dn);
+                PROG_FAILF("append %s to %s", cn, dn);
             uint64_t ext = extent_of(dst);
             if (ext != total)
-                FAILF("%s: extent %" PRIu64 ", expected %" PRIu64, dn, ext, total);
+                PROG_FAILF("%s: extent %" PRIu64 ", expected %" PRIu64, dn, ext, total);
             compare(dst, dn, rows, MC, model);
             /* The sources are unchanged. */
             compare(src, sn, rs, MC, model + e0 * MC);
             if (failures == before)
-                printf("matrix %s %s: extent %" PRIu64 " ok\n", part_names[d], part_names[s],
-                       ext);
+                printf("matrix %s %s: extent %" PRIu64 " ok\n", prog_part_names[d],
+                       prog_part_names[s], ext);
             PDCobj_close(dst);
             PDCobj_close(src);
             PDCobj_close(c);
@@ -212,34 +188,34 @@ static void run_conc(pdcid_t pdc, const char *prefix, int K)
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     pdcid_t cont = PDCbb_cont_create_coll(name, cprop, MPI_COMM_WORLD);
     if (cont == 0) {
-        FAILF("PDCbb_cont_create_coll %s", name);
+        PROG_FAILF("PDCbb_cont_create_coll %s", name);
         return;
     }
     for (int p = 0; p < 4; p++) {
         int before = failures;
-        snprintf(name, sizeof(name), "%s-%s", prefix, part_names[p]);
+        snprintf(name, sizeof(name), "%s-%s", prefix, prog_part_names[p]);
         uint64_t dims[2] = {PDC_SIZE_UNLIMITED, CC};
         pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
         PDCprop_set_obj_type(prop, PDC_INT64);
         PDCprop_set_obj_dims(prop, 2, dims);
-        PDCprop_set_obj_transfer_region_type(prop, parts[p]);
+        PDCprop_set_obj_transfer_region_type(prop, prog_parts[p]);
         pdcid_t dst = PDCbb_obj_create_coll(cont, name, prop, MPI_COMM_WORLD);
         if (dst == 0) {
-            FAILF("PDCbb_obj_create_coll %s", name);
+            PROG_FAILF("PDCbb_obj_create_coll %s", name);
             return;
         }
         char sn[300];
         snprintf(sn, sizeof(sn), "%s-src%d", name, myrank);
-        pdcid_t src = make_obj(pdc, cont, sn, PDC_INT64, crows(myrank), CC, parts[p]);
+        pdcid_t src = make_obj(pdc, cont, sn, PDC_INT64, crows(myrank), CC, prog_parts[p]);
         int64_t buf[64 * CC];
         for (int k = 0; k < K; k++) {
             for (uint64_t i = 0; i < crows(myrank); i++)
                 for (uint64_t c = 0; c < CC; c++)
                     buf[i * CC + c] = cval(myrank, k, i, c);
-            if (!xfer_rows(src, 0, crows(myrank), CC, buf, PDC_WRITE))
-                FAILF("%s: write", sn);
+            if (!prog_xfer_rows(src, 0, crows(myrank), CC, buf, PDC_WRITE))
+                PROG_FAILF("%s: write", sn);
             if (PDCbb_obj_append(dst, src) != SUCCEED)
-                FAILF("append %s to %s (round %d)", sn, name, k);
+                PROG_FAILF("append %s to %s (round %d)", sn, name, k);
         }
         MPI_Barrier(MPI_COMM_WORLD);
         uint64_t want = 0;
@@ -247,25 +223,26 @@ static void run_conc(pdcid_t pdc, const char *prefix, int K)
             want += (uint64_t)K * crows(r);
         uint64_t ext = extent_of(dst);
         if (ext != want)
-            FAILF("%s: extent %" PRIu64 ", expected the sum %" PRIu64, name, ext, want);
+            PROG_FAILF("%s: extent %" PRIu64 ", expected the sum %" PRIu64, name, ext, want);
         if (myrank == 0 && ext == want) {
             int64_t *got = calloc(want * CC, sizeof(int64_t));
             char *seen = calloc((size_t)np * (size_t)K, 1);
-            if (!xfer_rows(dst, 0, want, CC, got, PDC_READ))
-                FAILF("%s: read", name);
+            if (!prog_xfer_rows(dst, 0, want, CC, got, PDC_READ))
+                PROG_FAILF("%s: read", name);
             /* Walk the rows: each append is its rows 0..n-1, contiguous, once. */
             for (uint64_t row = 0; row < want;) {
                 int64_t v = got[row * CC];
                 int r = (int)(v / 10 / 1000 / 100), k = (int)(v / 10 / 1000 % 100);
                 if (v <= 0 || r >= np || k >= K || (v / 10) % 1000 != 0 || seen[r * K + k]) {
-                    FAILF("%s: row %" PRIu64 " (%" PRId64 ") starts no new append", name, row, v);
+                    PROG_FAILF("%s: row %" PRIu64 " (%" PRId64 ") starts no new append", name, row,
+                               v);
                     break;
                 }
                 seen[r * K + k] = 1;
                 for (uint64_t i = 0; i < crows(r); i++)
                     for (uint64_t c = 0; c < CC; c++)
                         if (row + i >= want || got[(row + i) * CC + c] != cval(r, k, i, c)) {
-                            FAILF("%s: row %" PRIu64 " of rank %d's append %d is wrong", name,
+                            PROG_FAILF("%s: row %" PRIu64 " of rank %d's append %d is wrong", name,
                                   row + i, r, k);
                             row = want;
                             i = crows(r);
@@ -279,8 +256,8 @@ static void run_conc(pdcid_t pdc, const char *prefix, int K)
         int f = failures - before, all = 0;
         MPI_Allreduce(&f, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (myrank == 0 && all == 0)
-            printf("conc %s: %d ranks x %d appends, extent %" PRIu64 " ok\n", part_names[p], np,
-                   K, ext);
+            printf("conc %s: %d ranks x %d appends, extent %" PRIu64 " ok\n", prog_part_names[p],
+                   np, K, ext);
         PDCobj_close(src);
         PDCobj_close(dst);
     }
@@ -310,23 +287,23 @@ static void run_big(pdcid_t pdc, const char *step, const char *prefix, uint64_t 
     }
     pdcid_t src = PDCobj_open(sn, pdc), dst = PDCobj_open(dn, pdc);
     if (src == 0 || dst == 0) {
-        FAILF("PDCobj_open %s / %s", sn, dn);
+        PROG_FAILF("PDCobj_open %s / %s", sn, dn);
         return;
     }
     if (strcmp(step, "bigapp") == 0) {
         if (PDCbb_obj_append(dst, src) != SUCCEED)
-            FAILF("append %s to %s", sn, dn);
+            PROG_FAILF("append %s to %s", sn, dn);
         else
             printf("bigapp: appended\n");
     } else {
         uint64_t rows = extent_of(dst);
         int64_t *got = malloc(16 * BC * sizeof(int64_t));
         for (uint64_t r = 0; r < rows && failures == 0; r += 16) {
-            if (!xfer_rows(dst, r, 16, BC, got, PDC_READ))
-                FAILF("%s: read rows %" PRIu64, dn, r);
+            if (!prog_xfer_rows(dst, r, 16, BC, got, PDC_READ))
+                PROG_FAILF("%s: read rows %" PRIu64, dn, r);
             for (uint64_t i = 0; i < 16 * BC; i++)
                 if (got[i] != val(5, r + i / BC, i % BC)) {
-                    FAILF("%s: row %" PRIu64 " col %" PRIu64 " is %" PRId64, dn, r + i / BC,
+                    PROG_FAILF("%s: row %" PRIu64 " col %" PRIu64 " is %" PRId64, dn, r + i / BC,
                           (uint64_t)(i % BC), got[i]);
                     break;
                 }
@@ -343,11 +320,11 @@ static void run_big(pdcid_t pdc, const char *step, const char *prefix, uint64_t 
 static void expect_fail(perr_t rc, int code, const char *what, const char *needle)
 {
     if (rc != FAIL)
-        FAILF("%s succeeded", what);
+        PROG_FAILF("%s succeeded", what);
     else if (PDCbb_last_error() != code)
-        FAILF("%s: %s, expected %s", what, PDCbb_last_error_name(), pdcbb_errname(code));
+        PROG_FAILF("%s: %s, expected %s", what, PDCbb_last_error_name(), pdcbb_errname(code));
     else if (needle && strstr(PDCbb_last_error_message(), needle) == NULL)
-        FAILF("%s: message lacks '%s'", what, needle);
+        PROG_FAILF("%s: message lacks '%s'", what, needle);
     else
         printf("bad: %s: %s ok\n", what, PDCbb_last_error_name());
 }
@@ -377,10 +354,10 @@ static void run_bad(pdcid_t pdc)
     expect_fail(PDCbb_obj_append(dst, cont), PDCBB_ERR_WRONG_TYPE, "a container as src", "container");
     /* Nothing changed by the failures. */
     if (extent_of(dst) != 0)
-        FAILF("bad-dst grew to %" PRIu64 " rows after failed appends", extent_of(dst));
+        PROG_FAILF("bad-dst grew to %" PRIu64 " rows after failed appends", extent_of(dst));
     /* A deleted source. */
     if (PDCobj_del(fixed) != SUCCEED)
-        FAILF("PDCobj_del bad-fixed");
+        PROG_FAILF("PDCobj_del bad-fixed");
     expect_fail(PDCbb_obj_append(dst, fixed), PDCBB_ERR_NOT_FOUND, "a deleted src", "deleted");
     if (failures == 0)
         printf("bad: ok\n");
@@ -392,23 +369,24 @@ static void run_drained(pdcid_t pdc)
 {
     pdcid_t a = PDCobj_open("arrayA", pdc), b = PDCobj_open("arrayB", pdc);
     if (a == 0 || b == 0) {
-        FAILF("PDCobj_open arrayA / arrayB");
+        PROG_FAILF("PDCobj_open arrayA / arrayB");
         return;
     }
     uint64_t ext = extent_of(b);
     if (ext != 60)
-        FAILF("arrayB: extent %" PRIu64 ", expected 60", ext);
+        PROG_FAILF("arrayB: extent %" PRIu64 ", expected 60", ext);
     float *got = calloc(60 * 1024, sizeof(float));
     uint64_t off[2] = {0, 0}, size[2] = {60, 1024};
     pdcid_t reg = PDCregion_create(2, off, size);
     pdcid_t req = PDCregion_transfer_create(got, PDC_READ, b, reg, reg);
     if (!req || PDCregion_transfer_start(req) != SUCCEED || PDCregion_transfer_wait(req) != SUCCEED)
-        FAILF("arrayB: read");
+        PROG_FAILF("arrayB: read");
     for (uint64_t i = 0; i < 60 * 1024; i++) {
         uint64_t r = i / 1024, c = i % 1024;
         float want = r < 10 ? (float)(r * 1024 + c) : (float)(1000000 + (r - 10) * 1024 + c);
         if (got[i] != want) {
-            FAILF("arrayB row %" PRIu64 " col %" PRIu64 ": %g, expected %g", r, c, got[i], want);
+            PROG_FAILF("arrayB row %" PRIu64 " col %" PRIu64 ": %g, expected %g", r, c, got[i],
+                       want);
             break;
         }
     }
@@ -439,7 +417,7 @@ int main(int argc, char **argv)
 #endif
     pdcid_t pdc = PDCinit("pdc");
     if (pdc == 0) {
-        FAILF("PDCinit");
+        PROG_FAILF("PDCinit");
         return 1;
     }
     if (strcmp(mode, "matrix") == 0 && argc == 3)

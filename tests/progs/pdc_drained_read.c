@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 #include "pdc_client_connect.h"
 
 #define NOBJ 5
@@ -47,27 +48,6 @@ static const spec_t specs[NOBJ] = {
 };
 
 static int failures;
-
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            printf("FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-            printf(__VA_ARGS__);                                                                  \
-            printf(" [%s: %s]\n", PDCbb_last_error_name(), PDCbb_last_error_message());           \
-            failures++;                                                                           \
-        }                                                                                         \
-    } while (0)
-
-static uint64_t fnv1a(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 /* The extent of an object the tests read: unlimited dims become the rows written. */
 static void shape_of(const spec_t *s, uint64_t *shape, uint64_t *count)
@@ -94,24 +74,6 @@ static void fill(const spec_t *s, int k, int gen, void *buf, uint64_t n)
     }
 }
 
-/* One region transfer of box (off, size) between buf (packed) and obj. */
-static int transfer(pdcid_t obj, pdc_access_t access, void *buf, int ndim, const uint64_t *off,
-                    const uint64_t *size)
-{
-    uint64_t zero[3] = {0, 0, 0};
-    pdcid_t local = PDCregion_create((psize_t)ndim, zero, (uint64_t *)size);
-    pdcid_t remote = PDCregion_create((psize_t)ndim, (uint64_t *)off, (uint64_t *)size);
-    pdcid_t x = local && remote ? PDCregion_transfer_create(buf, access, obj, local, remote) : 0;
-    int ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
-    if (x)
-        PDCregion_transfer_close(x);
-    if (local)
-        PDCregion_close(local);
-    if (remote)
-        PDCregion_close(remote);
-    return ok;
-}
-
 static pdcid_t pdc;
 
 static int do_write(const char *cont_name)
@@ -119,11 +81,12 @@ static int do_write(const char *cont_name)
     char name[256];
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     pdcid_t cont = PDCcont_create(cont_name, cprop);
-    CHECK(cont != 0, "PDCcont_create %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_create %s", cont_name);
     if (cont == 0)
         return 1;
     char ctag[] = "drained-api test";
-    CHECK(PDCcont_put_tag(cont, "purpose", ctag, PDC_STRING, sizeof(ctag)) == SUCCEED, "cont tag");
+    PROG_CHECK(PDCcont_put_tag(cont, "purpose", ctag, PDC_STRING, sizeof(ctag)) == SUCCEED,
+               "cont tag");
     pdcid_t objs[NOBJ];
     for (int k = 0; k < NOBJ; k++) {
         const spec_t *s = &specs[k];
@@ -134,18 +97,18 @@ static int do_write(const char *cont_name)
         PDCprop_set_obj_time_step(prop, (uint32_t)k + 1);
         snprintf(name, sizeof(name), "%s.%s", cont_name, s->suffix);
         objs[k] = PDCobj_create(cont, name, prop);
-        CHECK(objs[k] != 0, "PDCobj_create %s", name);
+        PROG_CHECK(objs[k] != 0, "PDCobj_create %s", name);
         PDCprop_close(prop);
         if (objs[k] == 0)
             return 1;
         int idx = k;
-        CHECK(PDCobj_put_tag(objs[k], "index", &idx, PDC_INT, sizeof(idx)) == SUCCEED, "tag");
+        PROG_CHECK(PDCobj_put_tag(objs[k], "index", &idx, PDC_INT, sizeof(idx)) == SUCCEED, "tag");
         char kind[] = "known";
         if (k % 2 == 0) {
-            CHECK(PDCobj_put_tag(objs[k], "kind", kind, PDC_STRING, sizeof(kind)) == SUCCEED,
+            PROG_CHECK(PDCobj_put_tag(objs[k], "kind", kind, PDC_STRING, sizeof(kind)) == SUCCEED,
                   "tag kind");
             struct pdc_obj_info *oi = PDCobj_get_info(objs[k]);
-            CHECK(oi != NULL && PDC_Client_insert_obj_ref_into_dart(DART_HASH, "kind", kind,
+            PROG_CHECK(oi != NULL && PDC_Client_insert_obj_ref_into_dart(DART_HASH, "kind", kind,
                                                                    REF_PRIMARY_ID,
                                                                    oi->meta_id) == SUCCEED,
                   "DART insert kind");
@@ -156,13 +119,14 @@ static int do_write(const char *cont_name)
         shape_of(s, shape, &n);
         void *buf = malloc(n * s->unit);
         fill(s, k, 0, buf, n);
-        CHECK(transfer(objs[k], PDC_WRITE, buf, s->ndim, off, shape), "write %s", name);
+        PROG_CHECK(prog_transfer(objs[k], PDC_WRITE, buf, s->ndim, off, shape), "write %s", name);
         if (s->part == PDC_REGION_DYNAMIC) {
             /* A second, overlapping write of a sub-box: the newer data wins. */
             uint64_t o2[3] = {1, 2, 3}, sz2[3] = {4, 4, 4}, n2 = 64;
             void *b2 = malloc(n2 * s->unit);
             fill(s, k, 1, b2, n2);
-            CHECK(transfer(objs[k], PDC_WRITE, b2, s->ndim, o2, sz2), "overwrite %s", name);
+            PROG_CHECK(prog_transfer(objs[k], PDC_WRITE, b2, s->ndim, o2, sz2), "overwrite %s",
+                       name);
             free(b2);
         }
         free(buf);
@@ -182,14 +146,14 @@ static void print_tag(const char *what, const char *tag, void *v, pdc_var_type_t
         printf("%s tag %s = %d\n", what, tag, *(int *)v);
     else
         printf("%s tag %s: type %d, %llu bytes, fnv %016" PRIx64 "\n", what, tag, (int)t,
-               (unsigned long long)n, fnv1a(v, n));
+               (unsigned long long)n, prog_fnv1a(v, n));
 }
 
 static int do_read(const char *cont_name)
 {
     char name[256];
     pdcid_t cont = PDCcont_open(cont_name, pdc);
-    CHECK(cont != 0, "PDCcont_open %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_open %s", cont_name);
     if (cont == 0)
         return 1;
     void *v = NULL;
@@ -199,7 +163,7 @@ static int do_read(const char *cont_name)
         print_tag("container", "purpose", v, t, n);
         free(v);
     } else {
-        CHECK(0, "PDCcont_get_tag purpose");
+        PROG_CHECK(0, "PDCcont_get_tag purpose");
     }
     pdcid_t objs[NOBJ];
     uint64_t meta[NOBJ];
@@ -207,15 +171,15 @@ static int do_read(const char *cont_name)
         const spec_t *s = &specs[k];
         snprintf(name, sizeof(name), "%s.%s", cont_name, s->suffix);
         objs[k] = PDCobj_open(name, pdc);
-        CHECK(objs[k] != 0, "PDCobj_open %s", name);
+        PROG_CHECK(objs[k] != 0, "PDCobj_open %s", name);
         if (objs[k] == 0)
             return 1;
         struct pdc_obj_info *info = PDCobj_get_info(objs[k]);
-        CHECK(info != NULL, "PDCobj_get_info %s", name);
+        PROG_CHECK(info != NULL, "PDCobj_get_info %s", name);
         meta[k] = info ? info->meta_id : 0;
         int ndim = 0;
         uint64_t *dims = NULL;
-        CHECK(PDCobj_get_dims(objs[k], &ndim, &dims) == SUCCEED, "PDCobj_get_dims %s", name);
+        PROG_CHECK(PDCobj_get_dims(objs[k], &ndim, &dims) == SUCCEED, "PDCobj_get_dims %s", name);
         printf("object %s type %d consistency %d ndim %d dims", name,
                info ? (int)info->obj_pt->type : -1, info ? (int)info->obj_pt->consistency : -1,
                ndim);
@@ -230,9 +194,9 @@ static int do_read(const char *cont_name)
         uint64_t shape[3], cnt, off[3] = {0, 0, 0};
         shape_of(s, shape, &cnt);
         uint8_t *buf = calloc(cnt, s->unit);
-        CHECK(transfer(objs[k], PDC_READ, buf, s->ndim, off, shape), "read %s", name);
+        PROG_CHECK(prog_transfer(objs[k], PDC_READ, buf, s->ndim, off, shape), "read %s", name);
         printf("object %s whole %llu bytes fnv %016" PRIx64 "\n", name,
-               (unsigned long long)(cnt * s->unit), fnv1a(buf, cnt * s->unit));
+               (unsigned long long)(cnt * s->unit), prog_fnv1a(buf, cnt * s->unit));
         /* The expected data, computed here: the report says whether it matches. */
         uint8_t *want = calloc(cnt, s->unit);
         if (strcmp(s->suffix, "chars") != 0)
@@ -256,16 +220,17 @@ static int do_read(const char *cont_name)
             sc *= ss[d];
         }
         uint8_t *sub = calloc(sc, s->unit);
-        CHECK(transfer(objs[k], PDC_READ, sub, s->ndim, so, ss), "read sub-box of %s", name);
+        PROG_CHECK(prog_transfer(objs[k], PDC_READ, sub, s->ndim, so, ss), "read sub-box of %s",
+                   name);
         printf("object %s sub-box %llu bytes fnv %016" PRIx64 "\n", name,
-               (unsigned long long)(sc * s->unit), fnv1a(sub, sc * s->unit));
+               (unsigned long long)(sc * s->unit), prog_fnv1a(sub, sc * s->unit));
         free(sub);
         free(buf);
         if (PDCobj_get_tag(objs[k], "index", &v, &t, &n) == SUCCEED) {
             print_tag(name, "index", v, t, n);
             free(v);
         } else {
-            CHECK(0, "PDCobj_get_tag index of %s", name);
+            PROG_CHECK(0, "PDCobj_get_tag index of %s", name);
         }
         if (PDCobj_get_tag(objs[k], "kind", &v, &t, &n) == SUCCEED) {
             print_tag(name, "kind", v, t, n);
@@ -286,15 +251,15 @@ static int do_read(const char *cont_name)
         regs[2 * k + 1] = PDCregion_create((psize_t)specs[k].ndim, off, shape);
         xs[k] = PDCregion_transfer_create(bufs[k], PDC_READ, objs[k], regs[2 * k],
                                           regs[2 * k + 1]);
-        CHECK(xs[k] != 0, "transfer_create %d", k);
+        PROG_CHECK(xs[k] != 0, "transfer_create %d", k);
     }
-    CHECK(PDCregion_transfer_start_all(xs, NOBJ) == SUCCEED, "start_all");
-    CHECK(PDCregion_transfer_wait_all(xs, NOBJ) == SUCCEED, "wait_all");
+    PROG_CHECK(PDCregion_transfer_start_all(xs, NOBJ) == SUCCEED, "start_all");
+    PROG_CHECK(PDCregion_transfer_wait_all(xs, NOBJ) == SUCCEED, "wait_all");
     uint64_t all = 0xcbf29ce484222325ull;
     for (int k = 0; k < NOBJ; k++) {
         uint64_t shape[3], cnt;
         shape_of(&specs[k], shape, &cnt);
-        all ^= fnv1a(bufs[k], cnt * specs[k].unit) + (uint64_t)k;
+        all ^= prog_fnv1a(bufs[k], cnt * specs[k].unit) + (uint64_t)k;
         PDCregion_transfer_close(xs[k]);
         PDCregion_close(regs[2 * k]);
         PDCregion_close(regs[2 * k + 1]);
@@ -304,8 +269,8 @@ static int do_read(const char *cont_name)
 
     /* PDCobj_get_data: the first bytes of ints. */
     int32_t head[50];
-    CHECK(PDCobj_get_data(objs[0], head, sizeof(head)) == SUCCEED, "PDCobj_get_data");
-    printf("get_data fnv %016" PRIx64 "\n", fnv1a(head, sizeof(head)));
+    PROG_CHECK(PDCobj_get_data(objs[0], head, sizeof(head)) == SUCCEED, "PDCobj_get_data");
+    printf("get_data fnv %016" PRIx64 "\n", prog_fnv1a(head, sizeof(head)));
 
     /* Iteration over the container's objects (names only: ids differ after a drain). */
     int seen = 0;
@@ -324,7 +289,7 @@ static int do_read(const char *cont_name)
     pdc_kvtag_t q = {.name = "kind", .size = sizeof(known), .type = PDC_STRING, .value = known};
     int nres = 0;
     uint64_t *ids = NULL;
-    CHECK(PDC_Client_query_kvtag(&q, &nres, &ids) == SUCCEED, "query_kvtag");
+    PROG_CHECK(PDC_Client_query_kvtag(&q, &nres, &ids) == SUCCEED, "query_kvtag");
     for (int k = 0; k < NOBJ; k++)
         for (int i = 0; i < nres; i++)
             if (ids[i] == meta[k])
@@ -339,7 +304,8 @@ static int do_read(const char *cont_name)
     for (size_t p = 0; p < sizeof(pats) / sizeof(pats[0]); p++) {
         pdc_kvtag_t pq = {.name = (char *)pats[p][0], .type = PDC_STRING,
                           .value = (char *)pats[p][1], .size = strlen(pats[p][1]) + 1};
-        CHECK(PDC_Client_query_kvtag(&pq, &nres, &ids) == SUCCEED, "query_kvtag %s", pats[p][0]);
+        PROG_CHECK(PDC_Client_query_kvtag(&pq, &nres, &ids) == SUCCEED, "query_kvtag %s",
+                   pats[p][0]);
         for (int k = 0; k < NOBJ; k++)
             for (int i = 0; i < nres; i++)
                 if (ids[i] == meta[k])
@@ -350,7 +316,7 @@ static int do_read(const char *cont_name)
     }
     int one = 1;
     pdc_kvtag_t iq = {.name = "ind*", .type = PDC_INT, .value = &one, .size = sizeof(one)};
-    CHECK(PDC_Client_query_kvtag(&iq, &nres, &ids) == SUCCEED, "query_kvtag ind*");
+    PROG_CHECK(PDC_Client_query_kvtag(&iq, &nres, &ids) == SUCCEED, "query_kvtag ind*");
     for (int k = 0; k < NOBJ; k++)
         if (nres == 1 && ids[0] == meta[k])
             printf("query pattern ind*=int 1: %s.%s\n", cont_name, specs[k].suffix);
@@ -377,7 +343,8 @@ static int do_read(const char *cont_name)
         int ok_ = (call);                                                                         \
         printf("refused %s: %s %s: %s\n", what, ok_ ? "UNEXPECTED-SUCCESS" : "yes",               \
                PDCbb_last_error_name(), PDCbb_last_error_message());                              \
-        CHECK(!ok_ && strcmp(PDCbb_last_error_name(), "PDCBB_ERR_READ_ONLY") == 0, "%s", what);  \
+        PROG_CHECK(!ok_ && strcmp(PDCbb_last_error_name(), "PDCBB_ERR_READ_ONLY") == 0, "%s",     \
+                   what);                                                                         \
     } while (0)
 
 static int do_readonly(const char *cont_name)
@@ -391,7 +358,7 @@ static int do_readonly(const char *cont_name)
     pdcid_t c2 = 0;
     MUST_REFUSE("PDCcont_create", (c2 = PDCcont_create("another-container", cprop)) != 0);
     pdcid_t cont = PDCcont_open(cont_name, pdc);
-    CHECK(cont != 0, "PDCcont_open %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_open %s", cont_name);
     if (cont == 0)
         return 1;
     MUST_REFUSE("PDCobj_create", PDCobj_create(cont, "new-object", oprop) != 0);
@@ -400,7 +367,7 @@ static int do_readonly(const char *cont_name)
                 PDCcont_put_tag(cont, "t", v, PDC_STRING, sizeof(v)) == SUCCEED);
     snprintf(name, sizeof(name), "%s.%s", cont_name, specs[0].suffix);
     pdcid_t obj = PDCobj_open(name, pdc);
-    CHECK(obj != 0, "PDCobj_open %s", name);
+    PROG_CHECK(obj != 0, "PDCobj_open %s", name);
     if (obj == 0)
         return 1;
     MUST_REFUSE("PDCobj_put_tag", PDCobj_put_tag(obj, "t", v, PDC_STRING, sizeof(v)) == SUCCEED);
@@ -414,7 +381,7 @@ static int do_readonly(const char *cont_name)
     uint64_t off[2] = {0, 0}, sz[2] = {2, 2};
     pdcid_t local = PDCregion_create(2, off, sz), remote = PDCregion_create(2, off, sz);
     pdcid_t x = PDCregion_transfer_create(data, PDC_WRITE, obj, local, remote);
-    CHECK(x != 0, "transfer_create (write)");
+    PROG_CHECK(x != 0, "transfer_create (write)");
     MUST_REFUSE("PDCregion_transfer_start-write", PDCregion_transfer_start(x) == SUCCEED);
     PDCregion_transfer_close(x);
     PDCregion_close(local);
@@ -425,7 +392,7 @@ static int do_readonly(const char *cont_name)
     MUST_REFUSE("PDCcont_del", PDCcont_del(cont) == SUCCEED);
     /* Still readable after all that. */
     int32_t first[4];
-    CHECK(PDCobj_get_data(obj, first, sizeof(first)) == SUCCEED, "read after refusals");
+    PROG_CHECK(PDCobj_get_data(obj, first, sizeof(first)) == SUCCEED, "read after refusals");
     PDCobj_close(obj);
     PDCcont_close(cont);
     PDCprop_close(oprop);
@@ -458,6 +425,6 @@ int main(int argc, char **argv)
         return 2;
     }
     PDC_timing_report("timing ");
-    CHECK(PDCclose(pdc) == SUCCEED, "PDCclose");
+    PROG_CHECK(PDCclose(pdc) == SUCCEED, "PDCclose");
     return rc || failures ? 1 : 0;
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 #include "pdc_kv.h"
 
 static int failures;
@@ -76,23 +77,6 @@ static void fill(int t, void *buf, uint64_t n)
             break;
         }
     }
-}
-
-static int transfer(pdcid_t obj, void *buf, int ndim, const uint64_t *off, const uint64_t *size)
-{
-    uint64_t zero[3] = {0, 0, 0};
-    pdcid_t local = PDCregion_create((psize_t)ndim, zero, (uint64_t *)size);
-    pdcid_t remote = PDCregion_create((psize_t)ndim, (uint64_t *)off, (uint64_t *)size);
-    pdcid_t x = local && remote ? PDCregion_transfer_create(buf, PDC_WRITE, obj, local, remote)
-                                : 0;
-    int ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
-    if (x)
-        PDCregion_transfer_close(x);
-    if (local)
-        PDCregion_close(local);
-    if (remote)
-        PDCregion_close(remote);
-    return ok;
 }
 
 static pdcid_t make_obj(pdcid_t pdc, pdcid_t cont, const char *name, pdc_var_type_t type,
@@ -149,7 +133,7 @@ static int do_write(void)
             n *= dims[ndim - 1][d];
         void *buf = calloc(n, type_size[t]);
         fill(t, buf, n);
-        CHECK(transfer(o, buf, ndim, off, dims[ndim - 1]), "write %s", name);
+        CHECK(prog_transfer(o, PDC_WRITE, buf, ndim, off, dims[ndim - 1]), "write %s", name);
         free(buf);
         PDCobj_close(o);
     }
@@ -164,8 +148,8 @@ static int do_write(void)
         for (int c = 0; c < 4; c++)
             rows[r * 4 + c] = r * 1000 + c;
     uint64_t o0[2] = {0, 0}, s0[2] = {10, 4}, o1[2] = {10, 0}, s1[2] = {3, 4};
-    CHECK(transfer(g, rows, 2, o0, s0), "write grow rows 0-9");
-    CHECK(transfer(g, rows + 40, 2, o1, s1), "write grow rows 10-12");
+    CHECK(prog_transfer(g, PDC_WRITE, rows, 2, o0, s0), "write grow rows 0-9");
+    CHECK(prog_transfer(g, PDC_WRITE, rows + 40, 2, o1, s1), "write grow rows 10-12");
     CHECK(PDCbb_obj_extend(g, 16) == SUCCEED, "extend grow to 16 rows");
     int64_t i64s[3] = {-1, 2, -3};
     uint8_t u8 = 200, flag = 1, raw[16];
@@ -188,7 +172,7 @@ static int do_write(void)
     uint16_t sv[12];
     for (int i = 0; i < 12; i++)
         sv[i] = (uint16_t)(i + 100);
-    CHECK(transfer(sl, sv, 2, o0, sdims), "write a/slash");
+    CHECK(prog_transfer(sl, PDC_WRITE, sv, 2, o0, sdims), "write a/slash");
     PDCobj_close(sl);
 
     pdcid_t nd = make_obj(pdc, xb, "nodims", PDC_DOUBLE, 0, NULL, PDC_OBJ_STATIC, 50);

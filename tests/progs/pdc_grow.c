@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 #include "pdcbb_error.h"
 
 #ifdef ENABLE_MPI
@@ -39,35 +40,9 @@
 static int failures;
 static int myrank;
 
-#define FAILF(...)                                                                                 \
-    do {                                                                                           \
-        fprintf(stderr, "rank %d: FAIL: ", myrank);                                                \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, " [%s: %s]\n", PDCbb_last_error_name(), PDCbb_last_error_message());       \
-        failures++;                                                                                \
-    } while (0)
-
-static const char *const part_names[] = {"objstatic", "rstatic", "dynamic", "local"};
-static const pdc_region_partition_t parts[] = {PDC_OBJ_STATIC, PDC_REGION_STATIC,
-                                               PDC_REGION_DYNAMIC, PDC_REGION_LOCAL};
 #define NCOLS 4
 
 static int64_t cell(uint64_t row, uint64_t col) { return (int64_t)(row * 1000 + col + 1); }
-
-/* Transfer rows [r0, r0 + n) x [0, ncols) of obj from/to buf. */
-static int xfer_rows(pdcid_t obj, uint64_t r0, uint64_t n, uint64_t ncols, void *buf,
-                     pdc_access_t acc)
-{
-    uint64_t loff[2] = {0, 0}, roff[2] = {r0, 0}, size[2] = {n, ncols};
-    pdcid_t lreg = PDCregion_create(2, loff, size), rreg = PDCregion_create(2, roff, size);
-    pdcid_t req = PDCregion_transfer_create(buf, acc, obj, lreg, rreg);
-    int ok = req && PDCregion_transfer_start(req) == SUCCEED && PDCregion_transfer_wait(req) == SUCCEED;
-    if (req)
-        PDCregion_transfer_close(req);
-    PDCregion_close(lreg);
-    PDCregion_close(rreg);
-    return ok;
-}
 
 static pdcid_t make_prop(pdcid_t pdc, pdc_var_type_t type, uint64_t ncols,
                          pdc_region_partition_t part)
@@ -84,7 +59,7 @@ static uint64_t extent_of(pdcid_t obj)
 {
     uint64_t dims[2] = {0, 0};
     if (PDCbb_obj_get_extent(obj, dims) != SUCCEED) {
-        FAILF("PDCbb_obj_get_extent");
+        PROG_FAILF("PDCbb_obj_get_extent");
         return UINT64_MAX;
     }
     return dims[0];
@@ -125,15 +100,15 @@ static int run_grow(pdcid_t pdc, const char *prefix, int rounds, uint64_t seed)
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     pdcid_t cont = PDCbb_cont_create_coll(name, cprop, MPI_COMM_WORLD);
     if (cont == 0) {
-        FAILF("PDCbb_cont_create_coll %s", name);
+        PROG_FAILF("PDCbb_cont_create_coll %s", name);
         return 1;
     }
     for (int p = 0; p < 4; p++) {
-        snprintf(name, sizeof(name), "%s-%s", prefix, part_names[p]);
-        pdcid_t prop = make_prop(pdc, PDC_INT64, NCOLS, parts[p]);
+        snprintf(name, sizeof(name), "%s-%s", prefix, prog_part_names[p]);
+        pdcid_t prop = make_prop(pdc, PDC_INT64, NCOLS, prog_parts[p]);
         pdcid_t obj = PDCbb_obj_create_coll(cont, name, prop, MPI_COMM_WORLD);
         if (obj == 0) {
-            FAILF("PDCbb_obj_create_coll %s", name);
+            PROG_FAILF("PDCbb_obj_create_coll %s", name);
             return 1;
         }
         uint64_t want = 0, shrinks = 0;
@@ -146,8 +121,8 @@ static int run_grow(pdcid_t pdc, const char *prefix, int rounds, uint64_t seed)
                 for (uint64_t i = 0; i < n; i++)
                     for (uint64_t c = 0; c < NCOLS; c++)
                         buf[i * NCOLS + c] = cell(r0 + i, c);
-                if (!xfer_rows(obj, r0, n, NCOLS, buf, PDC_WRITE))
-                    FAILF("%s: write rows %" PRIu64 "+%" PRIu64, name, r0, n);
+                if (!prog_xfer_rows(obj, r0, n, NCOLS, buf, PDC_WRITE))
+                    PROG_FAILF("%s: write rows %" PRIu64 "+%" PRIu64, name, r0, n);
                 if (r0 + n > want)
                     want = r0 + n;
             } else if (PDCbb_obj_extend(obj, r0) != SUCCEED) {
@@ -155,7 +130,8 @@ static int run_grow(pdcid_t pdc, const char *prefix, int rounds, uint64_t seed)
                 int code = PDCbb_last_error();
                 uint64_t now = extent_of(obj);
                 if (code != PDCBB_ERR_INVAL || now <= r0)
-                    FAILF("%s: extend to %" PRIu64 " refused with extent %" PRIu64, name, r0, now);
+                    PROG_FAILF("%s: extend to %" PRIu64 " refused with extent %" PRIu64, name, r0,
+                               now);
                 shrinks++;
                 if (r0 > want)
                     want = r0;
@@ -167,7 +143,7 @@ static int run_grow(pdcid_t pdc, const char *prefix, int rounds, uint64_t seed)
         MPI_Allreduce(&want, &all, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
         uint64_t ext = extent_of(obj);
         if (ext != all)
-            FAILF("%s: extent %" PRIu64 ", the largest row asked is %" PRIu64, name, ext, all);
+            PROG_FAILF("%s: extent %" PRIu64 ", the largest row asked is %" PRIu64, name, ext, all);
         uint64_t written = 0;
         if (myrank == 0) {
             /* The model: what every rank wrote (rows are owned by one rank each). */
@@ -183,14 +159,15 @@ static int run_grow(pdcid_t pdc, const char *prefix, int rounds, uint64_t seed)
                         for (uint64_t c = 0; c < NCOLS; c++)
                             model[(r0 + i) * NCOLS + c] = cell(r0 + i, c);
                 }
-            if (!xfer_rows(obj, 0, rows, NCOLS, got, PDC_READ))
-                FAILF("%s: read rows 0+%" PRIu64 " (5 past the extent)", name, rows);
+            if (!prog_xfer_rows(obj, 0, rows, NCOLS, got, PDC_READ))
+                PROG_FAILF("%s: read rows 0+%" PRIu64 " (5 past the extent)", name, rows);
             for (uint64_t i = 0; i < rows; i++) {
                 written += model[i * NCOLS] != 0;
                 for (uint64_t c = 0; c < NCOLS; c++)
                     if (got[i * NCOLS + c] != model[i * NCOLS + c]) {
-                        FAILF("%s: row %" PRIu64 " col %" PRIu64 ": %" PRId64 ", expected %" PRId64,
-                              name, i, c, got[i * NCOLS + c], model[i * NCOLS + c]);
+                        PROG_FAILF("%s: row %" PRIu64 " col %" PRIu64 ": %" PRId64
+                                   ", expected %" PRId64,
+                                   name, i, c, got[i * NCOLS + c], model[i * NCOLS + c]);
                         i = rows;
                         break;
                     }
@@ -203,7 +180,7 @@ static int run_grow(pdcid_t pdc, const char *prefix, int rounds, uint64_t seed)
         if (myrank == 0 && failures == 0)
             printf("grow %s: extent %" PRIu64 ", %" PRIu64 " rows written, %" PRIu64
                    " refused shrinks ok\n",
-                   part_names[p], ext, written, total_shrinks);
+                   prog_part_names[p], ext, written, total_shrinks);
         PDCobj_close(obj);
         PDCprop_close(prop);
     }
@@ -217,7 +194,7 @@ static void same_everywhere(const char *what, uint64_t meta)
     uint64_t root = meta;
     MPI_Bcast(&root, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (meta == 0 || meta != root)
-        FAILF("%s: meta id %#" PRIx64 ", rank 0 has %#" PRIx64, what, meta, root);
+        PROG_FAILF("%s: meta id %#" PRIx64 ", rank 0 has %#" PRIx64, what, meta, root);
 }
 
 static void run_coll(pdcid_t pdc, const char *prefix, int with_failures, int only)
@@ -238,7 +215,7 @@ static void run_coll(pdcid_t pdc, const char *prefix, int with_failures, int onl
     if (oi && (oi->obj_pt->ndim != 2 || oi->obj_pt->dims[0] != PDC_SIZE_UNLIMITED ||
                oi->obj_pt->dims[1] != 16 || oi->obj_pt->type != PDC_FLOAT ||
                strcmp(oi->name, oname) != 0))
-        FAILF("PDCbb_obj_create_coll: the handle's info differs from the property");
+        PROG_FAILF("PDCbb_obj_create_coll: the handle's info differs from the property");
     pdcid_t o2 = PDCbb_obj_open_coll(oname, pdc, MPI_COMM_WORLD);
     oi = o2 ? PDCobj_get_info(o2) : NULL;
     same_everywhere("PDCbb_obj_open_coll", oi ? oi->meta_id : 0);
@@ -248,10 +225,10 @@ static void run_coll(pdcid_t pdc, const char *prefix, int with_failures, int onl
     /* The handles work on every rank: each extends the object; the extent is the max. */
     if (!only && o2 && PDCbb_obj_extend(o2, (uint64_t)(10 + myrank)) != SUCCEED &&
         PDCbb_last_error() != PDCBB_ERR_INVAL)
-        FAILF("PDCbb_obj_extend through a collective handle");
+        PROG_FAILF("PDCbb_obj_extend through a collective handle");
     MPI_Barrier(MPI_COMM_WORLD);
     if (!only && o1 && extent_of(o1) != (uint64_t)(10 + np - 1))
-        FAILF("extent after every rank extended: %" PRIu64, extent_of(o1));
+        PROG_FAILF("extent after every rank extended: %" PRIu64, extent_of(o1));
     if (with_failures) {
         char missing[300];
         snprintf(missing, sizeof(missing), "%s-missing", prefix);
@@ -259,13 +236,13 @@ static void run_coll(pdcid_t pdc, const char *prefix, int with_failures, int onl
         if (bad != 0 || PDCbb_last_error() != PDCBB_ERR_NOT_FOUND ||
             strstr(PDCbb_last_error_message(), missing) == NULL ||
             (myrank != 0 && strstr(PDCbb_last_error_message(), "rank 0 failed") == NULL))
-            FAILF("PDCbb_obj_open_coll of a missing object");
+            PROG_FAILF("PDCbb_obj_open_coll of a missing object");
         bad = PDCbb_obj_create_coll(c1, oname, oprop, MPI_COMM_WORLD);
         if (bad != 0 || PDCbb_last_error() != PDCBB_ERR_EXISTS)
-            FAILF("PDCbb_obj_create_coll of an existing object");
+            PROG_FAILF("PDCbb_obj_create_coll of an existing object");
         bad = PDCbb_cont_open_coll(missing, pdc, MPI_COMM_WORLD);
         if (bad != 0 || PDCbb_last_error() != PDCBB_ERR_NOT_FOUND)
-            FAILF("PDCbb_cont_open_coll of a missing container");
+            PROG_FAILF("PDCbb_cont_open_coll of a missing container");
     }
     PDCobj_close(o1);
     PDCobj_close(o2);
@@ -293,19 +270,20 @@ static void run_check(pdcid_t pdc)
     pdcid_t a = PDCobj_open("ext-only", pdc), b = PDCobj_open("written", pdc);
     uint64_t dims[2] = {0, 0};
     if (a == 0 || PDCbb_obj_get_extent(a, dims) != SUCCEED || dims[0] != 7 || dims[1] != 3)
-        FAILF("ext-only: extent %" PRIu64 "x%" PRIu64 ", expected 7x3", dims[0], dims[1]);
+        PROG_FAILF("ext-only: extent %" PRIu64 "x%" PRIu64 ", expected 7x3", dims[0], dims[1]);
     if (b == 0 || PDCbb_obj_get_extent(b, dims) != SUCCEED || dims[0] != 10 || dims[1] != 4)
-        FAILF("written: extent %" PRIu64 "x%" PRIu64 ", expected 10x4", dims[0], dims[1]);
+        PROG_FAILF("written: extent %" PRIu64 "x%" PRIu64 ", expected 10x4", dims[0], dims[1]);
     int64_t got[12 * 4];
     memset(got, 0x55, sizeof(got));
-    if (b == 0 || !xfer_rows(b, 0, 12, 4, got, PDC_READ))
-        FAILF("written: read 12 rows");
+    if (b == 0 || !prog_xfer_rows(b, 0, 12, 4, got, PDC_READ))
+        PROG_FAILF("written: read 12 rows");
     for (uint64_t i = 0; i < 12; i++)
         for (uint64_t c = 0; c < 4; c++) {
             int64_t want = i >= 2 && i <= 4 ? cell(i, c) : 0;
             if (got[i * 4 + c] != want) {
-                FAILF("written: row %" PRIu64 " col %" PRIu64 ": %" PRId64 ", expected %" PRId64,
-                      i, c, got[i * 4 + c], want);
+                PROG_FAILF("written: row %" PRIu64 " col %" PRIu64 ": %" PRId64
+                           ", expected %" PRId64,
+                           i, c, got[i * 4 + c], want);
                 i = 12;
                 break;
             }
@@ -323,23 +301,23 @@ static void run_setup(pdcid_t pdc)
     pdcid_t pb = make_prop(pdc, PDC_INT64, 4, PDC_REGION_STATIC);
     pdcid_t a = PDCobj_create(cont, "ext-only", pa), b = PDCobj_create(cont, "written", pb);
     if (a == 0 || b == 0) {
-        FAILF("create");
+        PROG_FAILF("create");
         return;
     }
     if (extent_of(a) != 0)
-        FAILF("a new object's extent is not 0");
+        PROG_FAILF("a new object's extent is not 0");
     if (PDCbb_obj_extend(a, 7) != SUCCEED)
-        FAILF("extend ext-only to 7");
+        PROG_FAILF("extend ext-only to 7");
     int64_t buf[3 * 4];
     for (uint64_t i = 0; i < 3; i++)
         for (uint64_t c = 0; c < 4; c++)
             buf[i * 4 + c] = cell(2 + i, c);
-    if (!xfer_rows(b, 2, 3, 4, buf, PDC_WRITE))
-        FAILF("write rows 2..4");
+    if (!prog_xfer_rows(b, 2, 3, 4, buf, PDC_WRITE))
+        PROG_FAILF("write rows 2..4");
     if (extent_of(b) != 5)
-        FAILF("written: extent after writing rows 2..4 is %" PRIu64 ", not 5", extent_of(b));
+        PROG_FAILF("written: extent after writing rows 2..4 is %" PRIu64 ", not 5", extent_of(b));
     if (PDCbb_obj_extend(b, 10) != SUCCEED)
-        FAILF("extend written to 10");
+        PROG_FAILF("extend written to 10");
     PDCobj_close(a);
     PDCobj_close(b);
     PDCcont_close(cont);
@@ -352,7 +330,7 @@ static void expect_fail(perr_t ret, int code, const char *needle, const char *wh
 {
     if (ret != FAIL || PDCbb_last_error() != code ||
         (needle && strstr(PDCbb_last_error_message(), needle) == NULL))
-        FAILF("%s: expected %d with '%s'", what, code, needle ? needle : "");
+        PROG_FAILF("%s: expected %d with '%s'", what, code, needle ? needle : "");
     else
         printf("bad: %s: %s: %s\n", what, PDCbb_last_error_name(), PDCbb_last_error_message());
 }
@@ -367,12 +345,12 @@ static void run_bad(pdcid_t pdc)
     PDCprop_set_obj_dims(pf, 2, fixed);
     pdcid_t g = PDCobj_create(cont, "bad-grow", pg), f = PDCobj_create(cont, "bad-fixed", pf);
     if (g == 0 || f == 0 || PDCbb_obj_extend(g, 20) != SUCCEED) {
-        FAILF("setup");
+        PROG_FAILF("setup");
         return;
     }
     expect_fail(PDCbb_obj_extend(g, 5), PDCBB_ERR_INVAL, "already has 20 rows", "shrink");
     if (extent_of(g) != 20)
-        FAILF("the refused shrink changed the extent");
+        PROG_FAILF("the refused shrink changed the extent");
     expect_fail(PDCbb_obj_extend(g, 0), PDCBB_ERR_INVAL, "0 rows", "zero rows");
     expect_fail(PDCbb_obj_extend(g, PDC_SIZE_UNLIMITED), PDCBB_ERR_INVAL, "PDC_SIZE_UNLIMITED",
                 "unlimited rows");
@@ -384,13 +362,13 @@ static void run_bad(pdcid_t pdc)
                 "get of a bad id");
     uint64_t dims[2];
     if (PDCbb_obj_get_extent(f, dims) != SUCCEED || dims[0] != 8 || dims[1] != 3)
-        FAILF("a fixed object's extent is its dims");
+        PROG_FAILF("a fixed object's extent is its dims");
     /* Equal to the extent is fine; an extend after a delete is refused by the daemon. */
     if (PDCbb_obj_extend(g, 20) != SUCCEED)
-        FAILF("extend to the current extent");
+        PROG_FAILF("extend to the current extent");
     pdcid_t g2 = PDCobj_open("bad-grow", pdc);
     if (g2 == 0 || PDCobj_del(g2) != SUCCEED)
-        FAILF("delete");
+        PROG_FAILF("delete");
     expect_fail(PDCbb_obj_extend(g, 30), PDCBB_ERR_NOT_FOUND, "bad-grow", "deleted object");
     PDCobj_close(g);
     PDCobj_close(g2);
@@ -402,7 +380,7 @@ static void run_readonly(pdcid_t pdc)
 {
     pdcid_t b = PDCobj_open("written", pdc);
     if (b == 0 || extent_of(b) != 10)
-        FAILF("written: open or extent");
+        PROG_FAILF("written: open or extent");
     expect_fail(PDCbb_obj_extend(b, 50), PDCBB_ERR_READ_ONLY, "written",
                 "extend a drained object");
     PDCobj_close(b);
@@ -429,7 +407,7 @@ int main(int argc, char **argv)
 #endif
     pdcid_t pdc = PDCinit("pdc");
     if (pdc == 0) {
-        FAILF("PDCinit");
+        PROG_FAILF("PDCinit");
         return 1;
     }
     if (strcmp(mode, "setup") == 0)

@@ -31,20 +31,11 @@
 #include <sys/stat.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 #include "pdc_client_connect.h"
 #include "pdc_kv.h"
 
 static int failures;
-
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            printf("FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);                              \
-            printf(__VA_ARGS__);                                                                  \
-            printf(" [%s: %s]\n", PDCbb_last_error_name(), PDCbb_last_error_message());           \
-            failures++;                                                                           \
-        }                                                                                         \
-    } while (0)
 
 #define BIG ((size_t)17 << 20)
 static const pdc_kv_tag_t TAGS[] = {0, 1, 5, 6, 7, 10, 14, 15, 19, 20, 29, 30, 39, 40, 41,
@@ -53,17 +44,6 @@ static const pdc_kv_tag_t TAGS[] = {0, 1, 5, 6, 7, 10, 14, 15, 19, 20, 29, 30, 3
 
 static pdcid_t pdc;
 static char longkey[1025];
-
-static uint64_t fnv1a(const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 static uint8_t *big_value(void)
 {
@@ -76,7 +56,7 @@ static uint8_t *big_value(void)
 static void set_s(pdcid_t kv, pdc_kv_tag_t tag, const char *key, const void *v, size_t n)
 {
     pdc_kv_key_t k = PDC_KV_KEY_STR(key);
-    CHECK(PDCkv_set(kv, tag, &k, v, n, NULL) == SUCCEED, "set '%.20s' at %" PRIu64, key, tag);
+    PROG_CHECK(PDCkv_set(kv, tag, &k, v, n, NULL) == SUCCEED, "set '%.20s' at %" PRIu64, key, tag);
 }
 
 static void set_str(pdcid_t kv, pdc_kv_tag_t tag, const char *key, const char *v)
@@ -88,13 +68,13 @@ static int do_write(const char *cont_name)
 {
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
     pdcid_t cont = PDCcont_create(cont_name, cprop);
-    CHECK(cont != 0, "PDCcont_create %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_create %s", cont_name);
     if (cont == 0)
         return 1;
     /* s: string keys */
     pdc_kv_info_t si = {.key_type = PDC_KV_STRING, .sharding = PDC_KV_SHARD_HASH};
     pdcid_t s = PDCkv_create(cont, "s", &si);
-    CHECK(s != 0, "PDCkv_create s");
+    PROG_CHECK(s != 0, "PDCkv_create s");
     if (s == 0)
         return 1;
     set_str(s, 0, "alpha", "alpha-null");
@@ -104,7 +84,7 @@ static int do_write(const char *cont_name)
     set_str(s, 0, "beta", "beta-null");
     set_str(s, 5, "beta", "beta-5");
     pdc_kv_key_t bk = PDC_KV_KEY_STR("beta");
-    CHECK(PDCkv_unlink_keys(s, 15, 1, &bk, NULL) == SUCCEED, "unlink beta at 15");
+    PROG_CHECK(PDCkv_unlink_keys(s, 15, 1, &bk, NULL) == SUCCEED, "unlink beta at 15");
     set_str(s, 10, "gamma", "g,\"quoted\"\nline two");
     set_s(s, 10, "empty", "", 0);
     const uint8_t bin[] = {0xff, 0x00, 0x01, 0xc3, 0x28, 0x80, 'x'};
@@ -117,51 +97,51 @@ static int do_write(const char *cont_name)
     set_s(s, 7, "big", big, BIG);
     free(big);
     /* a committed transaction 30 and an aborted one 40 */
-    CHECK(PDCkv_trans_start(s, 30) == SUCCEED, "trans_start 30");
+    PROG_CHECK(PDCkv_trans_start(s, 30) == SUCCEED, "trans_start 30");
     set_str(s, 30, "alpha", "alpha-30-tx");
     set_str(s, 30, "delta", "delta-30-tx");
     pdc_kv_key_t gk = PDC_KV_KEY_STR("gamma");
-    CHECK(PDCkv_unlink_keys(s, 30, 1, &gk, NULL) == SUCCEED, "unlink gamma in 30");
-    CHECK(PDCkv_trans_commit(s, 30) == SUCCEED, "commit 30");
-    CHECK(PDCkv_trans_start(s, 40) == SUCCEED, "trans_start 40");
+    PROG_CHECK(PDCkv_unlink_keys(s, 30, 1, &gk, NULL) == SUCCEED, "unlink gamma in 30");
+    PROG_CHECK(PDCkv_trans_commit(s, 30) == SUCCEED, "commit 30");
+    PROG_CHECK(PDCkv_trans_start(s, 40) == SUCCEED, "trans_start 40");
     set_str(s, 40, "alpha", "alpha-40-aborted");
     set_str(s, 40, "epsilon", "epsilon-40-aborted");
-    CHECK(PDCkv_unlink_keys(s, 40, 1, &bk, NULL) == SUCCEED, "unlink beta in 40");
-    CHECK(PDCkv_trans_abort(s, 40) == SUCCEED, "abort 40");
+    PROG_CHECK(PDCkv_unlink_keys(s, 40, 1, &bk, NULL) == SUCCEED, "unlink beta in 40");
+    PROG_CHECK(PDCkv_trans_abort(s, 40) == SUCCEED, "abort 40");
     /* NULLTAG updated in place */
     set_str(s, 0, "zeta", "zeta-first");
     set_str(s, 0, "zeta", "zeta-second");
-    CHECK(PDCkv_close(s) == SUCCEED, "close s");
+    PROG_CHECK(PDCkv_close(s) == SUCCEED, "close s");
 
     /* i: int keys, range sharding */
     pdc_kv_info_t ii = {.key_type = PDC_KV_INT, .sharding = PDC_KV_SHARD_RANGE};
     pdcid_t ik = PDCkv_create(cont, "i", &ii);
-    CHECK(ik != 0, "PDCkv_create i");
+    PROG_CHECK(ik != 0, "PDCkv_create i");
     if (ik == 0)
         return 1;
     for (int64_t v = -1000; v <= 1000; v += 37) {
         char val[64];
         pdc_kv_key_t k = PDC_KV_KEY_INT(v);
         snprintf(val, sizeof(val), "int %" PRId64 " at 1", v);
-        CHECK(PDCkv_set(ik, 1, &k, val, strlen(val), NULL) == SUCCEED, "set int");
+        PROG_CHECK(PDCkv_set(ik, 1, &k, val, strlen(val), NULL) == SUCCEED, "set int");
         if (v % 2 == 0) {
             snprintf(val, sizeof(val), "int %" PRId64 " at 20", v);
-            CHECK(PDCkv_set(ik, 20, &k, val, strlen(val), NULL) == SUCCEED, "set int");
+            PROG_CHECK(PDCkv_set(ik, 20, &k, val, strlen(val), NULL) == SUCCEED, "set int");
         }
         if (v % 3 == 0)
-            CHECK(PDCkv_unlink_keys(ik, 14, 1, &k, NULL) == SUCCEED, "unlink int");
+            PROG_CHECK(PDCkv_unlink_keys(ik, 14, 1, &k, NULL) == SUCCEED, "unlink int");
     }
     pdc_kv_key_t kmin = PDC_KV_KEY_INT(INT64_MIN), kmax = PDC_KV_KEY_INT(INT64_MAX);
-    CHECK(PDCkv_set(ik, 6, &kmin, "min", 3, NULL) == SUCCEED, "set min");
-    CHECK(PDCkv_set(ik, 6, &kmax, "max", 3, NULL) == SUCCEED, "set max");
-    CHECK(PDCkv_close(ik) == SUCCEED, "close i");
+    PROG_CHECK(PDCkv_set(ik, 6, &kmin, "min", 3, NULL) == SUCCEED, "set min");
+    PROG_CHECK(PDCkv_set(ik, 6, &kmax, "max", 3, NULL) == SUCCEED, "set max");
+    PROG_CHECK(PDCkv_close(ik) == SUCCEED, "close i");
 
     /* f: float keys on 2 shards */
     pdc_kv_info_t fi = {.key_type = PDC_KV_FLOAT, .sharding = PDC_KV_SHARD_HASH, .nshards = 2};
     if (PDCbb_nservers() < 2)
         fi.nshards = 1;
     pdcid_t fk = PDCkv_create(cont, "f", &fi);
-    CHECK(fk != 0, "PDCkv_create f");
+    PROG_CHECK(fk != 0, "PDCkv_create f");
     if (fk == 0)
         return 1;
     const double fl[] = {-INFINITY, -2.5, 0.0, 1e-300, 3.25, 1e300, INFINITY};
@@ -169,11 +149,11 @@ static int do_write(const char *cont_name)
         char val[64];
         pdc_kv_key_t k = PDC_KV_KEY_FLOAT(fl[n]);
         snprintf(val, sizeof(val), "float %.17g", fl[n]);
-        CHECK(PDCkv_set(fk, 5 + n, &k, val, strlen(val), NULL) == SUCCEED, "set float");
+        PROG_CHECK(PDCkv_set(fk, 5 + n, &k, val, strlen(val), NULL) == SUCCEED, "set float");
     }
     pdc_kv_key_t mz = PDC_KV_KEY_FLOAT(-0.0);
-    CHECK(PDCkv_set(fk, 30, &mz, "minus zero is zero", 18, NULL) == SUCCEED, "set -0.0");
-    CHECK(PDCkv_close(fk) == SUCCEED, "close f");
+    PROG_CHECK(PDCkv_set(fk, 30, &mz, "minus zero is zero", 18, NULL) == SUCCEED, "set -0.0");
+    PROG_CHECK(PDCkv_close(fk) == SUCCEED, "close f");
     PDCcont_close(cont);
     return 0;
 }
@@ -191,7 +171,7 @@ static void print_key(FILE *f, const pdc_kv_key_t *k)
 static void print_value(const void *v, uint64_t n)
 {
     if (n > 64) {
-        printf("len=%" PRIu64 " fnv=%016" PRIx64, n, fnv1a(v, (size_t)n));
+        printf("len=%" PRIu64 " fnv=%016" PRIx64, n, prog_fnv1a(v, (size_t)n));
         return;
     }
     printf("hex=");
@@ -225,7 +205,7 @@ static void probes(int obj, pdc_kv_key_t *out, int *n)
 static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
 {
     pdcid_t cont = PDCcont_open(cont_name, pdc);
-    CHECK(cont != 0, "PDCcont_open %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_open %s", cont_name);
     if (cont == 0)
         return 1;
     uint8_t *buf = malloc(BIG + 16);
@@ -233,11 +213,11 @@ static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
         if (only && strcmp(only, NAMES[o]) != 0)
             continue;
         pdcid_t kv = PDCkv_open(cont, NAMES[o]);
-        CHECK(kv != 0, "PDCkv_open %s", NAMES[o]);
+        PROG_CHECK(kv != 0, "PDCkv_open %s", NAMES[o]);
         if (kv == 0)
             continue;
         pdc_kv_info_t info;
-        CHECK(PDCkv_get_info(kv, &info) == SUCCEED, "get_info");
+        PROG_CHECK(PDCkv_get_info(kv, &info) == SUCCEED, "get_info");
         printf("kv %s key_type %d sharding %d max_key_len %u max_value_len %" PRIu64 "\n",
                NAMES[o], (int)info.key_type, (int)info.sharding, info.max_key_len,
                info.max_value_len);
@@ -246,12 +226,13 @@ static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
             if (tag > upto)
                 continue;
             uint64_t num = 0;
-            CHECK(PDCkv_get_num(kv, tag, &num, NULL) == SUCCEED, "get_num");
+            PROG_CHECK(PDCkv_get_num(kv, tag, &num, NULL) == SUCCEED, "get_num");
             printf("%s tag %" PRIu64 " num %" PRIu64 "\n", NAMES[o], tag, num);
             pdc_kv_t *recs = NULL;
             uint64_t n = 0;
-            CHECK(PDCkv_get_list(kv, tag, 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED, "get_list");
-            CHECK(n == num, "get_list %" PRIu64 " records, get_num %" PRIu64, n, num);
+            PROG_CHECK(PDCkv_get_list(kv, tag, 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED,
+                       "get_list");
+            PROG_CHECK(n == num, "get_list %" PRIu64 " records, get_num %" PRIu64, n, num);
             for (uint64_t i = 0; i < n; i++) {
                 printf("  list ");
                 print_key(stdout, &recs[i].key);
@@ -263,7 +244,7 @@ static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
             /* a page of keys */
             recs = NULL;
             n = 0;
-            CHECK(PDCkv_list_key(kv, tag, 2, 3, &recs, &n, NULL) == SUCCEED, "list_key");
+            PROG_CHECK(PDCkv_list_key(kv, tag, 2, 3, &recs, &n, NULL) == SUCCEED, "list_key");
             printf("  keys[2..5):");
             for (uint64_t i = 0; i < n; i++) {
                 printf(" ");
@@ -290,7 +271,7 @@ static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
                 printf("\n");
             }
         }
-        CHECK(PDCkv_close(kv) == SUCCEED, "close");
+        PROG_CHECK(PDCkv_close(kv) == SUCCEED, "close");
     }
     /* errors: unknown object, key type mismatch */
     pdcid_t none = PDCkv_open(cont, "no-such-kv");
@@ -303,14 +284,14 @@ static int do_report(const char *cont_name, const char *only, pdc_kv_tag_t upto)
 static int do_cli(const char *cont_name, const char *outdir)
 {
     pdcid_t cont = PDCcont_open(cont_name, pdc);
-    CHECK(cont != 0, "PDCcont_open %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_open %s", cont_name);
     if (cont == 0)
         return 1;
     mkdir(outdir, 0755);
     char path[4096];
     for (int o = 0; o < 3; o++) {
         pdcid_t kv = PDCkv_open(cont, NAMES[o]);
-        CHECK(kv != 0, "PDCkv_open %s", NAMES[o]);
+        PROG_CHECK(kv != 0, "PDCkv_open %s", NAMES[o]);
         if (kv == 0)
             continue;
         for (size_t t = 0; t < NTAGS; t++) {
@@ -321,7 +302,8 @@ static int do_cli(const char *cont_name, const char *outdir)
             if (TAGS[t] != PDC_KV_MAXTAG)
                 snprintf(path, sizeof(path), "%s/keys.%s.%" PRIu64, outdir, NAMES[o], TAGS[t]);
             FILE *f = fopen(path, "w");
-            CHECK(PDCkv_list_key(kv, TAGS[t], 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED, "list_key");
+            PROG_CHECK(PDCkv_list_key(kv, TAGS[t], 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED,
+                       "list_key");
             for (uint64_t i = 0; f && i < n; i++) {
                 print_key(f, &recs[i].key);
                 fprintf(f, "\t%" PRIu64 "\n", recs[i].tag);
@@ -334,7 +316,8 @@ static int do_cli(const char *cont_name, const char *outdir)
         uint64_t n = 0;
         snprintf(path, sizeof(path), "%s/records.%s", outdir, NAMES[o]);
         FILE *f = fopen(path, "w");
-        CHECK(PDCkv_get_list(kv, PDC_KV_MAXTAG, 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED, "get_list");
+        PROG_CHECK(PDCkv_get_list(kv, PDC_KV_MAXTAG, 0, UINT64_MAX, &recs, &n, NULL) == SUCCEED,
+                   "get_list");
         for (uint64_t i = 0; f && i < n; i++) {
             if (recs[i].key.type == PDC_KV_STRING) {
                 for (const char *c = recs[i].key.str; *c; c++)
@@ -370,7 +353,7 @@ static int do_txcheck(const char *cont_name)
 {
     pdcid_t cont = PDCcont_open(cont_name, pdc);
     pdcid_t kv = cont ? PDCkv_open(cont, "s") : 0;
-    CHECK(kv != 0, "PDCkv_open s");
+    PROG_CHECK(kv != 0, "PDCkv_open s");
     if (kv == 0)
         return 1;
     perr_t rc = PDCkv_trans_start(kv, 30);
@@ -378,7 +361,7 @@ static int do_txcheck(const char *cont_name)
     rc = PDCkv_trans_start(kv, 31);
     printf("trans_start 31: %s\n", rc == SUCCEED ? "SUCCEED" : PDCbb_last_error_name());
     if (rc == SUCCEED)
-        CHECK(PDCkv_trans_abort(kv, 31) == SUCCEED, "abort 31");
+        PROG_CHECK(PDCkv_trans_abort(kv, 31) == SUCCEED, "abort 31");
     PDCkv_close(kv);
     PDCcont_close(cont);
     return 0;
@@ -387,11 +370,11 @@ static int do_txcheck(const char *cont_name)
 static int do_readonly(const char *cont_name)
 {
     pdcid_t cont = PDCcont_open(cont_name, pdc);
-    CHECK(cont != 0, "PDCcont_open %s", cont_name);
+    PROG_CHECK(cont != 0, "PDCcont_open %s", cont_name);
     if (cont == 0)
         return 1;
     pdcid_t kv = PDCkv_open(cont, "s");
-    CHECK(kv != 0, "PDCkv_open s");
+    PROG_CHECK(kv != 0, "PDCkv_open s");
     if (kv == 0)
         return 1;
     pdc_kv_key_t k = PDC_KV_KEY_STR("alpha");
@@ -449,7 +432,7 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "migrate") == 0 && argc == 5) {
         pdcid_t cont = PDCcont_open(argv[2], pdc);
         pdcid_t kv = cont ? PDCkv_open(cont, argv[3]) : 0;
-        CHECK(kv != 0, "open %s", argv[3]);
+        PROG_CHECK(kv != 0, "open %s", argv[3]);
         perr_t r = kv ? PDCkv_migrate(kv, strtoull(argv[4], NULL, 10)) : FAIL;
         printf("migrate %s %s: %s%s%s\n", argv[3], argv[4], r == SUCCEED ? "SUCCEED" : "FAIL",
                r == SUCCEED ? "" : ": ", r == SUCCEED ? "" : PDCbb_last_error_message());
@@ -459,6 +442,6 @@ int main(int argc, char **argv)
         PDCclose(pdc);
         return 2;
     }
-    CHECK(PDCclose(pdc) == SUCCEED, "PDCclose");
+    PROG_CHECK(PDCclose(pdc) == SUCCEED, "PDCclose");
     return rc || failures ? 1 : 0;
 }

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 #include "pdc_analysis.h"
 #include "pdc_transform.h"
 
@@ -55,15 +56,6 @@ static int failures;
         printf("\n");                                                                              \
         fflush(stdout);                                                                            \
         failures++;                                                                                \
-    } while (0)
-
-#define CALL(expr)                                                                                 \
-    do {                                                                                           \
-        if (!(expr)) {                                                                             \
-            FAILF("%s failed: %s: %s", #expr, PDCbb_last_error_name(),                             \
-                  PDCbb_last_error_message());                                                     \
-            return -1;                                                                             \
-        }                                                                                          \
     } while (0)
 
 /* expr must fail with error code name; print what the library said. */

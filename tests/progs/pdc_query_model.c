@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 
 #define MAXOBJ 32
 #define MAXLEAF 7
@@ -183,17 +184,7 @@ static uint64_t lin_of(const obj_t *o, const uint64_t *c)
 static int transfer(pdcid_t obj, pdc_access_t access, void *buf, int ndim, const uint64_t *off,
                     const uint64_t *size)
 {
-    uint64_t zero[3] = {0, 0, 0};
-    pdcid_t local = PDCregion_create((psize_t)ndim, zero, (uint64_t *)size);
-    pdcid_t remote = PDCregion_create((psize_t)ndim, (uint64_t *)off, (uint64_t *)size);
-    pdcid_t x = local && remote ? PDCregion_transfer_create(buf, access, obj, local, remote) : 0;
-    int ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
-    if (x)
-        PDCregion_transfer_close(x);
-    if (local)
-        PDCregion_close(local);
-    if (remote)
-        PDCregion_close(remote);
+    int ok = prog_transfer(obj, access, buf, ndim, off, size);
     if (!ok)
         printf("FAILED transfer: %s: %s\n", PDCbb_last_error_name(), PDCbb_last_error_message());
     return ok;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 
 static pdcid_t pdc, cont;
 static const char *cur_case = "";
@@ -69,16 +70,6 @@ static void usage(void)
         printf("\n");                                                                              \
         fflush(stdout);                                                                            \
         failures++;                                                                                \
-    } while (0)
-
-/* A PDC call that must succeed; on failure report and return -1 from the case. */
-#define CALL(expr)                                                                                 \
-    do {                                                                                           \
-        if (!(expr)) {                                                                             \
-            FAILF("%s failed: %s: %s", #expr, PDCbb_last_error_name(),                             \
-                  PDCbb_last_error_message());                                                     \
-            return -1;                                                                             \
-        }                                                                                          \
     } while (0)
 
 #define CHECK(cond, ...)                                                                           \

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "pdc.h"
+#include "prog_util.h"
 
 #define NOBJ 5
 
@@ -92,26 +93,6 @@ static void check(int ok, const char *what, const char *name)
     failures++;
 }
 
-static int transfer(void *buf, pdc_access_t a, pdcid_t obj, int nd, const uint64_t *off,
-                    const uint64_t *size)
-{
-    uint64_t zero[2] = {0, 0}, o[2], sz[2];
-    memcpy(o, off, (size_t)nd * 8);
-    memcpy(sz, size, (size_t)nd * 8);
-    pdcid_t l = PDCregion_create((psize_t)nd, zero, sz);
-    pdcid_t r = PDCregion_create((psize_t)nd, o, sz);
-    pdcid_t req = l && r ? PDCregion_transfer_create(buf, a, obj, l, r) : 0;
-    int ok = req != 0 && PDCregion_transfer_start(req) == SUCCEED &&
-             PDCregion_transfer_wait(req) == SUCCEED;
-    if (req)
-        PDCregion_transfer_close(req);
-    if (l)
-        PDCregion_close(l);
-    if (r)
-        PDCregion_close(r);
-    return ok;
-}
-
 /* Pack box [off, off+size) of a row-major array of shape into out. */
 static void pack(const spec_t *s, const uint8_t *all, const uint64_t *off, const uint64_t *size,
                  uint8_t *out)
@@ -154,23 +135,23 @@ static int do_write(pdcid_t pdc)
             uint64_t cuts[4] = {0, 100000, 123457, n};
             for (int p = 0; p < 3 && ok; p++) {
                 uint64_t off = cuts[p], size = cuts[p + 1] - cuts[p];
-                ok = transfer(all + off * s->esize, PDC_WRITE, obj, 1, &off, &size);
+                ok = prog_transfer(obj, PDC_WRITE, all + off * s->esize, 1, &off, &size);
             }
         } else if (k == 2) { /* whole with the old values, then the overwrite */
             uint8_t *old = malloc(n * s->esize);
             for (uint64_t i = 0; i < n; i++)
                 ((float *)old)[i] = (float)(1 + seed) + (float)i / 1000.0f;
             uint64_t off[2] = {0, 0}, box_off[2] = {20, 10}, box_size[2] = {40, 40};
-            ok = transfer(old, PDC_WRITE, obj, 2, off, s->shape);
+            ok = prog_transfer(obj, PDC_WRITE, old, 2, off, s->shape);
             pack(s, all, box_off, box_size, piece);
-            ok = ok && transfer(piece, PDC_WRITE, obj, 2, box_off, box_size);
+            ok = ok && prog_transfer(obj, PDC_WRITE, piece, 2, box_off, box_size);
             free(old);
         } else if (k == 3) {
             uint64_t off = 1000, size = 50000;
-            ok = transfer(all + off, PDC_WRITE, obj, 1, &off, &size);
+            ok = prog_transfer(obj, PDC_WRITE, all + off, 1, &off, &size);
         } else {
             uint64_t off[2] = {0, 0};
-            ok = transfer(all, PDC_WRITE, obj, s->ndim, off, s->shape);
+            ok = prog_transfer(obj, PDC_WRITE, all, s->ndim, off, s->shape);
         }
         check(ok, "write", s->name);
         if (k == 0)
@@ -210,14 +191,14 @@ static int do_check(pdcid_t pdc)
         expected(k, want);
         memset(got, 0xa5, n * s->esize);
         uint64_t off[2] = {0, 0};
-        int ok = transfer(got, PDC_READ, obj, s->ndim, off, s->shape);
+        int ok = prog_transfer(obj, PDC_READ, got, s->ndim, off, s->shape);
         check(ok && memcmp(want, got, n * s->esize) == 0, "read-whole", s->name);
         /* a box inside, crossing stripes and the overwrite's edges */
         uint64_t boff[2] = {s->shape[0] / 5, s->ndim == 2 ? s->shape[1] / 7 : 0};
         uint64_t bsize[2] = {s->shape[0] / 2, s->ndim == 2 ? s->shape[1] / 2 : 0};
         uint8_t *wbox = malloc(n * s->esize), *gbox = malloc(n * s->esize);
         pack(s, want, boff, bsize, wbox);
-        ok = transfer(gbox, PDC_READ, obj, s->ndim, boff, bsize);
+        ok = prog_transfer(obj, PDC_READ, gbox, s->ndim, boff, bsize);
         uint64_t bn = s->ndim == 1 ? bsize[0] : bsize[0] * bsize[1];
         check(ok && memcmp(wbox, gbox, bn * s->esize) == 0, "read-box", s->name);
         if (k == 0) {
@@ -275,17 +256,17 @@ static int do_wide(pdcid_t pdc, int write)
         for (uint64_t c = 0; c < size[1]; c++)
             want[c] = wide_value(off[0], off[1] + c);
         if (write) {
-            check(transfer(want, PDC_WRITE, obj, 2, off, size), "write", "st-wide");
+            check(prog_transfer(obj, PDC_WRITE, want, 2, off, size), "write", "st-wide");
             continue;
         }
         memset(buf, 0xa5, sizeof(buf));
-        int ok = transfer(buf, PDC_READ, obj, 2, off, size);
+        int ok = prog_transfer(obj, PDC_READ, buf, 2, off, size);
         check(ok && memcmp(buf, want, size[1]) == 0, "read-box", "st-wide");
         /* never written: zero */
         uint64_t zoff[2] = {off[0], off[1] >= 3000 ? off[1] - 2500 : off[1] + 2000};
         uint64_t zsize[2] = {1, 500};
         memset(buf, 0xa5, sizeof(buf));
-        ok = transfer(buf, PDC_READ, obj, 2, zoff, zsize);
+        ok = prog_transfer(obj, PDC_READ, buf, 2, zoff, zsize);
         int zero = 1;
         for (uint64_t c = 0; c < zsize[1]; c++)
             zero = zero && buf[c] == 0;
