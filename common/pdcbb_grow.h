@@ -1,8 +1,8 @@
 /*
  * pdcbb_grow.h - room for one more element in a malloc'ed array that doubles as it fills.
  *
- * The daemon, the client and the job-directory code collect results of unknown count (cursor
- * walks, directory scans, I/O runs) into such arrays; this is their one growth step.
+ * The daemon, the client, the stager and the job control collect results of unknown count
+ * (cursor walks, directory scans, I/O runs) into such arrays; this is their one growth step.
  * Threads: pure, no global state.
  */
 #ifndef PDCBB_GROW_H

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pdcbb_grow.h"
 #include "pdcbb_log.h"
 
 /* How long the epilog waits for a process after SIGKILL (D state, slow reaping). */
@@ -63,14 +64,10 @@ static pdcbb_err_t job_targets_add(job_targets_t *t, pid_t pid, long rank, const
             snprintf(have->pidfile, sizeof(have->pidfile), "%s", pidfile);
         return PDCBB_OK;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 8;
-        job_target_t *v = realloc(t->v, cap * sizeof(*v));
-        if (v == NULL)
-            return PDCBB_ERR_NOMEM;
-        t->v = v;
-        t->cap = cap;
-    }
+    job_target_t *v = pdcbb_grow(t->v, t->n, &t->cap, sizeof(*v), 8);
+    if (v == NULL)
+        return PDCBB_ERR_NOMEM;
+    t->v = v;
     job_target_t *x = &t->v[t->n++];
     memset(x, 0, sizeof(*x));
     x->pid = pid;

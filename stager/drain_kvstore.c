@@ -21,6 +21,7 @@
 
 #include "drain_store_scan.h"
 #include "pdcbb_drain_kvstore.h"
+#include "pdcbb_grow.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_proto.h"
 
@@ -105,16 +106,12 @@ static pdcbb_err_t kvs_dump_one(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
             break;
         }
         if ((below_tag == 0 || tag < below_tag) && !kvs_pending_has(pending, npending, tag)) {
-            if (n == cap) {
-                size_t nc = cap ? 2 * cap : 256;
-                kvs_rec_t *g = realloc(recs, nc * sizeof(*g));
-                if (g == NULL) {
-                    rc = PDCBB_ERR_NOMEM;
-                    break;
-                }
-                recs = g;
-                cap = nc;
+            kvs_rec_t *g = pdcbb_grow(recs, n, &cap, sizeof(*g), 256);
+            if (g == NULL) {
+                rc = PDCBB_ERR_NOMEM;
+                break;
             }
+            recs = g;
             recs[n++] = (kvs_rec_t){.key = fk ? fk : group, .klen = fk ? fklen : glen,
                                     .tag = tag, .flags = flags, .value = value, .vlen = vlen};
         }

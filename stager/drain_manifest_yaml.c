@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "drain_manifest_yaml.h"
+#include "pdcbb_grow.h"
 
 #define DRAIN_YAML_DEPTH_MAX 16
 
@@ -90,17 +91,13 @@ pdcbb_err_t mf_build(mf_ctx_t *c, yaml_event_t *ev, int depth, mf_node_t **out)
                 yaml_event_delete(&sub);
                 break;
             }
-            if (n->nkids == n->cap) {
-                size_t cap = n->cap ? 2 * n->cap : 8;
-                mf_node_t **k = realloc(n->kids, cap * sizeof(*k));
-                if (k == NULL) {
-                    yaml_event_delete(&sub);
-                    rc = PDCBB_ERR_NOMEM;
-                    break;
-                }
-                n->kids = k;
-                n->cap = cap;
+            mf_node_t **k = pdcbb_grow(n->kids, n->nkids, &n->cap, sizeof(*k), 8);
+            if (k == NULL) {
+                yaml_event_delete(&sub);
+                rc = PDCBB_ERR_NOMEM;
+                break;
             }
+            n->kids = k;
             if ((rc = mf_build(c, &sub, depth + 1, &n->kids[n->nkids])) != PDCBB_OK)
                 break;
             n->nkids++;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "drain_store_scan.h"
+#include "pdcbb_grow.h"
 
 pdcbb_err_t drain_scan_open(drain_scan_t *s, const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
                             pdcbb_table_t t, const void *prefix, size_t plen, size_t kmin,
@@ -58,16 +59,12 @@ pdcbb_err_t drain_scan_key_u64s(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
     if (rc != PDCBB_OK)
         return rc;
     while (rc == PDCBB_OK && drain_scan_next(&s)) {
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            uint64_t *g = realloc(ids, nc * sizeof(*g));
-            if (g == NULL) {
-                rc = PDCBB_ERR_NOMEM;
-                break;
-            }
-            ids = g;
-            cap = nc;
+        uint64_t *g = pdcbb_grow(ids, n, &cap, sizeof(*g), 16);
+        if (g == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
         }
+        ids = g;
         ids[n++] = pdcbb_key_get_u64((const uint8_t *)s.k.data + plen);
     }
     rc = drain_scan_close(&s, rc);

@@ -124,18 +124,6 @@ void dw_progress(dw_ctx_t *c, uint32_t rank, int force)
     }
 }
 
-/* Room for element n of an array (see drain_write_internal.h). */
-void *dw_grow(void *p, size_t n, size_t *cap, size_t elem)
-{
-    if (n < *cap)
-        return p;
-    size_t nc = *cap ? 2 * *cap : 16;
-    void *g = realloc(p, nc * elem);
-    if (g != NULL)
-        *cap = nc;
-    return g;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* One rank                                                                                   */
 

@@ -85,8 +85,6 @@ pdcbb_err_t dw_fail(dw_ctx_t *c, pdcbb_err_t rc, const char *fmt, ...)
 pdcbb_err_t dw_fail_errno(dw_ctx_t *c, int e, const char *what, const char *path);
 /* Log the progress of rank's drain (force: now) and call the caller's progress function. */
 void dw_progress(dw_ctx_t *c, uint32_t rank, int force);
-/* p grown to hold element n (realloc'ed when n reaches *cap); NULL when out of memory. */
-void *dw_grow(void *p, size_t n, size_t *cap, size_t elem);
 
 /* Read everything of rank r's store into r (one read transaction; drain_write_store.c). */
 pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir);

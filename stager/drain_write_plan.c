@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "drain_write_internal.h"
+#include "pdcbb_grow.h"
 #include "pdcbb_log.h"
 #include "pdcbb_proto.h"
 
@@ -54,7 +55,7 @@ static pdcbb_err_t dw_plan_add(dw_plan_t *p, uint64_t obj, uint32_t src, uint64_
     uint64_t max = conditional ? DW_BUF_SIZE : PDCBB_DRAIN_EXTENT_MAX;
     while (len > 0) {
         uint64_t n = len < max ? len : max;
-        dw_piece_t *g = dw_grow(p->pieces, p->npieces, &p->cap, sizeof(*g));
+        dw_piece_t *g = pdcbb_grow(p->pieces, p->npieces, &p->cap, sizeof(*g), 16);
         if (g == NULL)
             return PDCBB_ERR_NOMEM;
         p->pieces = g;
@@ -261,7 +262,7 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
         return PDCBB_OK;
     }
     close(fd); /* the reader opens the files one at a time */
-    char **gp = dw_grow(p->paths, p->nsrc, &p->capsrc, sizeof(*gp));
+    char **gp = pdcbb_grow(p->paths, p->nsrc, &p->capsrc, sizeof(*gp), 16);
     if (gp == NULL || (gp[p->nsrc] = strdup(path)) == NULL) {
         if (gp != NULL)
             p->paths = gp;

@@ -13,6 +13,7 @@
 
 #include "drain_store_scan.h"
 #include "drain_write_internal.h"
+#include "pdcbb_grow.h"
 #include "pdcbb_drain_kvstore.h"
 #include "pdcbb_log.h"
 #include "pdcbb_proto.h"
@@ -40,7 +41,7 @@ static pdcbb_err_t dw_read_tags(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, 
     while (rc == PDCBB_OK && drain_scan_next(&s)) {
         pdcbb_val_t k = s.k, v = s.v;
         if (v.len >= 4) {
-            pdcbb_drain_tag_t *g = dw_grow(tags, n, &cap, sizeof(*tags));
+            pdcbb_drain_tag_t *g = pdcbb_grow(tags, n, &cap, sizeof(*tags), 16);
             if (g == NULL) {
                 rc = PDCBB_ERR_NOMEM;
                 break;
@@ -110,7 +111,7 @@ static pdcbb_err_t dw_read_map(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, u
             rc = PDCBB_ERR_STORE;
             break;
         }
-        pdcbb_drain_map_entry_t *g = dw_grow(es, n, &cap, sizeof(*es));
+        pdcbb_drain_map_entry_t *g = pdcbb_grow(es, n, &cap, sizeof(*es), 16);
         if (g == NULL) {
             rc = PDCBB_ERR_NOMEM;
             break;
@@ -246,7 +247,7 @@ static pdcbb_err_t dw_read_objs(dw_ctx_t *c, dw_rank_t *r, const pdcbb_store_ops
         if (rc == PDCBB_OK)
             rc = pdcbb_drain_add_object(r->m, &o, NULL);
         if (rc == PDCBB_OK) {
-            dw_objinfo_t *g = dw_grow(r->objs, r->nobjs, &cap, sizeof(*g));
+            dw_objinfo_t *g = pdcbb_grow(r->objs, r->nobjs, &cap, sizeof(*g), 16);
             if (g == NULL) {
                 rc = PDCBB_ERR_NOMEM;
             } else {
@@ -289,7 +290,7 @@ static pdcbb_err_t dw_read_layouts(dw_rank_t *r, const pdcbb_store_ops_t *ops, p
             rc = PDCBB_ERR_STORE;
             break;
         }
-        dw_layout_t *g = dw_grow(r->layouts, r->nlayouts, &cap, sizeof(*g));
+        dw_layout_t *g = pdcbb_grow(r->layouts, r->nlayouts, &cap, sizeof(*g), 16);
         if (g == NULL) {
             rc = PDCBB_ERR_NOMEM;
             break;
