@@ -20,6 +20,7 @@
 /* Largest value slice asked for in one KV_GET. */
 #define KV_GET_CHUNK ((uint64_t)8 << 20)
 
+/* An open KV object: the state behind a KV handle (CLIENT_H_KV). */
 typedef struct client_kv {
     uint64_t id;
     uint64_t cont_id;
@@ -32,6 +33,7 @@ typedef struct client_kv {
 
 /* ------------------------------------------------------------------ calls and events */
 
+/* One KV operation: its posted requests and the function that finishes it (pdc_kv_call.c). */
 typedef struct kv_call kv_call_t;
 struct kv_call {
     client_pending_t **p;
