@@ -47,6 +47,9 @@ typedef enum client_hkind {
 pdcid_t client_handle_new(client_hkind_t kind, void *ptr);
 /* The object behind id if it is live and of kind; else NULL with *err BAD_ID or WRONG_TYPE. */
 void *client_handle_get(pdcid_t id, client_hkind_t kind, pdcbb_err_t *err);
+/* pdc_init.c: the object behind id once the library is initialised and id is a live handle of
+ * kind; else NULL with the error recorded ("<fn>: <id> is not a live <what> id"). */
+void *client_handle_live(pdcid_t id, client_hkind_t kind, const char *what, const char *fn);
 /* Kind of a live id, CLIENT_H_NONE if stale or invalid. */
 client_hkind_t client_handle_kind(pdcid_t id);
 /* Invalidate id and return its object (NULL if not live / wrong kind). */

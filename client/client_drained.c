@@ -203,27 +203,43 @@ static int tag_matches(const pdcbb_drain_tag_t *t, const pdcbb_tag_query_req_t *
            (t->len == q->value_len && (t->len == 0 || memcmp(t->value, q->value, t->len) == 0));
 }
 
-static pdcbb_err_t tag_query(const pdcbb_tag_query_req_t *q, pdcbb_tag_query_rep_t *p)
+/* The ids of the containers and objects (kind 0: both) whose tags satisfy match(tags, n,
+ * arg), in the daemon's order: by id, so containers before objects. *out malloc'ed. */
+static pdcbb_err_t tags_scan(unsigned kind,
+                             int (*match)(const pdcbb_drain_tag_t *tags, uint32_t n,
+                                          const void *arg),
+                             const void *arg, uint64_t **out, uint32_t *count)
 {
     const pdcbb_drain_t *m = model();
-    if (q->name == NULL || q->name[0] == '\0')
-        return PDCBB_ERR_INVAL;
     uint64_t *ids = malloc(8 * ((size_t)m->nconts + m->nobjs + 1));
     if (ids == NULL)
         return PDCBB_ERR_NOMEM;
     uint32_t n = 0;
-    /* The daemon's order: by id, so containers before objects. */
-    if (q->kind == 0 || q->kind == PDCBB_META_KIND_CONT)
+    if (kind == 0 || kind == PDCBB_META_KIND_CONT)
         for (uint32_t i = 0; i < m->nconts; i++)
-            if (tag_matches(tag_find(m->conts[i].tags, m->conts[i].ntags, q->name), q))
+            if (match(m->conts[i].tags, m->conts[i].ntags, arg))
                 ids[n++] = cont_meta(i);
-    if (q->kind == 0 || q->kind == PDCBB_META_KIND_OBJ)
+    if (kind == 0 || kind == PDCBB_META_KIND_OBJ)
         for (uint32_t i = 0; i < m->nobjs; i++)
-            if (tag_matches(tag_find(m->objs[i].tags, m->objs[i].ntags, q->name), q))
+            if (match(m->objs[i].tags, m->objs[i].ntags, arg))
                 ids[n++] = obj_meta(i);
-    p->ids = ids;
-    p->ids_count = n;
+    *out = ids;
+    *count = n;
     return PDCBB_OK;
+}
+
+/* TAG_QUERY's test of one container's or object's tags (arg: the request). */
+static int tag_query_match(const pdcbb_drain_tag_t *tags, uint32_t n, const void *arg)
+{
+    const pdcbb_tag_query_req_t *q = arg;
+    return tag_matches(tag_find(tags, n, q->name), q);
+}
+
+static pdcbb_err_t tag_query(const pdcbb_tag_query_req_t *q, pdcbb_tag_query_rep_t *p)
+{
+    if (q->name == NULL || q->name[0] == '\0')
+        return PDCBB_ERR_INVAL;
+    return tags_scan(q->kind, tag_query_match, q, &p->ids, &p->ids_count);
 }
 
 /* TAG_SEARCH over the drained tags: the daemon's semantics (bbd/bbd_tagidx.c) by a scan. */
@@ -247,9 +263,20 @@ static int tag_search_match(const pdcbb_drain_tag_t *tags, uint32_t n, const pdc
     return 0;
 }
 
+/* The parsed TAG_SEARCH request, for tags_scan. */
+typedef struct tag_search_arg {
+    const pdcbb_pat_t *name, *value;
+    const pdcbb_tag_search_req_t *q;
+} tag_search_arg_t;
+
+static int tag_search_scan(const pdcbb_drain_tag_t *tags, uint32_t n, const void *arg)
+{
+    const tag_search_arg_t *a = arg;
+    return tag_search_match(tags, n, a->name, a->q, a->value);
+}
+
 static pdcbb_err_t tag_search(const pdcbb_tag_search_req_t *q, pdcbb_tag_search_rep_t *p)
 {
-    const pdcbb_drain_t *m = model();
     pdcbb_pat_t name, value;
     size_t tl;
     if (q->name == NULL || pdcbb_pat_parse(q->name, strlen(q->name), &name) != PDCBB_OK)
@@ -261,21 +288,8 @@ static pdcbb_err_t tag_search(const pdcbb_tag_search_req_t *q, pdcbb_tag_search_
         (!pdcbb_pat_text_of(q->value, q->value_len, &tl) ||
          pdcbb_pat_parse(q->value, tl, &value) != PDCBB_OK))
         return PDCBB_ERR_INVAL;
-    uint64_t *ids = malloc(8 * ((size_t)m->nconts + m->nobjs + 1));
-    if (ids == NULL)
-        return PDCBB_ERR_NOMEM;
-    uint32_t n = 0;
-    if (q->kind == 0 || q->kind == PDCBB_META_KIND_CONT)
-        for (uint32_t i = 0; i < m->nconts; i++)
-            if (tag_search_match(m->conts[i].tags, m->conts[i].ntags, &name, q, &value))
-                ids[n++] = cont_meta(i);
-    if (q->kind == 0 || q->kind == PDCBB_META_KIND_OBJ)
-        for (uint32_t i = 0; i < m->nobjs; i++)
-            if (tag_search_match(m->objs[i].tags, m->objs[i].ntags, &name, q, &value))
-                ids[n++] = obj_meta(i);
-    p->ids = ids;
-    p->ids_count = n;
-    return PDCBB_OK;
+    tag_search_arg_t a = {.name = &name, .value = &value, .q = q};
+    return tags_scan(q->kind, tag_search_scan, &a, &p->ids, &p->ids_count);
 }
 
 static pdcbb_err_t tag_get(const pdcbb_tag_get_req_t *q, pdcbb_tag_get_rep_t *p)

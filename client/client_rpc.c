@@ -332,6 +332,19 @@ void client_request_hdr(unsigned server, unsigned op, pdcbb_msg_hdr_t *h)
     pdcbb_request_hdr(h, op, ++client_g.next_req_id, client_g.servers[server].info.token);
 }
 
+/* Fill in request p (its reply may go straight to dest) and list it among the pending ones. */
+static void pending_link(client_pending_t *p, uint64_t req_id, unsigned server, unsigned op,
+                         void *dest, size_t dest_len)
+{
+    p->req_id = req_id;
+    p->server = server;
+    p->op = op;
+    p->dest = dest;
+    p->dest_len = dest_len;
+    p->next = client_g.pending;
+    client_g.pending = p;
+}
+
 static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const void *bulk,
                         size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out)
 {
@@ -354,13 +367,7 @@ static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const voi
         return client_fail(PDCBB_ERR_TOO_BIG, "%s: control part of %zu bytes exceeds %zu",
                            pdcbb_op_name(op), len, client_g.max_am_header);
     }
-    p->req_id = h.req_id;
-    p->server = server;
-    p->op = op;
-    p->dest = dest;
-    p->dest_len = dest_len;
-    p->next = client_g.pending;
-    client_g.pending = p;
+    pending_link(p, h.req_id, server, op, dest, dest_len);
 
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
@@ -462,13 +469,7 @@ static pdcbb_err_t post_drained(unsigned server, unsigned op, const void *req, v
     client_pending_t *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return client_fail(PDCBB_ERR_NOMEM, "out of memory");
-    p->req_id = ++client_g.next_req_id;
-    p->server = server;
-    p->op = op;
-    p->dest = dest;
-    p->dest_len = dest_len;
-    p->next = client_g.pending;
-    client_g.pending = p;
+    pending_link(p, ++client_g.next_req_id, server, op, dest, dest_len);
     void *ctrl, *bulk;
     size_t ctrl_len, bulk_len;
     pdcbb_err_t rc = client_drained_serve(op, p->req_id, req, dest, dest_len, &ctrl, &ctrl_len,

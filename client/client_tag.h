@@ -20,6 +20,11 @@ pdcbb_err_t client_tag_query(const char *fn, const char *tag_name, const void *v
                              size_t value_len, int match_value, unsigned kind, uint64_t **ids,
                              int *n);
 
+/* Append the n ids to the malloc'ed array *all of *total ids (grown, one spare slot); NOMEM,
+ * *all unchanged, otherwise. */
+pdcbb_err_t client_ids_append(uint64_t **all, size_t *total, const uint64_t *ids, uint32_t n,
+                              const char *fn);
+
 /* PDC_Client_query_kvtag (pdc_dart.c): object ids whose tags match kvtag's name pattern and
  * value (a pattern for PDC_STRING); *ids malloc'ed, sorted, distinct, NULL when *n is 0. */
 pdcbb_err_t client_kvtag_search(const char *fn, const pdc_kvtag_t *kvtag, uint64_t **ids, int *n);

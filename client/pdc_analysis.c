@@ -104,13 +104,9 @@ pdcid_t PDCobj_data_block_iterator_create(pdcid_t obj_id, pdcid_t reg_id, int co
     pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_handle_live(obj_id, CLIENT_H_OBJ, "object", fn);
+    if (o == NULL)
         goto out;
-    client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)obj_id);
-        goto out;
-    }
     if (contig_blocks < 1) {
         client_fail(PDCBB_ERR_INVAL, "%s: contig_blocks %d is less than 1", fn, contig_blocks);
         goto out;

@@ -276,22 +276,31 @@ void client_info_cache_cleanup(void)
     }
 }
 
+/* Ask the home daemon of open container cont_id (*cp, NULL when it is not one) for op:
+ * CONT_PERSIST or CONT_DEL (an id, an empty reply). */
+static pdcbb_err_t cont_id_op(pdcid_t cont_id, unsigned op, const char *fn, client_cont_t **cp)
+{
+    client_cont_t *c = *cp = cont_get(cont_id, fn);
+    if (c == NULL)
+        return PDCBB_ERR_BAD_ID;
+    pdcbb_cont_del_req_t q = {.id = c->meta_id}; /* CONT_PERSIST has the same request */
+    pdcbb_cont_del_rep_t p;
+    void *keep;
+    pdcbb_err_t e = client_rpc(pdcbb_meta_id_server(c->meta_id), op, &q, &p, &keep);
+    if (e == PDCBB_OK)
+        client_rpc_release(op, &p, keep);
+    return e;
+}
+
 perr_t PDCcont_persist(pdcid_t cont_id)
 {
     perr_t ret = FAIL;
+    client_cont_t *c;
     CLIENT_ENTER();
     client_clear_error();
-    client_cont_t *c = cont_get(cont_id, "PDCcont_persist");
-    if (c != NULL) {
-        pdcbb_cont_persist_req_t q = {.id = c->meta_id};
-        pdcbb_cont_persist_rep_t p;
-        void *keep;
-        if (client_op_cont_persist(pdcbb_meta_id_server(c->meta_id), &q, &p, &keep) ==
-            PDCBB_OK) {
-            client_rpc_release(PDCBB_OP_CONT_PERSIST, &p, keep);
-            c->lifetime = PDC_PERSIST;
-            ret = SUCCEED;
-        }
+    if (cont_id_op(cont_id, PDCBB_OP_CONT_PERSIST, "PDCcont_persist", &c) == PDCBB_OK) {
+        c->lifetime = PDC_PERSIST;
+        ret = SUCCEED;
     }
     CLIENT_LEAVE();
     return ret;
@@ -300,21 +309,14 @@ perr_t PDCcont_persist(pdcid_t cont_id)
 perr_t PDCcont_del(pdcid_t cont_id)
 {
     perr_t ret = FAIL;
+    client_cont_t *c;
     CLIENT_ENTER();
     client_clear_error();
-    client_cont_t *c = cont_get(cont_id, "PDCcont_del");
-    if (c != NULL) {
-        pdcbb_cont_del_req_t q = {.id = c->meta_id};
-        pdcbb_cont_del_rep_t p;
-        void *keep;
-        pdcbb_err_t e = client_op_cont_del(pdcbb_meta_id_server(c->meta_id), &q, &p, &keep);
-        if (e == PDCBB_OK) {
-            client_rpc_release(PDCBB_OP_CONT_DEL, &p, keep);
-            ret = SUCCEED;
-        } else if (e == PDCBB_ERR_NOT_FOUND) {
-            client_fail(e, "PDCcont_del: container '%s' no longer exists", c->name);
-        }
-    }
+    pdcbb_err_t e = cont_id_op(cont_id, PDCBB_OP_CONT_DEL, "PDCcont_del", &c);
+    if (e == PDCBB_OK)
+        ret = SUCCEED;
+    else if (c != NULL && e == PDCBB_ERR_NOT_FOUND)
+        client_fail(e, "PDCcont_del: container '%s' no longer exists", c->name);
     CLIENT_LEAVE();
     return ret;
 }

@@ -49,17 +49,12 @@ static pdcbb_err_t search_all(const char *fn, const char *what, unsigned op, con
                                "use a more selective pattern",
                                fn, what, s, p.ids_count);
         }
-        uint64_t *grown = realloc(all, (total + p.ids_count + 1) * sizeof(uint64_t));
-        if (grown == NULL) {
-            client_rpc_release(op, &p, keep);
-            free(all);
-            return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
-        }
-        all = grown;
-        if (p.ids_count)
-            memcpy(all + total, p.ids, p.ids_count * sizeof(uint64_t));
-        total += p.ids_count;
+        rc = client_ids_append(&all, &total, p.ids, p.ids_count, fn);
         client_rpc_release(op, &p, keep);
+        if (rc != PDCBB_OK) {
+            free(all);
+            return rc;
+        }
     }
     /* Daemons hold disjoint records, but a DART datum may be placed on one daemon only by
      * convention: sort and drop duplicates anyway. */

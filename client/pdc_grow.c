@@ -102,6 +102,16 @@ pdcbb_err_t client_grow_written(uint64_t obj_meta, uint64_t end)
     return extent_rpc(obj_meta, end, dims, &ndim);
 }
 
+/* extent_rpc of open object o, a failure told as fn's: "fn: object 'name': why". */
+static pdcbb_err_t obj_extent_rpc(const client_obj_t *o, uint64_t rows, uint64_t *dims,
+                                  uint32_t *ndim, const char *fn)
+{
+    if (extent_rpc(o->meta_id, rows, dims, ndim) == PDCBB_OK)
+        return PDCBB_OK;
+    return client_fail(PDCbb_last_error(), "%s: object '%s': %s", fn, o->name,
+                       PDCbb_last_error_message());
+}
+
 /* The open object obj_id whose first dim is unlimited, or NULL with the thread's error. */
 static client_obj_t *growing_obj(pdcid_t obj_id, const char *fn)
 {
@@ -149,11 +159,8 @@ perr_t PDCbb_obj_extend(pdcid_t obj_id, uint64_t new_rows)
     }
     /* Another process may have gone further meanwhile: the daemon keeps the max, and the
      * object has at least new_rows rows either way. */
-    if (extent_rpc(o->meta_id, new_rows, dims, &ndim) != PDCBB_OK) {
-        client_fail(PDCbb_last_error(), "%s: object '%s': %s", fn, o->name,
-                    PDCbb_last_error_message());
+    if (obj_extent_rpc(o, new_rows, dims, &ndim, fn) != PDCBB_OK)
         goto out;
-    }
     ret = SUCCEED;
 out:
     CLIENT_LEAVE();
@@ -182,11 +189,8 @@ perr_t PDCbb_obj_get_extent(pdcid_t obj_id, uint64_t *dims)
         ret = SUCCEED;
         goto out;
     }
-    if (extent_rpc(o->meta_id, 0, cur, &ndim) != PDCBB_OK) {
-        client_fail(PDCbb_last_error(), "%s: object '%s': %s", fn, o->name,
-                    PDCbb_last_error_message());
+    if (obj_extent_rpc(o, 0, cur, &ndim, fn) != PDCBB_OK)
         goto out;
-    }
     if (ndim != o->prop.pub.ndim) {
         client_fail(PDCBB_ERR_PROTO, "%s: object '%s': the daemon answered %u dims, not %zu", fn,
                     o->name, ndim, o->prop.pub.ndim);

@@ -1,8 +1,8 @@
 /*
  * pdc_hist.c - PDC's histogram functions (PDC_gen_hist, PDC_dup_hist, PDC_merge_hist,
  * PDC_free_hist, PDC_print_hist): plain local computations on pdc_histogram_t, which
- * PDCquery_get_histogram (pdc_query.c) also fills from the daemons. Bin i holds the values of
- * [range[2i], range[2i+1]); the last bin also takes the maximum.
+ * PDCquery_get_histogram (pdc_query_hist.c) also fills from the daemons. Bin i holds the values
+ * of [range[2i], range[2i+1]); the last bin also takes the maximum.
  */
 #include <inttypes.h>
 #include <stdio.h>

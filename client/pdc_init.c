@@ -82,6 +82,17 @@ pdcbb_err_t client_check_init(void)
     return PDCBB_OK;
 }
 
+void *client_handle_live(pdcid_t id, client_hkind_t kind, const char *what, const char *fn)
+{
+    pdcbb_err_t e;
+    if (client_check_init() != PDCBB_OK)
+        return NULL;
+    void *p = client_handle_get(id, kind, &e);
+    if (p == NULL)
+        client_fail(e, "%s: %#llx is not a live %s id", fn, (unsigned long long)id, what);
+    return p;
+}
+
 static void client_log_setup(void)
 {
     const char *lvl = getenv("PDCBB_LOG");

@@ -124,11 +124,81 @@ static struct _pdc_id_info *iter_start(unsigned kind, uint64_t cont_meta, const 
     return &it->entries[0];
 }
 
+/* The entry after h, NULL at the end (under the library lock). */
 static struct _pdc_id_info *iter_next(struct _pdc_id_info *h)
 {
-    if (h == NULL || h->iter == NULL || h->index + 1 >= h->iter->n)
-        return NULL;
-    return &h->iter->entries[h->index + 1];
+    struct _pdc_id_info *next = NULL;
+    CLIENT_ENTER();
+    if (h != NULL && h->iter != NULL && h->index + 1 < h->iter->n)
+        next = &h->iter->entries[h->index + 1];
+    CLIENT_LEAVE();
+    return next;
+}
+
+/* Container entry i of it: its metadata fetched once (from its home daemon). */
+static pdcbb_err_t fetch_cont(client_iter_t *it, size_t i, const char *fn)
+{
+    if (it->conts[i] == NULL) {
+        pdcbb_cont_info_req_t q = {.id = it->ids[i]};
+        pdcbb_cont_info_rep_t p;
+        void *keep;
+        pdcbb_err_t rc = client_op_cont_info(pdcbb_meta_id_server(it->ids[i]), &q, &p, &keep);
+        if (rc != PDCBB_OK)
+            return rc;
+        client_cont_t *c = calloc(1, sizeof(*c));
+        if (c == NULL || (c->name = strdup(p.name)) == NULL) {
+            free(c);
+            client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
+            return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
+        }
+        c->meta_id = p.id;
+        c->lifetime = (pdc_lifetime_t)p.lifetime;
+        c->info.name = c->name;
+        c->info.meta_id = p.id;
+        client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
+        it->conts[i] = c;
+    }
+    return PDCBB_OK;
+}
+
+/* Object entry i of it: its metadata fetched once (from its home daemon). */
+static pdcbb_err_t fetch_obj(client_iter_t *it, size_t i, const char *fn)
+{
+    if (it->objs[i] == NULL) {
+        pdcbb_obj_info_req_t q = {.id = it->ids[i]};
+        pdcbb_obj_info_rep_t p;
+        void *keep;
+        pdcbb_err_t rc = client_op_obj_info(pdcbb_meta_id_server(it->ids[i]), &q, &p, &keep);
+        if (rc != PDCBB_OK)
+            return rc;
+        client_obj_t *o = malloc(sizeof(*o));
+        if (o == NULL || client_obj_from_reply(o, &p) != PDCBB_OK) {
+            free(o);
+            client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
+            return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
+        }
+        client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
+        it->objs[i] = o;
+    }
+    return PDCBB_OK;
+}
+
+/* PDCcont_iter_get_info / PDCobj_iter_get_info: the info of entry h of an iterator of kind
+ * (a struct pdc_cont_info or pdc_obj_info kept by the snapshot), NULL on error. */
+static void *iter_get_info(struct _pdc_id_info *h, unsigned kind, const char *fn)
+{
+    void *info = NULL;
+    CLIENT_ENTER();
+    client_clear_error();
+    if (h == NULL || h->iter == NULL || h->iter->kind != kind)
+        client_fail(PDCBB_ERR_INVAL, "%s: not %s iterator", fn,
+                    kind == PDCBB_META_KIND_CONT ? "a container" : "an object");
+    else if (kind == PDCBB_META_KIND_CONT && fetch_cont(h->iter, h->index, fn) == PDCBB_OK)
+        info = &h->iter->conts[h->index]->info;
+    else if (kind == PDCBB_META_KIND_OBJ && fetch_obj(h->iter, h->index, fn) == PDCBB_OK)
+        info = &h->iter->objs[h->index]->info;
+    CLIENT_LEAVE();
+    return info;
 }
 
 cont_handle *PDCcont_iter_start(void)
@@ -149,66 +219,23 @@ pbool_t PDCcont_iter_null(cont_handle *chandle)
 
 cont_handle *PDCcont_iter_next(cont_handle *chandle)
 {
-    CLIENT_ENTER();
-    cont_handle *h = iter_next(chandle);
-    CLIENT_LEAVE();
-    return h;
+    return iter_next(chandle);
 }
 
 struct pdc_cont_info *PDCcont_iter_get_info(cont_handle *chandle)
 {
-    struct pdc_cont_info *info = NULL;
-    CLIENT_ENTER();
-    client_clear_error();
-    if (chandle == NULL || chandle->iter == NULL ||
-        chandle->iter->kind != PDCBB_META_KIND_CONT) {
-        client_fail(PDCBB_ERR_INVAL, "PDCcont_iter_get_info: not a container iterator");
-        goto out;
-    }
-    client_iter_t *it = chandle->iter;
-    size_t i = chandle->index;
-    if (it->conts[i] == NULL) {
-        pdcbb_cont_info_req_t q = {.id = it->ids[i]};
-        pdcbb_cont_info_rep_t p;
-        void *keep;
-        if (client_op_cont_info(pdcbb_meta_id_server(it->ids[i]), &q, &p, &keep) != PDCBB_OK)
-            goto out;
-        client_cont_t *c = calloc(1, sizeof(*c));
-        if (c == NULL || (c->name = strdup(p.name)) == NULL) {
-            free(c);
-            client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
-            client_fail(PDCBB_ERR_NOMEM, "PDCcont_iter_get_info: out of memory");
-            goto out;
-        }
-        c->meta_id = p.id;
-        c->lifetime = (pdc_lifetime_t)p.lifetime;
-        c->info.name = c->name;
-        c->info.meta_id = p.id;
-        client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
-        it->conts[i] = c;
-    }
-    info = &it->conts[i]->info;
-out:
-    CLIENT_LEAVE();
-    return info;
+    return iter_get_info(chandle, PDCBB_META_KIND_CONT, "PDCcont_iter_get_info");
 }
 
 obj_handle *PDCobj_iter_start(pdcid_t cont_id)
 {
     obj_handle *h = NULL;
-    pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
-        goto out;
-    client_cont_t *c = client_handle_get(cont_id, CLIENT_H_CONT, &e);
-    if (c == NULL) {
-        client_fail(e, "PDCobj_iter_start: %#llx is not a live container id",
-                    (unsigned long long)cont_id);
-        goto out;
-    }
-    h = iter_start(PDCBB_META_KIND_OBJ, c->meta_id, "PDCobj_iter_start");
-out:
+    client_cont_t *c =
+        client_handle_live(cont_id, CLIENT_H_CONT, "container", "PDCobj_iter_start");
+    if (c != NULL)
+        h = iter_start(PDCBB_META_KIND_OBJ, c->meta_id, "PDCobj_iter_start");
     CLIENT_LEAVE();
     return h;
 }
@@ -221,43 +248,12 @@ pbool_t PDCobj_iter_null(obj_handle *ohandle)
 obj_handle *PDCobj_iter_next(obj_handle *ohandle, pdcid_t cont_id)
 {
     (void)cont_id; /* the snapshot already belongs to one container */
-    CLIENT_ENTER();
-    obj_handle *h = iter_next(ohandle);
-    CLIENT_LEAVE();
-    return h;
+    return iter_next(ohandle);
 }
 
 struct pdc_obj_info *PDCobj_iter_get_info(obj_handle *ohandle)
 {
-    struct pdc_obj_info *info = NULL;
-    CLIENT_ENTER();
-    client_clear_error();
-    if (ohandle == NULL || ohandle->iter == NULL || ohandle->iter->kind != PDCBB_META_KIND_OBJ) {
-        client_fail(PDCBB_ERR_INVAL, "PDCobj_iter_get_info: not an object iterator");
-        goto out;
-    }
-    client_iter_t *it = ohandle->iter;
-    size_t i = ohandle->index;
-    if (it->objs[i] == NULL) {
-        pdcbb_obj_info_req_t q = {.id = it->ids[i]};
-        pdcbb_obj_info_rep_t p;
-        void *keep;
-        if (client_op_obj_info(pdcbb_meta_id_server(it->ids[i]), &q, &p, &keep) != PDCBB_OK)
-            goto out;
-        client_obj_t *o = malloc(sizeof(*o));
-        if (o == NULL || client_obj_from_reply(o, &p) != PDCBB_OK) {
-            free(o);
-            client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
-            client_fail(PDCBB_ERR_NOMEM, "PDCobj_iter_get_info: out of memory");
-            goto out;
-        }
-        client_rpc_release(PDCBB_OP_OBJ_INFO, &p, keep);
-        it->objs[i] = o;
-    }
-    info = &it->objs[i]->info;
-out:
-    CLIENT_LEAVE();
-    return info;
+    return iter_get_info(ohandle, PDCBB_META_KIND_OBJ, "PDCobj_iter_get_info");
 }
 
 /* Whether object info p matches field = value (PDCobj_prop_query). */
@@ -283,13 +279,9 @@ perr_t PDCobj_prop_query(pdcid_t cont_id, enum pdc_prop_name_t prop_name, void *
     pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_cont_t *c = client_handle_live(cont_id, CLIENT_H_CONT, "container", fn);
+    if (c == NULL)
         goto out;
-    client_cont_t *c = client_handle_get(cont_id, CLIENT_H_CONT, &e);
-    if (c == NULL) {
-        client_fail(e, "%s: %#llx is not a live container id", fn, (unsigned long long)cont_id);
-        goto out;
-    }
     if (prop_value == NULL || out_ids == NULL || n_out == NULL) {
         client_fail(PDCBB_ERR_INVAL, "%s: prop_value, out_ids or n_out is NULL", fn);
         goto out;

@@ -365,14 +365,9 @@ perr_t PDCbuf_obj_unmap(pdcid_t remote_obj_id, pdcid_t remote_reg_id)
     client_map_t *m, *prev = NULL;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_handle_live(remote_obj_id, CLIENT_H_OBJ, "object", fn);
+    if (o == NULL)
         goto out;
-    pdcbb_err_t e;
-    client_obj_t *o = client_handle_get(remote_obj_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)remote_obj_id);
-        goto out;
-    }
     if ((m = map_find(o->meta_id, remote_reg_id, &prev)) == NULL) {
         if (client_handle_kind(remote_reg_id) != CLIENT_H_REGION)
             client_fail(PDCBB_ERR_BAD_ID, "%s: %#llx is not a live region id", fn,
@@ -393,7 +388,7 @@ perr_t PDCbuf_obj_unmap(pdcid_t remote_obj_id, pdcid_t remote_reg_id)
         prev->next = m->next;
     else
         maps = m->next;
-    client_region_t *r = client_handle_get(remote_reg_id, CLIENT_H_REGION, &e);
+    client_region_t *r = client_handle_get(remote_reg_id, CLIENT_H_REGION, NULL);
     if (r) {
         r->info.mapping = false;
         r->info.buf = NULL;
@@ -535,14 +530,9 @@ perr_t PDCreg_release_lock(pdcid_t obj_id, pdcid_t reg_id, pdc_access_t access_t
     perr_t ret = FAIL;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_handle_live(obj_id, CLIENT_H_OBJ, "object", fn);
+    if (o == NULL)
         goto out;
-    pdcbb_err_t e;
-    client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)obj_id);
-        goto out;
-    }
     if (access_type != PDC_READ && access_type != PDC_WRITE) {
         client_fail(PDCBB_ERR_INVAL, "%s: access type %d is neither PDC_READ nor PDC_WRITE", fn,
                     (int)access_type);

@@ -1,5 +1,6 @@
 /*
- * pdc_tag.c - key-value tags of containers and objects, and tag search.
+ * pdc_tag.c - key-value tags of containers and objects, and tag search (with the merging of
+ * id lists from every daemon that pdc_dart.c shares, client_ids_append).
  *
  * A tag lives with its container or object on that one's home daemon (the id says which).
  * Values are typed: the type travels with the value and comes back from get; the size must be
@@ -140,6 +141,19 @@ pdcbb_err_t client_tag_del(const char *fn, uint64_t meta_id, const char *what, c
     return PDCBB_OK;
 }
 
+pdcbb_err_t client_ids_append(uint64_t **all, size_t *total, const uint64_t *ids, uint32_t n,
+                              const char *fn)
+{
+    uint64_t *grown = realloc(*all, (*total + n + 1) * sizeof(uint64_t));
+    if (grown == NULL)
+        return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
+    *all = grown;
+    if (n)
+        memcpy(grown + *total, ids, n * sizeof(uint64_t));
+    *total += n;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t client_tag_query(const char *fn, const char *tag_name, const void *value,
                              size_t value_len, int match_value, unsigned kind, uint64_t **ids,
                              int *n)
@@ -162,17 +176,12 @@ pdcbb_err_t client_tag_query(const char *fn, const char *tag_name, const void *v
             free(all);
             return rc;
         }
-        uint64_t *grown = realloc(all, (total + p.ids_count + 1) * sizeof(uint64_t));
-        if (grown == NULL) {
-            client_rpc_release(PDCBB_OP_TAG_QUERY, &p, keep);
-            free(all);
-            return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
-        }
-        all = grown;
-        if (p.ids_count)
-            memcpy(all + total, p.ids, p.ids_count * sizeof(uint64_t));
-        total += p.ids_count;
+        rc = client_ids_append(&all, &total, p.ids, p.ids_count, fn);
         client_rpc_release(PDCBB_OP_TAG_QUERY, &p, keep);
+        if (rc != PDCBB_OK) {
+            free(all);
+            return rc;
+        }
     }
     *ids = all;
     *n = (int)total;

@@ -191,21 +191,34 @@ static int check_when(pdc_data_movement_t when, const char *fn)
     return 0;
 }
 
+/* The transform function func names (in libpdctransforms.so unless it names its library), once
+ * when is checked; NULL, error recorded, otherwise. */
+static client_transform_fn_t resolve(char *func, pdc_data_movement_t when, const char *fn)
+{
+    if (!check_when(when, fn))
+        return NULL;
+    return (client_transform_fn_t)client_udf_resolve(func, "libpdctransforms.so", fn);
+}
+
+/* The state after a transform from current_state: one more for INCR_STATE, one less for
+ * DECR_STATE, otherwise other. */
+static int state_after(int current_state, int next_state, int other)
+{
+    return next_state == INCR_STATE   ? current_state + 1
+           : next_state == DECR_STATE ? current_state - 1
+                                      : other;
+}
+
 perr_t PDCobj_transform_register(char *func, pdcid_t obj_id, int current_state, int next_state,
                                  pdc_obj_transform_t op_type, pdc_data_movement_t when)
 {
     const char *fn = "PDCobj_transform_register";
     perr_t ret = FAIL;
-    pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_handle_live(obj_id, CLIENT_H_OBJ, "object", fn);
+    if (o == NULL)
         goto out;
-    client_obj_t *o = client_handle_get(obj_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn, (unsigned long long)obj_id);
-        goto out;
-    }
     if (op_type != PDC_DATA_MAP) {
         client_fail(PDCBB_ERR_UNSUPPORTED,
                     "%s: op_type %d: only PDC_DATA_MAP transforms run (as in PDC, where the other "
@@ -213,15 +226,10 @@ perr_t PDCobj_transform_register(char *func, pdcid_t obj_id, int current_state, 
                     fn, (int)op_type);
         goto out;
     }
-    if (!check_when(when, fn))
-        goto out;
-    client_transform_fn_t f =
-        (client_transform_fn_t)client_udf_resolve(func, "libpdctransforms.so", fn);
+    client_transform_fn_t f = resolve(func, when, fn);
     if (f == NULL)
         goto out;
-    int next = next_state == INCR_STATE   ? current_state + 1
-               : next_state == DECR_STATE ? current_state - 1
-                                          : next_state;
+    int next = state_after(current_state, next_state, next_state);
     ret = add(func, f, NULL, o->meta_id, NULL, (int)when, current_state, next, fn);
 out:
     CLIENT_LEAVE();
@@ -237,14 +245,9 @@ perr_t PDCbuf_map_transform_register(char *func, void *buf, pdcid_t src_region_i
     pdcbb_err_t e;
     CLIENT_ENTER();
     client_clear_error();
-    if (client_check_init() != PDCBB_OK)
+    client_obj_t *o = client_handle_live(dest_object_id, CLIENT_H_OBJ, "object", fn);
+    if (o == NULL)
         goto out;
-    client_obj_t *o = client_handle_get(dest_object_id, CLIENT_H_OBJ, &e);
-    if (o == NULL) {
-        client_fail(e, "%s: %#llx is not a live object id", fn,
-                    (unsigned long long)dest_object_id);
-        goto out;
-    }
     client_region_t *src = client_handle_get(src_region_id, CLIENT_H_REGION, &e);
     if (src == NULL) {
         client_fail(e, "%s: source region %#llx is not a live region id", fn,
@@ -261,15 +264,10 @@ perr_t PDCbuf_map_transform_register(char *func, void *buf, pdcid_t src_region_i
         client_fail(PDCBB_ERR_INVAL, "%s: the buffer is NULL", fn);
         goto out;
     }
-    if (!check_when(when, fn))
-        goto out;
-    client_transform_fn_t f =
-        (client_transform_fn_t)client_udf_resolve(func, "libpdctransforms.so", fn);
+    client_transform_fn_t f = resolve(func, when, fn);
     if (f == NULL)
         goto out;
-    int next = next_state == INCR_STATE   ? current_state + 1
-               : next_state == DECR_STATE ? current_state - 1
-                                          : current_state;
+    int next = state_after(current_state, next_state, current_state);
     ret = add(func, f, buf, o->meta_id, &dst->box, (int)when, current_state, next, fn);
 out:
     CLIENT_LEAVE();
