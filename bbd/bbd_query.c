@@ -3,7 +3,7 @@
  * per-block min/max that lets a query skip blocks that cannot match.
  *
  * A daemon evaluates a query over the pieces of an object the client names as its own (see
- * client/pdc_query.c for who owns what under each placement), reading its data file of the
+ * client/pdc_query_eval.c for who owns what under each placement), reading its data file of the
  * object; elements never written read as zero, as they do in a region read. Only the hits
  * travel back: their linear indices (or only their number), and for QUERY_VALUES the values at
  * given indices.

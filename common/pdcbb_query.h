@@ -1,6 +1,6 @@
 /*
  * pdcbb_query.h - evaluation of PDC data queries, shared by the daemon (bbd/bbd_query.c), the
- * drained read-only API (client/client_drained.c) and the client library (client/pdc_query.c).
+ * drained read-only API (client/client_drained.c) and the client library (client/pdc_query*.c).
  *
  * A query over one object travels as a program: its predicate tree in postfix order, three
  * 64-bit words per node (docs/PROTOCOL.md, QUERY_EVAL). Leaves compare an element with a
