@@ -112,6 +112,7 @@ contend() {
         "$ML" probe deadlock_obj || exit 1
         # a blocking request waits while the holder lives ...
         "$ML" wait deadlock_obj 50 10 > wait.out 2>&1 & waiter=$!
+        for i in $(seq 400); do grep -q "^waiting" wait.out && break; sleep 0.05; done
         sleep 1.5
         kill -0 $waiter 2>/dev/null || { echo "FAIL: the waiter did not wait"; cat wait.out; exit 1; }
         # ... and gets the lock once the holder is killed
@@ -139,6 +140,7 @@ contend() {
         "$ML" hold release_obj 10 20 "$WORKDIR" > hold.out 2>&1 & holder=$!
         for i in $(seq 200); do [ -e held ] && break; sleep 0.05; done
         "$ML" wait release_obj 25 100 > wait.out 2>&1 & waiter=$!
+        for i in $(seq 400); do grep -q "^waiting" wait.out && break; sleep 0.05; done
         sleep 1
         kill -0 $waiter 2>/dev/null || { echo "FAIL: the waiter did not wait"; exit 1; }
         touch go

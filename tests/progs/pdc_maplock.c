@@ -505,6 +505,8 @@ static int case_wait(const char *name, uint64_t off, uint64_t size)
     pdcid_t obj = PDCobj_open(name, pdc);
     CALL(obj != 0);
     pdcid_t r = region1(off, size);
+    printf("waiting for the write lock\n"); /* the test times the holder from here */
+    fflush(stdout);
     double t0 = now();
     CALL(PDCreg_obtain_lock(obj, r, PDC_WRITE, PDC_BLOCK) == SUCCEED);
     printf("ok got the write lock after %.2f s\n", now() - t0);
