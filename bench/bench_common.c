@@ -167,19 +167,22 @@ double bench_median(const double *v, int n)
 
 /* ---- placements and errors ------------------------------------------------------------- */
 
-int bench_parse_placement(const char *s)
+static const char *const placement_names[] = {"obj_static", "region_static", "region_dynamic",
+                                               "region_local"};
+
+int bench_parse_placement(const char *prog, const char *s)
 {
-    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
     for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0)
+        if (strcmp(s, placement_names[i]) == 0)
             return i;
+    fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, region_dynamic or "
+                    "region_local)\n", prog, s);
     return -1;
 }
 
 const char *bench_placement_name(int p)
 {
-    static const char *names[] = {"obj_static", "region_static", "region_dynamic", "region_local"};
-    return p >= 0 && p < 4 ? names[p] : "?";
+    return p >= 0 && p < 4 ? placement_names[p] : "?";
 }
 
 void bench_pdc_report(const char *prog, int rank, const char *what)

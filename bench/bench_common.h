@@ -36,8 +36,8 @@ uint64_t bench_parse_size(const char *s, int bytes);
 /* The median of v[0..n), 1 <= n <= BENCH_MAX_REPEAT (v is not changed). */
 double bench_median(const double *v, int n);
 /* "obj_static", "region_static", "region_dynamic", "region_local" -> the
- * pdc_region_partition_t; -1 if unknown. */
-int bench_parse_placement(const char *s);
+ * pdc_region_partition_t; -1 if unknown, after "PROG: bad --placement 'S' (...)" on stderr. */
+int bench_parse_placement(const char *prog, const char *s);
 /* The name of a pdc_region_partition_t ("?" if unknown). */
 const char *bench_placement_name(int p);
 /* Print "WHO: error: WHAT failed: NAME: MESSAGE" for the library's last error, where WHO is

@@ -353,11 +353,8 @@ int main(int argc, char **argv)
             break;
         }
         case 'P':
-            if ((placement = bench_parse_placement(optarg)) < 0) {
-                fprintf(stderr, "%s: bad --placement '%s' (obj_static, region_static, "
-                                "region_dynamic or region_local)\n", prog, optarg);
+            if ((placement = bench_parse_placement(prog, optarg)) < 0)
                 return 2;
-            }
             break;
         case 'h':
             usage(stdout);
