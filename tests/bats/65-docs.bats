@@ -192,6 +192,8 @@ guide_env() {
     [ "$(grep -c '^bench/run.sh \|^PDCBB_DIRECT=0 bench/run.sh ' "$WORKDIR/commands")" -ge 5 ]
     grep -q '^bench/drain.sh ' "$WORKDIR/commands"
     [ "$(grep -c 'bench/meta.sh ' "$WORKDIR/commands")" -ge 3 ]
+    [ "$(grep -c 'pdc_strided_bench' "$WORKDIR/commands")" -eq 3 ]
+    [ "$(grep -c 'pdc_append_bench' "$WORKDIR/commands")" -eq 2 ]
     cd "$WORKDIR/top"
     while IFS= read -r cmd; do
         echo "== $cmd"
@@ -205,6 +207,13 @@ guide_env() {
         *bench/drain.sh*) assert_output --regexp "drain/cp" ;;
         *bench/meta.sh*) assert_output --partial "== spn1-p1:" ;;
         *pdc_kv_bench*) assert_output --regexp "RESULT name=kv_set_list .* ratio=[0-9.]+" ;;
+        *pdc_strided_bench*)
+            for c in cols cols-box rows rows-box; do
+                assert_line --regexp "^$c +[0-9]+ bytes  write .*  first: write +[0-9.]+ MB/s  read +[0-9.]+ MB/s$"
+            done ;;
+        *pdc_append_bench*)
+            assert_line --regexp "^  append +[0-9.]+ s +[0-9.]+ MiB/s +[0-9.]+x cp   first +[0-9.]+ s +[0-9.]+ MiB/s +[0-9.]+x cp$"
+            assert_line "append data: ok" ;;
         *) echo "no check for: $cmd" >&2; return 1 ;;
         esac
     done <"$WORKDIR/commands"
