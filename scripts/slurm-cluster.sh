@@ -9,7 +9,8 @@ set -euo pipefail
 
 PROG="slurm-cluster.sh"
 DEFAULT_DIR=/tmp/pdcbb-slurm
-TEST_USERS=(pdcbbtest pdcbbtest2)
+SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mapfile -t TEST_USERS < <("$SCRIPTS_DIR/test-users.sh" list)   # the one list of test users
 MARKER=.pdcbb-slurm-cluster       # marks a directory this script created and may wipe
 START_TIMEOUT=${PDCBB_SLURM_START_TIMEOUT:-30}   # seconds for all nodes to become idle
 STOP_TIMEOUT=${PDCBB_SLURM_STOP_TIMEOUT:-30}     # seconds for jobs to end, then for daemons
@@ -201,17 +202,8 @@ pick_ports() {
 # Test users
 
 ensure_test_users() {
-    local u
-    for u in "${TEST_USERS[@]}"; do
-        if ! getent passwd "$u" >/dev/null; then
-            useradd --create-home --home-dir "/home/$u" --shell /bin/bash --user-group "$u" \
-                || die "useradd $u failed"
-            say "created test user $u (uid $(id -u "$u"))"
-        fi
-        # Private homes, as on a real cluster: tests check that one user's job cannot
-        # read another's data.
-        chmod 0700 "$(getent passwd "$u" | cut -d: -f6)" 2>/dev/null || true
-    done
+    "$SCRIPTS_DIR/test-users.sh" create | sed "s/^test-users.sh: /$PROG: /" \
+        || die "could not create the test users (scripts/test-users.sh create)"
 }
 
 # ---------------------------------------------------------------------------------------

@@ -3,12 +3,83 @@
 # end-to-end tests (bats) against real daemons, UCX, LMDB and PMIx; then the unit tests and
 # the core end-to-end tests again on an AddressSanitizer/UBSan build, where any report from
 # any process (clients and daemons) fails the run. Exit status 0 only if everything passed.
+#
+# Every bats file runs alone, in a random order, with the test users removed before it
+# (scripts/test-users.sh), so a file that needs a user, a path or a service creates it itself:
+# none can lean on what another file or an earlier run left. After each file, anything new it
+# left under /tmp/pdcbb* or any daemon of ours still running fails the run.
+#
 # BUILD_DIR overrides the build directory (default <repo>/build; the sanitizer build goes to
-# BUILD_DIR-asan).
+# BUILD_DIR-asan). PDCBB_TEST_SEED=N repeats an earlier run's order (each run prints its seed).
+# Arguments, if any, are bats files to run instead of all of tests/bats (both stages).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$repo/build}"
 asan="$build-asan"
+seed="${PDCBB_TEST_SEED:-$(( $(date +%s%N) % 32768 ))}"
+[[ "$seed" =~ ^[0-9]+$ ]] || { echo "test.sh: PDCBB_TEST_SEED must be a number, not '$seed'" >&2; exit 2; }
+
+# shuffled FILE...: the files in the order this run's seed gives (Fisher-Yates on $RANDOM).
+shuffled() {
+    local files=("$@") i j t
+    RANDOM=$seed
+    for (( i = ${#files[@]} - 1; i > 0; i-- )); do
+        j=$(( RANDOM % (i + 1) ))
+        t=${files[i]}; files[i]=${files[j]}; files[j]=$t
+    done
+    printf '%s\n' "${files[@]}"
+}
+
+# What our tests may leave behind: entries under /tmp named pdcbb*, and our daemons.
+leftovers() {
+    local pid
+    ls -d /tmp/pdcbb /tmp/pdcbb-* 2>/dev/null || true
+    for pid in $(pgrep -x 'pdc_bbd|munged|slurmctld|slurmd|slurmstepd' || true); do
+        echo "process $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+    done
+}
+
+# run_bats BUILD FILE...: each file alone, in this run's random order, each after the test
+# users are removed; fails (after running them all) if a file failed or left something.
+run_bats() {
+    local bld=$1 f before after new failed=() n=0
+    shift
+    echo "(each file alone, in a random order: PDCBB_TEST_SEED=$seed repeats it)"
+    while IFS= read -r f; do
+        n=$(( n + 1 ))
+        "$repo/scripts/test-users.sh" remove >/dev/null
+        before="$(leftovers | sort)"
+        echo "-- $n/$#: ${f#"$repo"/}"
+        if ! PDCBB_BUILD_DIR="$bld" bats --timing "$f"; then
+            failed+=("${f#"$repo"/}")
+        fi
+        after="$(leftovers | sort)"
+        new="$(comm -13 <(echo "$before") <(echo "$after"))"
+        if [ -n "$new" ]; then
+            echo "${f#"$repo"/} left behind:" >&2
+            echo "$new" | sed 's/^/    /' >&2
+            failed+=("${f#"$repo"/} (left things behind)")
+        fi
+    done < <(shuffled "$@")
+    if [ ${#failed[@]} -gt 0 ]; then
+        echo "failed (PDCBB_TEST_SEED=$seed):" >&2
+        printf '    %s\n' "${failed[@]}" >&2
+        return 1
+    fi
+}
+
+if [ $# -gt 0 ]; then
+    files=()
+    for f in "$@"; do files+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")"); done
+    asan_files=("${files[@]}")
+else
+    files=("$repo"/tests/bats/*.bats)
+    asan_files=()
+    for f in 10-daemon 20-metadata 30-faults 40-launcher 70-regions 100-drain 110-drained-api \
+        120-stage; do
+        asan_files+=("$repo/tests/bats/$f.bats")
+    done
+fi
 "$repo/scripts/install-deps.sh"
 
 echo "== build"
@@ -18,7 +89,7 @@ echo "== unit tests"
 ctest --test-dir "$build" --output-on-failure --timeout 300
 
 echo "== end-to-end tests"
-PDCBB_BUILD_DIR="$build" bats --timing "$repo/tests/bats"
+run_bats "$build" "${files[@]}"
 
 echo "== sanitizer build: unit tests and core end-to-end tests"
 BUILD_DIR="$asan" CMAKE_BUILD_TYPE=Debug "$repo/scripts/build.sh" -DPDCBB_SANITIZE=ON \
@@ -30,10 +101,7 @@ export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1"
 export LSAN_OPTIONS="suppressions=$repo/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=0"
 ctest --test-dir "$asan" --output-on-failure --timeout 300
-PDCBB_BUILD_DIR="$asan" bats "$repo/tests/bats/10-daemon.bats" "$repo/tests/bats/20-metadata.bats" \
-    "$repo/tests/bats/30-faults.bats" "$repo/tests/bats/40-launcher.bats" \
-    "$repo/tests/bats/70-regions.bats" "$repo/tests/bats/100-drain.bats" \
-    "$repo/tests/bats/110-drained-api.bats" "$repo/tests/bats/120-stage.bats"
+run_bats "$asan" "${asan_files[@]}"
 if [ -n "$(ls -A "$reports")" ]; then
     echo "sanitizer reports:" >&2
     head -n 60 "$reports"/* >&2

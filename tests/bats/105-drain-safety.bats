@@ -13,6 +13,10 @@ CASES="$BUILD_DIR/tests/pdc_region_cases"
 VICTIM=pdcbbtest
 SQUATTER=pdcbbtest2
 
+setup_file() {
+    ensure_test_users
+}
+
 setup() {
     require_build
     for f in "$DRAINED_READ" "$CASES"; do
@@ -20,12 +24,6 @@ setup() {
     done
     # prerequisites fail the test, never skip it
     [ "$(id -u)" -eq 0 ] || { echo "these tests need root (as the CI runs them)" >&2; return 1; }
-    for u in "$VICTIM" "$SQUATTER"; do
-        id "$u" >/dev/null 2>&1 || {
-            echo "missing test user $u (scripts/slurm-cluster.sh creates it)" >&2
-            return 1
-        }
-    done
     make_workdir
     chmod 755 "$WORKDIR"
     MOUNTS=()

@@ -11,6 +11,10 @@ bats_require_minimum_version 1.5.0
 
 TESTUSER=pdcbbtest
 
+setup_file() {
+    ensure_test_users
+}
+
 setup() {
     require_build
     make_workdir

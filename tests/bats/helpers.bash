@@ -46,6 +46,15 @@ setup_workdir() {
     require_build && require_progs "$@" && make_workdir
 }
 
+# ensure_test_users: the suite's Unix users (scripts/test-users.sh: pdcbbtest, pdcbbtest2)
+# exist, created here if missing. Every test file that runs something as one of them calls it
+# (in setup_file), so no file depends on a user that another file or an earlier run created.
+ensure_test_users() {
+    [ "$(id -u)" -eq 0 ] || { echo "these tests need root to create the test users" >&2; return 1; }
+    local out
+    out="$("$REPO_DIR/scripts/test-users.sh" create 2>&1)" || { echo "$out" >&2; return 1; }
+}
+
 # For a test file whose tests use an installed tree: called at the file's top level, defines
 # setup_file (install_prefix, one $PREFIX for the file) and teardown_file (remove_prefix).
 use_install_prefix() {
