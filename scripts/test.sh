@@ -30,12 +30,14 @@ shuffled() {
     printf '%s\n' "${files[@]}"
 }
 
-# What our tests may leave behind: entries under /tmp named pdcbb*, and our daemons.
+# What our tests may leave behind: entries under /tmp named pdcbb*, and our daemons and the
+# test cluster's whose command line names a path there.
 leftovers() {
-    local pid
+    local pid cmd
     ls -d /tmp/pdcbb /tmp/pdcbb-* 2>/dev/null || true
     for pid in $(pgrep -x 'pdc_bbd|munged|slurmctld|slurmd|slurmstepd' || true); do
-        echo "process $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || continue
+        case "$cmd" in *" /tmp/pdcbb"* | *"=/tmp/pdcbb"*) echo "process $pid $cmd" ;; esac
     done
 }
 
