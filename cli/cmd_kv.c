@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
+#include "pdcbb_name.h"
 
 static void kv_usage(FILE *out)
 {
@@ -232,45 +233,14 @@ static int kv_out_close(kv_out_t *o, int ok)
     return 0;
 }
 
-/* Valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF) without NUL bytes. */
+/* Valid UTF-8 (common/pdcbb_name.h: no overlongs, no surrogates, <= U+10FFFF) without NUL
+ * bytes. */
 static bool kv_is_text(const uint8_t *s, uint64_t n)
 {
-    uint64_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c == 0)
-            return false;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int len;
-        uint32_t cp;
-        if ((c & 0xE0) == 0xC0) {
-            len = 2;
-            cp = c & 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            len = 3;
-            cp = c & 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (i + (uint64_t)len > n)
-            return false;
-        for (int k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += (uint64_t)len;
-    }
-    return true;
+    if (n == 0)
+        return true;
+    return (size_t)n == n && memchr(s, 0, (size_t)n) == NULL &&
+           pdcbb_utf8_valid(s, (size_t)n, NULL);
 }
 
 static void kv_base64(FILE *f, const uint8_t *s, uint64_t n)
