@@ -148,8 +148,8 @@ static size_t esc_one(const uint8_t *s, size_t n, char *e, size_t *used)
         *used = k;
         return o;
     }
-    if (l == 1 && cp == '\\') {
-        e[0] = '\\', e[1] = '\\';
+    if (l == 1 && (cp == '\\' || cp == '"')) {
+        e[0] = '\\', e[1] = (char)cp;
         *used = 1;
         return 2;
     }

@@ -10,8 +10,8 @@
  *
  * Everything that prints a user-supplied name or another untrusted string (names read from a
  * drain someone else could have written, a FAILED report, a message from a daemon) prints it
- * through pdcbb_escape()/pdcbb_esc(): control characters, backslashes and bytes that are not
- * valid UTF-8 become C-style escapes, so nothing reaches a terminal raw.
+ * through pdcbb_escape()/pdcbb_esc(): control characters, backslashes, double quotes and bytes that
+ * are not valid UTF-8 become C-style escapes, so nothing reaches a terminal raw.
  *
  * All functions are pure except pdcbb_esc(), which uses thread-local buffers; all are safe
  * from any thread.
@@ -79,7 +79,8 @@ pdcbb_err_t pdcbb_name_validate(const char *kind, const char *name, char *why, s
 
 /*
  * Escape n bytes of s for a terminal or a log line: printable ASCII and valid UTF-8 of code
- * points above U+009F are copied; a backslash becomes "\\", \n \r \t become "\n" "\r" "\t",
+ * points above U+009F are copied; a backslash and a double quote become "\\" and "\"", \n \r
+ * \t become "\n" "\r" "\t",
  * every other C0 control, DEL and each byte of a C1 control or of invalid UTF-8 becomes
  * "\xHH". The result (NUL-terminated) goes to dst of dstlen bytes; when it does not fit it is
  * cut at a character boundary and ends with "...". Returns dst. A NULL s prints "(null)".

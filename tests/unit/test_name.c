@@ -131,6 +131,7 @@ int main(void)
         {"o\xed\xa0\x80", 4, "o\\xed\\xa0\\x80"},
         {"c1\xc2\x9b", 4, "c1\\xc2\\x9b"},
         {"back\\slash", 10, "back\\\\slash"},
+        {"say \"hi\"", 8, "say \\\"hi\\\""},
         {"nul\0x", 5, "nul\\x00x"},
         {"del\x7f", 4, "del\\x7f"},
         {"\xf0\x9f\x9a\x80", 4, "\xf0\x9f\x9a\x80"},
