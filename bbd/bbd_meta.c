@@ -563,14 +563,12 @@ static pdcbb_err_t tag_target(bbd_req_t *r, uint64_t id, const char *name)
 {
     uint8_t key[8];
     pdcbb_val_t v;
-    pdcbb_err_t rc = check_id(r, id, 0);
-    if (rc != PDCBB_OK)
+    pdcbb_err_t rc = bbd_check_name("tag", name);
+    if (rc != PDCBB_OK || (rc = check_id(r, id, 0)) != PDCBB_OK)
         return rc;
     unsigned kind = pdcbb_meta_id_kind(id);
     if (kind != PDCBB_META_KIND_CONT && kind != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_BAD_ID;
-    if ((rc = bbd_check_name("tag", name)) != PDCBB_OK)
-        return rc;
     pdcbb_key_u64(key, id);
     return OPS->get(r->txn, kind == PDCBB_META_KIND_CONT ? PDCBB_T_CONT : PDCBB_T_OBJ,
                     (pdcbb_val_t){key, 8}, &v);
