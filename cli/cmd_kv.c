@@ -153,7 +153,7 @@ static const pdcbb_drain_kv_t *kv_find(const pdcbb_drain_t *m, const char *spec)
         }
     }
     if (amb) {
-        fprintf(stderr, "pdcbb kv: several containers hold a KV object '%s':", spec);
+        fprintf(stderr, "pdcbb kv: several containers hold a KV object '%s':", pdcbb_esc(spec));
         for (uint32_t i = 0; i < m->nkvs; i++)
             if (strcmp(m->kvs[i].name, spec) == 0)
                 fprintf(stderr, " %s/%s", m->kvs[i].container, spec);
@@ -172,7 +172,7 @@ static pdcbb_kv_view_t *kv_load(const pdcbb_drain_t *m, const pdcbb_drain_kv_t *
     pdcbb_kv_view_t *v = NULL;
     pdcbb_err_t rc = pdcbb_drain_kv_view_open(m, k, &v, err, sizeof(err));
     if (rc != PDCBB_OK) {
-        fprintf(stderr, "pdcbb kv: KV object '%s': %s\n", k->name,
+        fprintf(stderr, "pdcbb kv: KV object '%s': %s\n", pdcbb_esc(k->name),
                 err[0] ? err : pdcbb_strerror(rc));
         return NULL;
     }
@@ -610,8 +610,8 @@ int cli_cmd_kv(int argc, char **argv)
         char err[256];
         if (pdcbb_kvd_key_parse(k->key_type, argv[optind + 2], key, &klen, err, sizeof(err)) !=
             PDCBB_OK) {
-            fprintf(stderr, "pdcbb kv get: %s (KV object '%s' has %s keys)\n", err, k->name,
-                    pdcbb_kvd_key_type_name(k->key_type));
+            fprintf(stderr, "pdcbb kv get: %s (KV object '%s' has %s keys)\n", err,
+                    pdcbb_esc(k->name), pdcbb_kvd_key_type_name(k->key_type));
             pdcbb_drain_free(m);
             return CLI_EXIT_USAGE;
         }
@@ -633,8 +633,8 @@ int cli_cmd_kv(int argc, char **argv)
         if (r == NULL) {
             char t[32];
             snprintf(t, sizeof(t), "%" PRIu64, tag);
-            fprintf(stderr, "pdcbb kv get: KV object '%s' has no key '%s' at tag %s\n", k->name,
-                    argv[optind + 2], tag == PDCBB_KV_TAG_MAX ? "max" : t);
+            fprintf(stderr, "pdcbb kv get: KV object '%s' has no key '%s' at tag %s\n",
+                    pdcbb_esc(k->name), argv[optind + 2], tag == PDCBB_KV_TAG_MAX ? "max" : t);
             status = 1;
         } else if (!hex && out_path == NULL && isatty(STDOUT_FILENO) &&
                    !kv_is_text(r->value, r->vlen)) {
