@@ -495,7 +495,7 @@ static int kv_ls(pdcbb_drain_t *m)
         else
             pdcbb_kv_view_list(v, PDCBB_KV_TAG_MAX, 0, 0, NULL, NULL, &visible);
         printf("%-16s %-20s %-6s %-7s %6" PRIu32 " %10" PRIu64 " %10" PRIu64 "\n",
-               k->container[0] ? k->container : "-", k->name,
+               k->container[0] ? pdcbb_esc(k->container) : "-", pdcbb_esc(k->name),
                pdcbb_kvd_key_type_name(k->key_type), pdcbb_kvd_shard_name(k->sharding),
                k->nshards, v ? v->nrecs : 0, visible);
         pdcbb_kv_view_free(v);
