@@ -340,5 +340,10 @@ pdcbb_err_t bbd_meta_counts(bbd_req_t *r, uint64_t *conts, uint64_t *objs);
 /* bbd_meta.c: a new id of the given kind from the daemon's one id sequence (containers,
  * objects, KV objects), in the request's write transaction. */
 pdcbb_err_t bbd_meta_next_id(bbd_req_t *r, unsigned kind, uint64_t *id);
+/* bbd_meta.c: check a name received from the wire (kind: "container", "object", "tag", "KV
+ * object") against the name rule (common/pdcbb_name.h): PDCBB_OK, PDCBB_ERR_INVAL (missing or
+ * empty), PDCBB_ERR_TOO_BIG or PDCBB_ERR_BAD_NAME (not UTF-8, or a control character: logged
+ * with the name escaped). A name that fails is never stored. */
+pdcbb_err_t bbd_check_name(const char *kind, const char *name);
 
 #endif

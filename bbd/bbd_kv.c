@@ -177,14 +177,12 @@ static pdcbb_err_t tgen_bump(bbd_req_t *r, uint64_t id)
         (p)->shards_count = (m)->nshards;                                                         \
     } while (0)
 
-/* The length of a KV object's name: PDCBB_ERR_INVAL when missing or empty, PDCBB_ERR_TOO_BIG
- * over PDCBB_NAME_MAX. */
+/* The length of a KV object's name, checked against the name rule (bbd_check_name). */
 static pdcbb_err_t name_len(const char *name, size_t *nl)
 {
-    *nl = name ? strlen(name) : 0;
-    if (*nl == 0)
-        return PDCBB_ERR_INVAL;
-    return *nl > PDCBB_NAME_MAX ? PDCBB_ERR_TOO_BIG : PDCBB_OK;
+    pdcbb_err_t rc = bbd_check_name("KV object", name);
+    *nl = rc == PDCBB_OK ? strlen(name) : 0;
+    return rc;
 }
 
 /* The "kvmeta" name key of name in container cont, in scratch memory (NULL when out of memory);

@@ -11,6 +11,7 @@
 
 #include "bbd.h"
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 #define OPS (r->d->store_ops)
 
@@ -19,13 +20,13 @@ static pdcbb_val_t val_str(const char *s)
     return (pdcbb_val_t){s, strlen(s)};
 }
 
-static pdcbb_err_t check_name(const char *name)
+pdcbb_err_t bbd_check_name(const char *kind, const char *name)
 {
-    if (name == NULL || name[0] == '\0')
-        return PDCBB_ERR_INVAL;
-    if (strlen(name) > PDCBB_NAME_MAX)
-        return PDCBB_ERR_TOO_BIG;
-    return PDCBB_OK;
+    char why[128];
+    pdcbb_err_t rc = pdcbb_name_validate(kind, name, why, sizeof(why));
+    if (rc == PDCBB_ERR_BAD_NAME)
+        PDCBB_INFO("refused %s name '%s': %s", kind, pdcbb_esc(name), why);
+    return rc;
 }
 
 /* An id of the given kind whose home is this daemon. */
@@ -283,7 +284,7 @@ pdcbb_err_t bbd_op_cont_create(bbd_req_t *r, const pdcbb_cont_create_req_t *q,
 {
     pdcbb_err_t rc;
     uint64_t id;
-    if ((rc = check_name(q->name)) != PDCBB_OK)
+    if ((rc = bbd_check_name("container", q->name)) != PDCBB_OK)
         return rc;
     if (pdcbb_home_server(q->name, r->d->nservers) != r->d->rank)
         return PDCBB_ERR_BAD_ID;
@@ -306,7 +307,7 @@ pdcbb_err_t bbd_op_cont_create(bbd_req_t *r, const pdcbb_cont_create_req_t *q,
 pdcbb_err_t bbd_op_cont_open(bbd_req_t *r, const pdcbb_cont_open_req_t *q,
                              pdcbb_cont_open_rep_t *p)
 {
-    pdcbb_err_t rc = check_name(q->name);
+    pdcbb_err_t rc = bbd_check_name("container", q->name);
     return rc != PDCBB_OK ? rc : lookup_name(r, PDCBB_T_CONT_NAME, q->name, &p->id);
 }
 
@@ -439,7 +440,8 @@ pdcbb_err_t bbd_op_obj_create(bbd_req_t *r, const pdcbb_obj_create_req_t *q,
 {
     pdcbb_err_t rc;
     uint64_t id;
-    if ((rc = check_name(q->name)) != PDCBB_OK || (rc = check_obj_props(q)) != PDCBB_OK)
+    if ((rc = bbd_check_name("object", q->name)) != PDCBB_OK ||
+        (rc = check_obj_props(q)) != PDCBB_OK)
         return rc;
     if (pdcbb_home_server(q->name, r->d->nservers) != r->d->rank)
         return PDCBB_ERR_BAD_ID;
@@ -473,7 +475,7 @@ pdcbb_err_t bbd_op_obj_create(bbd_req_t *r, const pdcbb_obj_create_req_t *q,
 pdcbb_err_t bbd_op_obj_open(bbd_req_t *r, const pdcbb_obj_open_req_t *q, pdcbb_obj_open_rep_t *p)
 {
     uint64_t id;
-    pdcbb_err_t rc = check_name(q->name);
+    pdcbb_err_t rc = bbd_check_name("object", q->name);
     if (rc == PDCBB_OK)
         rc = lookup_name(r, PDCBB_T_OBJ_NAME, q->name, &id);
     return rc != PDCBB_OK ? rc : record_get(r, PDCBB_T_OBJ, id, PDCBB_OP_OBJ_INFO, p);
@@ -561,14 +563,12 @@ static pdcbb_err_t tag_target(bbd_req_t *r, uint64_t id, const char *name)
 {
     uint8_t key[8];
     pdcbb_val_t v;
-    pdcbb_err_t rc = check_id(r, id, 0);
-    if (rc != PDCBB_OK)
+    pdcbb_err_t rc = bbd_check_name("tag", name);
+    if (rc != PDCBB_OK || (rc = check_id(r, id, 0)) != PDCBB_OK)
         return rc;
     unsigned kind = pdcbb_meta_id_kind(id);
     if (kind != PDCBB_META_KIND_CONT && kind != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_BAD_ID;
-    if ((rc = check_name(name)) != PDCBB_OK)
-        return rc;
     pdcbb_key_u64(key, id);
     return OPS->get(r->txn, kind == PDCBB_META_KIND_CONT ? PDCBB_T_CONT : PDCBB_T_OBJ,
                     (pdcbb_val_t){key, 8}, &v);
@@ -653,7 +653,7 @@ static pdcbb_err_t tag_query_scan(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
 {
     pdcbb_cursor_t *c;
     pdcbb_val_t k, v;
-    pdcbb_err_t rc = check_name(q->name);
+    pdcbb_err_t rc = bbd_check_name("tag", q->name);
     if (rc != PDCBB_OK || (rc = OPS->cursor_open(r->txn, PDCBB_T_TAG, &c)) != PDCBB_OK)
         return rc;
     size_t nl = strlen(q->name);
@@ -687,7 +687,7 @@ pdcbb_err_t bbd_op_tag_query(bbd_req_t *r, const pdcbb_tag_query_req_t *q,
 {
     /* An exact name (and value): a range of the tag search index (bbd_tagidx.c). A name with
      * '*' in it is taken literally here, as before; TAG_SEARCH takes patterns. */
-    pdcbb_err_t rc = check_name(q->name);
+    pdcbb_err_t rc = bbd_check_name("tag", q->name);
     if (rc != PDCBB_OK)
         return rc;
     if (strchr(q->name, '*') != NULL)

@@ -36,6 +36,7 @@
 #include "pdcbb_drain.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 #define SLAB_MAX ((uint64_t)64 << 20)
 #define ZERO_BLOCK 4096u
@@ -136,7 +137,7 @@ static pdcbb_err_t plan_ids(stage_t *s)
             if (home == s->d->rank)
                 PDCBB_WARN("stage-in: object '%s' is not staged: its container (id %" PRIu64
                            ") is not in the drain",
-                           o->name, o->cont_id);
+                           pdcbb_esc(o->name), o->cont_id);
         } else {
             s->obj_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, home, ++seq[home]);
         }
@@ -158,7 +159,7 @@ static pdcbb_err_t plan_ids(stage_t *s)
             if (home == s->d->rank)
                 PDCBB_WARN("stage-in: KV object '%s' is not staged: its container (id %" PRIu64
                            ") is not in the drain",
-                           k->name, k->cont_id);
+                           pdcbb_esc(k->name), k->cont_id);
             continue;
         }
         s->kv_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_KV, home, ++seq[home]);
@@ -176,7 +177,7 @@ static pdcbb_err_t put_tags(stage_t *s, uint64_t id, const pdcbb_drain_tag_t *ta
         pdcbb_err_t rc = bbd_op_tag_put(&s->r, &q, &p);
         bbd_req_scratch_free(&s->r);
         if (rc != PDCBB_OK)
-            return stage_fail(s, rc, "tag '%s'", tags[t].name);
+            return stage_fail(s, rc, "tag '%s'", pdcbb_esc(tags[t].name));
     }
     return PDCBB_OK;
 }
@@ -193,10 +194,10 @@ static pdcbb_err_t stage_conts(stage_t *s)
         rc = bbd_op_cont_create(&s->r, &q, &p);
         bbd_req_scratch_free(&s->r);
         if (rc != PDCBB_OK)
-            return stage_fail(s, rc, "container '%s'", c->name);
+            return stage_fail(s, rc, "container '%s'", pdcbb_esc(c->name));
         if (p.id != s->cont_ids[i])
             return stage_fail(s, PDCBB_ERR_INTERNAL, "container '%s' got an unexpected id",
-                              c->name);
+                              pdcbb_esc(c->name));
         if ((rc = put_tags(s, p.id, c->tags, c->ntags)) != PDCBB_OK)
             return rc;
     }
@@ -225,7 +226,7 @@ static pdcbb_err_t stage_objids(stage_t *s)
         bbd_req_scratch_free(&s->r);
         free(ids);
         if (rc != PDCBB_OK)
-            return stage_fail(s, rc, "object list of container '%s'", c->name);
+            return stage_fail(s, rc, "object list of container '%s'", pdcbb_esc(c->name));
     }
     return PDCBB_OK;
 }
@@ -243,15 +244,16 @@ static pdcbb_err_t stage_obj_meta(stage_t *s, uint32_t i)
     uint64_t got = p.id;
     bbd_req_scratch_free(&s->r);
     if (rc != PDCBB_OK)
-        return stage_fail(s, rc, "object '%s'", o->name);
+        return stage_fail(s, rc, "object '%s'", pdcbb_esc(o->name));
     if (got != s->obj_ids[i])
-        return stage_fail(s, PDCBB_ERR_INTERNAL, "object '%s' got an unexpected id", o->name);
+        return stage_fail(s, PDCBB_ERR_INTERNAL, "object '%s' got an unexpected id",
+                          pdcbb_esc(o->name));
     if (o->ndim > 0 && o->dims[0] == PDCBB_DIM_UNLIMITED) {
         /* The drained extent (current_dims, else the data's reach) goes on growing here. */
         uint64_t shape[PDCBB_REGION_NDIM_MAX];
         if ((rc = pdcbb_drain_object_shape(s->m, o, shape)) != PDCBB_OK ||
             (shape[0] > 0 && (rc = bbd_extent_set(&s->r, got, shape[0])) != PDCBB_OK))
-            return stage_fail(s, rc, "object '%s': extent", o->name);
+            return stage_fail(s, rc, "object '%s': extent", pdcbb_esc(o->name));
     }
     return put_tags(s, got, o->tags, o->ntags);
 }
@@ -393,12 +395,12 @@ static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
     unsigned n = s->d->nservers, home = pdcbb_meta_id_server(id);
     pdcbb_err_t rc = pdcbb_drain_object_shape(s->m, o, shape);
     if (rc != PDCBB_OK)
-        return stage_fail(s, rc, "object '%s': shape", o->name);
+        return stage_fail(s, rc, "object '%s': shape", pdcbb_esc(o->name));
     if (pdcbb_drain_object_bytes(s->m, o) == 0 || shape[0] == 0)
         return PDCBB_OK;
     pdcbb_box_t whole;
     if ((rc = pdcbb_box_make(&whole, o->ndim, zero, shape)) != PDCBB_OK)
-        return stage_fail(s, rc, "object '%s': shape", o->name);
+        return stage_fail(s, rc, "object '%s': shape", pdcbb_esc(o->name));
 
     pdcbb_box_t mine[1];
     pdcbb_box_t *parts = NULL;
@@ -418,7 +420,7 @@ static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
             if (nparts < 0) {
                 free(parts);
                 free(stripe);
-                return stage_fail(s, PDCBB_ERR_NOMEM, "object '%s': stripes", o->name);
+                return stage_fail(s, PDCBB_ERR_NOMEM, "object '%s': stripes", pdcbb_esc(o->name));
             }
         }
     }
@@ -437,7 +439,7 @@ static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
             rc = bbd_data_layout_create(&s->r, id, o->element_size, o->ndim, o->dims);
             bbd_req_scratch_free(&s->r);
             if (rc != PDCBB_OK) {
-                stage_fail(s, rc, "object '%s': layout", o->name);
+                stage_fail(s, rc, "object '%s': layout", pdcbb_esc(o->name));
                 break;
             }
             wrote = 1;
@@ -461,7 +463,7 @@ static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
         rc = bbd_op_map_put(&s->r, &q, &p);
         bbd_req_scratch_free(&s->r);
         if (rc != PDCBB_OK)
-            stage_fail(s, rc, "object '%s': placement map", o->name);
+            stage_fail(s, rc, "object '%s': placement map", pdcbb_esc(o->name));
     }
     return rc;
 }

@@ -29,6 +29,7 @@
 #include "pdcbb_drain_kv.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 uint32_t bbd_stage_kv_nshards(const pdcbb_drain_t *m, const pdcbb_drain_kv_t *k, unsigned n)
 {
@@ -92,8 +93,8 @@ static pdcbb_err_t stage_kv_records(bbd_req_t *r, const pdcbb_drain_t *m, uint32
             rc = r->d->store_ops->put(r->txn, PDCBB_T_KV, (pdcbb_val_t){rk, rkl},
                                       (pdcbb_val_t){vb, vl}, 0);
             if (rc != PDCBB_OK) {
-                snprintf(err, errlen, "KV object '%s': cannot store a record: %s", k->name,
-                         pdcbb_strerror(rc));
+                snprintf(err, errlen, "KV object '%s': cannot store a record: %s",
+                         pdcbb_esc(k->name), pdcbb_strerror(rc));
                 break;
             }
             (*records)++;
@@ -156,12 +157,12 @@ pdcbb_err_t bbd_stage_in_kv(bbd_req_t *r, const pdcbb_drain_t *m, const uint64_t
         uint64_t got = p.id;
         bbd_req_scratch_free(r);
         if (rc != PDCBB_OK) {
-            snprintf(err, errlen, "KV object '%s': cannot create it: %s", k->name,
+            snprintf(err, errlen, "KV object '%s': cannot create it: %s", pdcbb_esc(k->name),
                      pdcbb_strerror(rc));
             break;
         }
         if (got != kv_ids[i]) {
-            snprintf(err, errlen, "KV object '%s' got an unexpected id", k->name);
+            snprintf(err, errlen, "KV object '%s' got an unexpected id", pdcbb_esc(k->name));
             rc = PDCBB_ERR_INTERNAL;
             break;
         }
@@ -173,15 +174,15 @@ pdcbb_err_t bbd_stage_in_kv(bbd_req_t *r, const pdcbb_drain_t *m, const uint64_t
                                    (pdcbb_val_t){"", 0}, 0);
         }
         if (rc != PDCBB_OK) {
-            snprintf(err, errlen, "KV object '%s': cannot record its transactions: %s", k->name,
-                     pdcbb_strerror(rc));
+            snprintf(err, errlen, "KV object '%s': cannot record its transactions: %s",
+                     pdcbb_esc(k->name), pdcbb_strerror(rc));
             break;
         }
         uint64_t before = *records;
         rc = stage_kv_records(r, m, i, kv_ids[i], meta, records, err, errlen);
         if (rc == PDCBB_OK)
             PDCBB_INFO("stage-in: KV object '%s' (%u shards): %" PRIu64 " record versions here",
-                       k->name, ns, *records - before);
+                       pdcbb_esc(k->name), ns, *records - before);
     }
     free(meta);
     free(shards);

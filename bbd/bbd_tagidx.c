@@ -443,15 +443,14 @@ pdcbb_err_t bbd_tagidx_tag_search(bbd_req_t *r, const char *name, uint32_t value
 {
     query_t q = {.space = SPACE_TAG, .value_mode = value_mode, .bytes = value,
                  .bytes_len = value_len, .kind = kind};
-    if (name == NULL || name[0] == '\0')
-        return PDCBB_ERR_INVAL;
-    if (strlen(name) > PDCBB_NAME_MAX)
-        return PDCBB_ERR_TOO_BIG;
+    pdcbb_err_t rc = bbd_check_name("tag", name);
+    if (rc != PDCBB_OK)
+        return rc;
     if (kind != 0 && kind != PDCBB_META_KIND_CONT && kind != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_INVAL;
     if (value_len > PDCBB_TAG_VALUE_MAX)
         return PDCBB_ERR_TOO_BIG;
-    pdcbb_err_t rc = pdcbb_pat_parse(name, strlen(name), &q.name);
+    rc = pdcbb_pat_parse(name, strlen(name), &q.name);
     if (rc != PDCBB_OK)
         return rc;
     switch (value_mode) {

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "pdcbb_name.h" /* pdcbb_esc: every name and untrusted string printed */
+
 /* Exit status of a bad command line. */
 #define CLI_EXIT_USAGE 2
 

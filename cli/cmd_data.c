@@ -162,7 +162,7 @@ int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t
             slab.size[split] = n;
             pdcbb_err_t rc = pdcbb_drain_read_box(m, o, &slab, buf, err, sizeof(err));
             if (rc != PDCBB_OK) {
-                fprintf(stderr, "pdcbb %s: object '%s': %s\n", cmd, o->name,
+                fprintf(stderr, "pdcbb %s: object '%s': %s\n", cmd, pdcbb_esc(o->name),
                         err[0] ? err : pdcbb_strerror(rc));
                 status = 1;
                 goto done;

@@ -557,12 +557,13 @@ static bool why_report(const char *path)
     fclose(f);
     if (!magic)
         return false;
+    /* A report is text anyone who could write DEST may have written: printed escaped. */
     struct passwd *pw = getpwuid(st.st_uid);
-    printf("  FAILED on node %s%s%s (report %s, written by %s):\n", node, when[0] ? " at " : "",
-           when, path, pw ? pw->pw_name : "?");
+    printf("  FAILED on node %s%s%s (report %s, written by %s):\n", pdcbb_esc(node),
+           when[0] ? " at " : "", pdcbb_esc(when), pdcbb_esc(path), pw ? pw->pw_name : "?");
     for (size_t k = 0; k < 5; k++)
         if (vals[k][0])
-            printf("    %s: %s\n", keys[k][1], vals[k]);
+            printf("    %s: %s\n", keys[k][1], pdcbb_esc(vals[k]));
     return true;
 }
 
@@ -671,11 +672,11 @@ int cli_cmd_why(int argc, char **argv)
                     if (st.st_uid != getuid() && getuid() != 0) {
                         printf("  %s: belongs to %s, not to you: not your job's drain, do not "
                                "use it\n",
-                               path, owner);
+                               pdcbb_esc(path), owner);
                         continue;
                     }
                     if (access(ident, F_OK) != 0) {
-                        printf("  %s: no %s: not made by a pdcbb job (owner %s)\n", path,
+                        printf("  %s: no %s: not made by a pdcbb job (owner %s)\n", pdcbb_esc(path),
                                PDCBB_DRAIN_IDENTITY, owner);
                         continue;
                     }
@@ -685,11 +686,11 @@ int cli_cmd_why(int argc, char **argv)
                     if (access(cpath, F_OK) == 0) {
                         complete = 1;
                         printf("  %s: complete (owner %s); read it with pdcbb ls/get/verify %s\n",
-                               path, owner, path);
+                               pdcbb_esc(path), owner, pdcbb_esc(path));
                     } else {
                         printf("  %s: INCOMPLETE, %u rank(s) drained so far (owner %s): the "
                                "other ranks' data is still on their nodes\n",
-                               path, drain_count_parts(path), owner);
+                               pdcbb_esc(path), drain_count_parts(path), owner);
                     }
                 } else if (pass == 1 && S_ISREG(st.st_mode)) {
                     size_t l = strlen(names[i]), sl = strlen(PDCBB_DRAIN_FAILED_SUFFIX);

@@ -308,21 +308,23 @@ int cli_cmd_export(int argc, char **argv)
         uint64_t shape[PDCBB_REGION_NDIM_MAX], zero[PDCBB_REGION_NDIM_MAX] = {0};
         char tmp[PATH_MAX + 32], descr[32], hdr[2048];
         if (pdcbb_drain_object_shape(m, o, shape) != PDCBB_OK) {
-            fprintf(stderr, "pdcbb export: object '%s': its size overflows\n", o->name);
+            fprintf(stderr, "pdcbb export: object '%s': its size overflows\n", pdcbb_esc(o->name));
             goto done;
         }
         if (o->ndim == 0) {
             if (!quiet)
-                fprintf(stderr, "pdcbb export: object '%s' has no dimensions and no data: "
-                                "nothing to write\n",
-                        o->name);
+                fprintf(stderr,
+                        "pdcbb export: object '%s' has no dimensions and no data: "
+                        "nothing to write\n",
+                        pdcbb_esc(o->name));
             continue;
         }
         export_descr(o, descr, sizeof(descr));
         if (npy && descr[1] == 'V' && !quiet)
-            fprintf(stderr, "pdcbb export: warning: object '%s' (%s) has no NumPy type: "
-                            "written as '%s' elements\n",
-                    o->name, pdcbb_drain_type_name(o->type), descr);
+            fprintf(stderr,
+                    "pdcbb export: warning: object '%s' (%s) has no NumPy type: "
+                    "written as '%s' elements\n",
+                    pdcbb_esc(o->name), pdcbb_drain_type_name(o->type), descr);
         snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", items[i].path, (long)getpid());
         export_sink_t sink = {open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), tmp};
         if (sink.fd < 0) {

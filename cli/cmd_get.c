@@ -31,7 +31,8 @@ static const pdcbb_drain_object_t *cmd_find_object(const char *cmd, pdcbb_drain_
         }
     }
     if (n > 1) {
-        fprintf(stderr, "pdcbb %s: %" PRIu32 " objects are named '%s' (ids:", cmd, n, name);
+        fprintf(stderr, "pdcbb %s: %" PRIu32 " objects are named '%s' (ids:", cmd, n,
+                pdcbb_esc(name));
         for (uint32_t i = 0; i < m->nobjs; i++)
             if (strcmp(m->objs[i].name, name) == 0)
                 fprintf(stderr, " %" PRIu64, m->objs[i].id);
@@ -43,8 +44,8 @@ static const pdcbb_drain_object_t *cmd_find_object(const char *cmd, pdcbb_drain_
         o = pdcbb_drain_find_object_id(m, strtoull(name, NULL, 10));
     }
     if (o == NULL)
-        fprintf(stderr, "pdcbb %s: no object '%s' in %s (see pdcbb ls %s)\n", cmd, name, m->dir,
-                m->dir);
+        fprintf(stderr, "pdcbb %s: no object '%s' in %s (see pdcbb ls %s)\n", cmd, pdcbb_esc(name),
+                m->dir, m->dir);
     return o;
 }
 
@@ -110,16 +111,16 @@ static int get_parse_region(const char *text, const pdcbb_drain_object_t *o,
         p++;
     }
     if (n != o->ndim) {
-        fprintf(stderr, "pdcbb get: region '%s' has %" PRIu32 " dimension%s, object '%s' has %"
-                        PRIu32 "\n",
-                text, n, n == 1 ? "" : "s", o->name, o->ndim);
+        fprintf(stderr,
+                "pdcbb get: region '%s' has %" PRIu32 " dimension%s, object '%s' has %" PRIu32 "\n",
+                text, n, n == 1 ? "" : "s", pdcbb_esc(o->name), o->ndim);
         return -1;
     }
     if (pdcbb_box_make(box, n, off, size) != PDCBB_OK ||
         pdcbb_box_check_within(box, o->ndim, o->dims) != PDCBB_OK) {
         cmd_dims(o->dims, o->ndim, dims, sizeof(dims));
-        fprintf(stderr, "pdcbb get: region '%s' lies outside object '%s' (dimensions %s)\n",
-                text, o->name, dims);
+        fprintf(stderr, "pdcbb get: region '%s' lies outside object '%s' (dimensions %s)\n", text,
+                pdcbb_esc(o->name), dims);
         return -1;
     }
     (void)shape;
@@ -193,12 +194,12 @@ int cli_cmd_get(int argc, char **argv)
     if (o == NULL)
         goto done;
     if (pdcbb_drain_object_shape(m, o, shape) != PDCBB_OK) {
-        fprintf(stderr, "pdcbb get: object '%s': its size overflows\n", o->name);
+        fprintf(stderr, "pdcbb get: object '%s': its size overflows\n", pdcbb_esc(o->name));
         goto done;
     }
     if (o->ndim == 0) {
         fprintf(stderr, "pdcbb get: object '%s' has no dimensions: it holds no data\n",
-                o->name);
+                pdcbb_esc(o->name));
         status = 0;
         goto done;
     }
@@ -212,7 +213,7 @@ int cli_cmd_get(int argc, char **argv)
         for (uint32_t d = 0; d < o->ndim; d++)
             empty |= shape[d] == 0;
         if (!empty && pdcbb_box_make(&box, o->ndim, zero, shape) != PDCBB_OK) {
-            fprintf(stderr, "pdcbb get: object '%s': bad dimensions\n", o->name);
+            fprintf(stderr, "pdcbb get: object '%s': bad dimensions\n", pdcbb_esc(o->name));
             goto done;
         }
         if (empty) {

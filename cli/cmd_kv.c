@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
+#include "pdcbb_name.h"
 
 static void kv_usage(FILE *out)
 {
@@ -152,7 +153,7 @@ static const pdcbb_drain_kv_t *kv_find(const pdcbb_drain_t *m, const char *spec)
         }
     }
     if (amb) {
-        fprintf(stderr, "pdcbb kv: several containers hold a KV object '%s':", spec);
+        fprintf(stderr, "pdcbb kv: several containers hold a KV object '%s':", pdcbb_esc(spec));
         for (uint32_t i = 0; i < m->nkvs; i++)
             if (strcmp(m->kvs[i].name, spec) == 0)
                 fprintf(stderr, " %s/%s", m->kvs[i].container, spec);
@@ -171,7 +172,7 @@ static pdcbb_kv_view_t *kv_load(const pdcbb_drain_t *m, const pdcbb_drain_kv_t *
     pdcbb_kv_view_t *v = NULL;
     pdcbb_err_t rc = pdcbb_drain_kv_view_open(m, k, &v, err, sizeof(err));
     if (rc != PDCBB_OK) {
-        fprintf(stderr, "pdcbb kv: KV object '%s': %s\n", k->name,
+        fprintf(stderr, "pdcbb kv: KV object '%s': %s\n", pdcbb_esc(k->name),
                 err[0] ? err : pdcbb_strerror(rc));
         return NULL;
     }
@@ -232,45 +233,14 @@ static int kv_out_close(kv_out_t *o, int ok)
     return 0;
 }
 
-/* Valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF) without NUL bytes. */
+/* Valid UTF-8 (common/pdcbb_name.h: no overlongs, no surrogates, <= U+10FFFF) without NUL
+ * bytes. */
 static bool kv_is_text(const uint8_t *s, uint64_t n)
 {
-    uint64_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c == 0)
-            return false;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int len;
-        uint32_t cp;
-        if ((c & 0xE0) == 0xC0) {
-            len = 2;
-            cp = c & 0x1F;
-        } else if ((c & 0xF0) == 0xE0) {
-            len = 3;
-            cp = c & 0x0F;
-        } else if ((c & 0xF8) == 0xF0) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (i + (uint64_t)len > n)
-            return false;
-        for (int k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += (uint64_t)len;
-    }
-    return true;
+    if (n == 0)
+        return true;
+    return (size_t)n == n && memchr(s, 0, (size_t)n) == NULL &&
+           pdcbb_utf8_valid(s, (size_t)n, NULL);
 }
 
 static void kv_base64(FILE *f, const uint8_t *s, uint64_t n)
@@ -525,7 +495,7 @@ static int kv_ls(pdcbb_drain_t *m)
         else
             pdcbb_kv_view_list(v, PDCBB_KV_TAG_MAX, 0, 0, NULL, NULL, &visible);
         printf("%-16s %-20s %-6s %-7s %6" PRIu32 " %10" PRIu64 " %10" PRIu64 "\n",
-               k->container[0] ? k->container : "-", k->name,
+               k->container[0] ? pdcbb_esc(k->container) : "-", pdcbb_esc(k->name),
                pdcbb_kvd_key_type_name(k->key_type), pdcbb_kvd_shard_name(k->sharding),
                k->nshards, v ? v->nrecs : 0, visible);
         pdcbb_kv_view_free(v);
@@ -640,8 +610,8 @@ int cli_cmd_kv(int argc, char **argv)
         char err[256];
         if (pdcbb_kvd_key_parse(k->key_type, argv[optind + 2], key, &klen, err, sizeof(err)) !=
             PDCBB_OK) {
-            fprintf(stderr, "pdcbb kv get: %s (KV object '%s' has %s keys)\n", err, k->name,
-                    pdcbb_kvd_key_type_name(k->key_type));
+            fprintf(stderr, "pdcbb kv get: %s (KV object '%s' has %s keys)\n", err,
+                    pdcbb_esc(k->name), pdcbb_kvd_key_type_name(k->key_type));
             pdcbb_drain_free(m);
             return CLI_EXIT_USAGE;
         }
@@ -663,8 +633,8 @@ int cli_cmd_kv(int argc, char **argv)
         if (r == NULL) {
             char t[32];
             snprintf(t, sizeof(t), "%" PRIu64, tag);
-            fprintf(stderr, "pdcbb kv get: KV object '%s' has no key '%s' at tag %s\n", k->name,
-                    argv[optind + 2], tag == PDCBB_KV_TAG_MAX ? "max" : t);
+            fprintf(stderr, "pdcbb kv get: KV object '%s' has no key '%s' at tag %s\n",
+                    pdcbb_esc(k->name), argv[optind + 2], tag == PDCBB_KV_TAG_MAX ? "max" : t);
             status = 1;
         } else if (!hex && out_path == NULL && isatty(STDOUT_FILENO) &&
                    !kv_is_text(r->value, r->vlen)) {

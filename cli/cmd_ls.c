@@ -56,18 +56,12 @@ static void ls_tag_value(const pdcbb_drain_tag_t *t, char *out, size_t len)
         uint32_t n = t->len;
         if (t->value[n - 1] == '\0')
             n--;
-        o += (size_t)snprintf(out + o, len - o, "\"");
-        for (uint32_t i = 0; i < n && o + 8 < len; i++) {
-            unsigned char ch = t->value[i];
-            if (ch == '"' || ch == '\\')
-                o += (size_t)snprintf(out + o, len - o, "\\%c", ch);
-            else if (ch == '\n')
-                o += (size_t)snprintf(out + o, len - o, "\\n");
-            else if (ch < 0x20 || ch == 0x7f)
-                o += (size_t)snprintf(out + o, len - o, "\\x%02x", ch);
-            else
-                out[o++] = (char)ch, out[o] = '\0';
-        }
+        /* "..." with quotes, controls and bytes that are not UTF-8 escaped */
+        if (len < 3)
+            return;
+        out[0] = '"';
+        pdcbb_escape(out + 1, len - 2, t->value, n);
+        o = strlen(out);
         snprintf(out + o, len - o, "\"");
         return;
     }
@@ -124,8 +118,8 @@ static void ls_tags(const pdcbb_drain_tag_t *t, uint32_t n, char *out, size_t le
         char v[512];
         ls_tag_value(&t[i], v, sizeof(v));
         const char *tn = pdcbb_drain_type_name(t[i].type);
-        o += (size_t)snprintf(out + o, len - o, "%s%s=%s (%s)", i ? ", " : "", t[i].name, v,
-                              tn ? tn + 4 : "?");
+        o += (size_t)snprintf(out + o, len - o, "%s%s=%s (%s)", i ? ", " : "", pdcbb_esc(t[i].name),
+                              v, tn ? tn + 4 : "?");
     }
     if (n == 0)
         snprintf(out, len, "-");
@@ -146,29 +140,30 @@ static int ls_cont_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Width of s as printed (escaped). */
 static int ls_width(int w, const char *s)
 {
-    int n = (int)strlen(s);
+    int n = (int)strlen(pdcbb_esc(s));
     return n > w ? n : w;
 }
 
 static void ls_print(pdcbb_drain_t *m, bool lng)
 {
     printf("job %" PRIu64 "  user %s (uid %" PRIu32 ")  %" PRIu32 " rank%s  ", m->job_id,
-           m->user ? m->user : "?", m->uid, m->nservers, m->nservers == 1 ? "" : "s");
+           m->user ? pdcbb_esc(m->user) : "?", m->uid, m->nservers, m->nservers == 1 ? "" : "s");
     if (m->complete)
         printf("complete\n");
     else
         printf("INCOMPLETE: %" PRIu32 " of %" PRIu32 " ranks\n", m->nranks, m->nservers);
-    printf("drain directory: %s\n", m->dir);
+    printf("drain directory: %s\n", pdcbb_esc(m->dir));
     if (lng) {
         printf("\nRANKS (%" PRIu32 ")\n", m->nranks);
         printf("  %-5s %-20s %-24s %16s %9s\n", "RANK", "NODE", "DATA FILE", "DATA BYTES",
                "SECONDS");
         for (uint32_t i = 0; i < m->nranks; i++)
             printf("  %-5" PRIu32 " %-20s %-24s %16" PRIu64 " %9.2f\n", m->ranks[i].rank,
-                   m->ranks[i].node, m->ranks[i].data_file, m->ranks[i].data_bytes,
-                   m->ranks[i].seconds);
+                   pdcbb_esc(m->ranks[i].node), pdcbb_esc(m->ranks[i].data_file),
+                   m->ranks[i].data_bytes, m->ranks[i].seconds);
     }
 
     /* containers */
@@ -199,7 +194,7 @@ static void ls_print(pdcbb_drain_t *m, bool lng)
         for (uint32_t k = 0; k < m->nobjs; k++)
             inside += m->objs[k].cont_id == cs[i]->id;
         ls_tags(cs[i]->tags, cs[i]->ntags, tags, sizeof(tags));
-        printf("  %-*s  %-*s  %7" PRIu32 "  %s\n", wn, cs[i]->name, wl,
+        printf("  %-*s  %-*s  %7" PRIu32 "  %s\n", wn, pdcbb_esc(cs[i]->name), wl,
                cs[i]->lifetime ? "transient" : "persistent", inside, tags);
     }
 
@@ -228,8 +223,8 @@ static void ls_print(pdcbb_drain_t *m, bool lng)
         const char *pn = pdcbb_drain_partition_name(o->partition);
         cmd_dims(o->dims, o->ndim, dims, sizeof(dims));
         ls_tags(o->tags, o->ntags, tags, sizeof(tags));
-        printf("  %-*s  %-*s  %-*s  %-*s  %-*s  %*" PRIu64 "  %s\n", wo, o->name, wc,
-               o->container[0] ? o->container : "-", wt, tn ? tn : "?", wd, dims, wp,
+        printf("  %-*s  %-*s  %-*s  %-*s  %-*s  %*" PRIu64 "  %s\n", wo, pdcbb_esc(o->name), wc,
+               o->container[0] ? pdcbb_esc(o->container) : "-", wt, tn ? tn : "?", wd, dims, wp,
                pn ? pn : "?", wb, pdcbb_drain_object_bytes(m, o), tags);
         if (lng) {
             uint64_t shape[PDCBB_REGION_NDIM_MAX], first, count;
@@ -243,8 +238,8 @@ static void ls_print(pdcbb_drain_t *m, bool lng)
                    o->id, o->rank, o->element_size, dims, count);
             printf("      consistency %" PRIu32 "  user id %" PRIu32 "  time step %" PRIu32
                    "  app name \"%s\"  data loc \"%s\"  tag string \"%s\"\n",
-                   o->consistency, o->user_id, o->time_step, o->app_name, o->data_loc,
-                   o->tags_str);
+                   o->consistency, o->user_id, o->time_step, pdcbb_esc(o->app_name),
+                   pdcbb_esc(o->data_loc), pdcbb_esc(o->tags_str));
             for (uint32_t k = 0; k < o->nmap; k++) {
                 printf("      map seq %" PRIu64 ": rank %" PRIu32 " offset [", o->map[k].seq,
                        o->map[k].rank);

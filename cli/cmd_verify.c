@@ -46,7 +46,7 @@ static void verify_report(const char *line, void *arg)
     cmd_progress_t *p = arg;
     if (p->on && p->tty && p->printed)
         fprintf(stderr, "\r%60s\r", "");
-    printf("BAD %s\n", line);
+    printf("BAD %s\n", pdcbb_esc(line)); /* names the object: escaped */
     fflush(stdout);
 }
 
@@ -108,7 +108,7 @@ int cli_cmd_verify(int argc, char **argv)
     cmd_progress(&prog, st.bytes, st.bytes, true);
     int status = 0;
     if (rc != PDCBB_OK && rc != PDCBB_ERR_IO) {
-        fprintf(stderr, "pdcbb verify: %s\n", err[0] ? err : pdcbb_strerror(rc));
+        fprintf(stderr, "pdcbb verify: %s\n", err[0] ? pdcbb_esc(err) : pdcbb_strerror(rc));
         status = 1;
     } else {
         printf("verified %" PRIu64 " extents, %" PRIu64 " bytes", st.extents, st.bytes);

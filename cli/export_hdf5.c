@@ -32,6 +32,7 @@
 
 #include "cmd_data.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_name.h"
 
 #define H5X_CHUNK_BYTES ((uint64_t)1 << 20) /* target chunk size of unlimited objects */
 #define H5X_NAME_MAX 200                     /* bytes of a group or dataset name before -<id> */
@@ -128,7 +129,7 @@ static int h5x_attr_n(hid_t loc, const char *what, const char *name, hid_t t, ui
     if (s >= 0)
         H5Sclose(s);
     if (rc != 0)
-        h5x_fail("%s: cannot write attribute '%s'", what, name);
+        h5x_fail("%s: cannot write attribute '%s'", what, pdcbb_esc(name));
     return rc;
 }
 
@@ -150,7 +151,7 @@ static int h5x_attr_str(hid_t loc, const char *what, const char *name, const cha
     if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
         if (t >= 0)
             H5Tclose(t);
-        h5x_fail("%s: cannot make a string type for '%s'", what, name);
+        h5x_fail("%s: cannot make a string type for '%s'", what, pdcbb_esc(name));
         return -1;
     }
     const char *p = v ? v : "";
@@ -206,14 +207,14 @@ static int h5x_tag(hid_t loc, const char *what, const pdcbb_drain_tag_t *tag)
     /* opaque: the value's bytes as one element (an empty value: a null dataspace) */
     hid_t t = h5x_type(tag->type, tag->len);
     if (t < 0) {
-        h5x_fail("%s: cannot make a type for tag '%s'", what, tag->name);
+        h5x_fail("%s: cannot make a type for tag '%s'", what, pdcbb_esc(tag->name));
         return -1;
     }
     if (H5Tget_class(t) != H5T_OPAQUE) { /* an exact size match of a numeric type */
         H5Tclose(t);
         t = h5x_type(-1, tag->len);
         if (t < 0) {
-            h5x_fail("%s: cannot make a type for tag '%s'", what, tag->name);
+            h5x_fail("%s: cannot make a type for tag '%s'", what, pdcbb_esc(tag->name));
             return -1;
         }
     }
@@ -294,7 +295,7 @@ static int h5x_write_slab(const void *data, size_t len, const pdcbb_box_t *slab,
     if (ms >= 0)
         H5Sclose(ms);
     if (rc != 0)
-        h5x_fail("object '%s': cannot write its data", s->name);
+        h5x_fail("object '%s': cannot write its data", pdcbb_esc(s->name));
     return rc;
 }
 
@@ -360,14 +361,14 @@ static int h5x_object(pdcbb_drain_t *m, hid_t parent, const char *name,
     bool empty = o->ndim == 0;
 
     if (pdcbb_drain_object_shape(m, o, shape) != PDCBB_OK) {
-        fprintf(stderr, "pdcbb export: object '%s': its size overflows\n", o->name);
+        fprintf(stderr, "pdcbb export: object '%s': its size overflows\n", pdcbb_esc(o->name));
         return -1;
     }
     t = h5x_type(o->type, o->element_size);
     dcpl = H5Pcreate(H5P_DATASET_CREATE);
     dapl = H5Pcreate(H5P_DATASET_ACCESS);
     if (t < 0 || dcpl < 0 || dapl < 0) {
-        h5x_fail("object '%s': cannot make its type", o->name);
+        h5x_fail("object '%s': cannot make its type", pdcbb_esc(o->name));
         goto done;
     }
     if (o->ndim == 0) {
@@ -385,7 +386,7 @@ static int h5x_object(pdcbb_drain_t *m, hid_t parent, const char *name,
             /* fully written chunks leave the cache first; a slab spans many chunks */
             if (H5Pset_chunk(dcpl, (int)o->ndim, chunk) < 0 ||
                 H5Pset_chunk_cache(dapl, 12421, (size_t)CMD_SLAB_BYTES, 1.0) < 0) {
-                h5x_fail("object '%s': cannot set its chunks", o->name);
+                h5x_fail("object '%s': cannot set its chunks", pdcbb_esc(o->name));
                 goto done;
             }
         }
@@ -393,12 +394,12 @@ static int h5x_object(pdcbb_drain_t *m, hid_t parent, const char *name,
     }
     /* every element is written (unwritten ones as the zeros the drain reads), so no fill */
     if (s < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
-        h5x_fail("object '%s': cannot make its dataspace", o->name);
+        h5x_fail("object '%s': cannot make its dataspace", pdcbb_esc(o->name));
         goto done;
     }
     d = H5Dcreate2(parent, name, t, s, H5P_DEFAULT, dcpl, dapl);
     if (d < 0) {
-        h5x_fail("object '%s': cannot create dataset '%s'", o->name, name);
+        h5x_fail("object '%s': cannot create dataset '%s'", pdcbb_esc(o->name), pdcbb_esc(name));
         goto done;
     }
     if (h5x_object_attrs(m, d, o) != 0)
@@ -406,12 +407,12 @@ static int h5x_object(pdcbb_drain_t *m, hid_t parent, const char *name,
     if (!empty) {
         pdcbb_box_t box;
         if (pdcbb_box_make(&box, o->ndim, zero, shape) != PDCBB_OK) {
-            fprintf(stderr, "pdcbb export: object '%s': bad dimensions\n", o->name);
+            fprintf(stderr, "pdcbb export: object '%s': bad dimensions\n", pdcbb_esc(o->name));
             goto done;
         }
         h5x_sink_t sink = {d, t, H5Dget_space(d), o->name};
         if (sink.fspace < 0) {
-            h5x_fail("object '%s': cannot get its dataspace", o->name);
+            h5x_fail("object '%s': cannot get its dataspace", pdcbb_esc(o->name));
             goto done;
         }
         int r = cmd_read_slabs("export", m, o, &box, h5x_write_slab, &sink, prog, done, total);

@@ -68,6 +68,12 @@ const char *client_hkind_name(client_hkind_t kind);
 /* Record err as the calling thread's last error with a formatted message; returns err. */
 pdcbb_err_t client_fail(pdcbb_err_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void client_clear_error(void);
+/* Check a name the application gave (kind: "container", "object", "tag", "KV object") against
+ * the name rule (common/pdcbb_name.h), before anything is sent. PDCBB_OK, or the thread's error
+ * set to PDCBB_ERR_INVAL (NULL or empty), PDCBB_ERR_TOO_BIG or PDCBB_ERR_BAD_NAME with a
+ * message naming fn, the kind, the rule and the byte offset ("PDCobj_create: object name is not
+ * valid UTF-8 at byte 1"). */
+pdcbb_err_t client_check_name(const char *fn, const char *kind, const char *name);
 
 /* ------------------------------------------------------------------ state */
 

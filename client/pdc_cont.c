@@ -53,12 +53,7 @@ pdcid_t client_cont_adopt(uint64_t meta_id, const char *name, pdc_lifetime_t lif
 
 static pdcbb_err_t check_cont_name(const char *fn, const char *name)
 {
-    if (name == NULL || name[0] == '\0')
-        return client_fail(PDCBB_ERR_INVAL, "%s: the container name is NULL or empty", fn);
-    if (strlen(name) > PDCBB_NAME_MAX)
-        return client_fail(PDCBB_ERR_TOO_BIG, "%s: container name longer than %d characters",
-                           fn, PDCBB_NAME_MAX);
-    return PDCBB_OK;
+    return client_check_name(fn, "container", name);
 }
 
 /* The container behind a local id, or NULL with the thread's error naming fn. */

@@ -97,7 +97,7 @@ pdcbb_err_t client_kvtag_search(const char *fn, const pdc_kvtag_t *kvtag, uint64
         return client_fail(PDCBB_ERR_INVAL, "%s: kvtag->name is NULL", fn);
     pdcbb_err_t rc = check_pattern(fn, "tag name pattern", kvtag->name, strlen(kvtag->name),
                                    PDCBB_NAME_MAX);
-    if (rc != PDCBB_OK)
+    if (rc != PDCBB_OK || (rc = client_check_name(fn, "tag", kvtag->name)) != PDCBB_OK)
         return rc;
     if (kvtag->value == NULL || kvtag->size == 0)
         return client_fail(PDCBB_ERR_INVAL, "%s: tag '%s': value is NULL or its size is 0", fn,

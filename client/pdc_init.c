@@ -13,6 +13,7 @@
 #include "client_maplock.h"
 #include "client_transfer.h"
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 client_state_t client_g;
 pthread_mutex_t client_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -32,6 +33,13 @@ pdcbb_err_t client_fail(pdcbb_err_t err, const char *fmt, ...)
     last_err = err;
     PDCBB_DEBUG("%s (%s)", last_msg, pdcbb_errname(err));
     return err;
+}
+
+pdcbb_err_t client_check_name(const char *fn, const char *kind, const char *name)
+{
+    char why[128];
+    pdcbb_err_t rc = pdcbb_name_validate(kind, name, why, sizeof(why));
+    return rc == PDCBB_OK ? rc : client_fail(rc, "%s: %s", fn, why);
 }
 
 void client_clear_error(void)

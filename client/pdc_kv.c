@@ -153,12 +153,7 @@ static client_cont_t *cont_of(pdcid_t cont_id, const char *fn)
 
 static pdcbb_err_t check_kv_name(const char *name, const char *fn)
 {
-    if (name == NULL || name[0] == 0)
-        return client_fail(PDCBB_ERR_INVAL, "%s: the KV object name is NULL or empty", fn);
-    if (strlen(name) > PDCBB_NAME_MAX)
-        return client_fail(PDCBB_ERR_INVAL, "%s: KV object name of %zu bytes is longer than %u", fn,
-                           strlen(name), PDCBB_NAME_MAX);
-    return PDCBB_OK;
+    return client_check_name(fn, "KV object", name);
 }
 
 static pdcid_t kv_create(pdcid_t cont_id, const char *name, const pdc_kv_info_t *info, const char *fn)

@@ -122,12 +122,7 @@ client_obj_t *client_obj_get(pdcid_t id, const char *fn)
 
 static pdcbb_err_t check_obj_name(const char *fn, const char *name)
 {
-    if (name == NULL || name[0] == '\0')
-        return client_fail(PDCBB_ERR_INVAL, "%s: the object name is NULL or empty", fn);
-    if (strlen(name) > PDCBB_NAME_MAX)
-        return client_fail(PDCBB_ERR_TOO_BIG, "%s: object name longer than %d characters", fn,
-                           PDCBB_NAME_MAX);
-    return PDCBB_OK;
+    return client_check_name(fn, "object", name);
 }
 
 static pdcbb_err_t obj_open_rpc(const char *fn, const char *name, pdcbb_obj_open_rep_t *p,

@@ -14,12 +14,7 @@
 
 static pdcbb_err_t check_tag_args(const char *fn, const char *tag_name)
 {
-    if (tag_name == NULL || tag_name[0] == '\0')
-        return client_fail(PDCBB_ERR_INVAL, "%s: the tag name is NULL or empty", fn);
-    if (strlen(tag_name) > PDCBB_NAME_MAX)
-        return client_fail(PDCBB_ERR_TOO_BIG, "%s: tag name longer than %d characters", fn,
-                           PDCBB_NAME_MAX);
-    return PDCBB_OK;
+    return client_check_name(fn, "tag", tag_name);
 }
 
 /* Add the names involved to a failure the daemon reported. */

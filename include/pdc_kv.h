@@ -121,10 +121,13 @@ PDC_EXPORT perr_t PDCkv_event_wait(pdc_kv_event_t *ev);
 
 /** @brief Create a KV object named name in container cont_id and open it.
  * @param[in] cont_id  an open container.
- * @param[in] name     1..1023 bytes, unique among the container's KV objects.
+ * @param[in] name     1..1023 bytes of UTF-8 without control characters, unique among the
+ *                     container's KV objects.
  * @param[in] info     key type and layout; NULL: string keys, defaults.
  * @return the KV object's id, 0 on failure.
- * Errors: PDCBB_ERR_EXISTS (name taken in the container), PDCBB_ERR_INVAL (bad name, key type,
+ * Errors: PDCBB_ERR_EXISTS (name taken in the container), PDCBB_ERR_TOO_BIG (name longer than
+ * 1023 bytes), PDCBB_ERR_BAD_NAME (name not valid UTF-8 or with a control character),
+ * PDCBB_ERR_INVAL (empty name, key type,
  * sharding, nshards more than the job's daemons, max_key_len > 1024), PDCBB_ERR_BAD_ID
  * (cont_id), transport errors.
  */

@@ -32,6 +32,7 @@
 #include "drain_internal.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 #define DD_IDENTITY_MAGIC "pdcbb-drain-identity 1"
 #define DD_TRUST_DEPTH 4 /* the drain dir, parts/ and data/, and a little room */
@@ -565,11 +566,11 @@ pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
     const char *node = r->node && r->node[0] ? r->node : "node";
     const char *dd = r->drain_dir && r->drain_dir[0] ? r->drain_dir : "none";
+    /* One line of text whatever the reason holds (names, a message from a daemon): newlines,
+     * control characters and bytes that are not UTF-8 are escaped (common/pdcbb_name.h). */
+    const char *why = r->reason ? r->reason : "unknown";
     char reason[PDCBB_DRAIN_ERR_LEN * 2];
-    snprintf(reason, sizeof(reason), "%s", r->reason ? r->reason : "unknown");
-    for (char *c = reason; *c; c++)
-        if (*c == '\n')
-            *c = ' ';
+    pdcbb_escape(reason, sizeof(reason), why, strlen(why));
     snprintf(text, sizeof(text),
              "pdcbb drain FAILED\n"
              "job: %" PRIu64 "\n"

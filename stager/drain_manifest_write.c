@@ -17,6 +17,7 @@
 #include "drain_internal.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
+#include "pdcbb_name.h"
 
 typedef struct drain_buf {
     char *p;
@@ -197,7 +198,7 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
         return 0;
     for (uint32_t i = 0; i < m->nconts; i++) {
         const pdcbb_drain_cont_t *c = &m->conts[i];
-        snprintf(whatbuf, whatlen, "container '%s'", c->name);
+        snprintf(whatbuf, whatlen, "container '%s'", pdcbb_esc(c->name));
         *what = whatbuf;
         if (!mw_map_start(e, 0) || !mw_kv_u64(e, "id", c->id) || !mw_kv_str(e, "name", c->name) ||
             !mw_kv_plain(e, "lifetime", c->lifetime ? "transient" : "persistent") ||
@@ -215,10 +216,10 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
         const pdcbb_drain_object_t *o = &m->objs[i];
         const char *tn = pdcbb_drain_type_name(o->type);
         const char *pn = pdcbb_drain_partition_name(o->partition);
-        snprintf(whatbuf, whatlen, "object '%s'", o->name);
+        snprintf(whatbuf, whatlen, "object '%s'", pdcbb_esc(o->name));
         *what = whatbuf;
         if (tn == NULL || pn == NULL) {
-            snprintf(whatbuf, whatlen, "object '%s': unknown %s %d", o->name,
+            snprintf(whatbuf, whatlen, "object '%s': unknown %s %d", pdcbb_esc(o->name),
                      tn == NULL ? "type" : "partition",
                      tn == NULL ? (int)o->type : (int)o->partition);
             return 0;
@@ -281,7 +282,7 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
             const char *kt = pdcbb_kvd_key_type_name(k->key_type);
             const char *sh = pdcbb_kvd_shard_name(k->sharding);
             if (kt == NULL || sh == NULL) {
-                snprintf(whatbuf, whatlen, "KV object '%s': unknown %s", k->name,
+                snprintf(whatbuf, whatlen, "KV object '%s': unknown %s", pdcbb_esc(k->name),
                          kt == NULL ? "key type" : "sharding");
                 *what = whatbuf;
                 return 0;
@@ -327,7 +328,7 @@ fail:
     if (bad != NULL) {
         char tmp[256];
         snprintf(tmp, sizeof(tmp), "%s", whatbuf);
-        snprintf(whatbuf, whatlen, "%s: tag '%s' has an unknown type", tmp, bad);
+        snprintf(whatbuf, whatlen, "%s: tag '%s' has an unknown type", tmp, pdcbb_esc(bad));
     }
     return 0;
 }

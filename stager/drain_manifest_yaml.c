@@ -36,6 +36,12 @@ static pdcbb_err_t mf_syntax(mf_ctx_t *c)
         drain_errf(c->err, c->errlen, "%s: out of memory while reading YAML", c->path);
         return PDCBB_ERR_NOMEM;
     }
+    if (p->error == YAML_READER_ERROR) {
+        /* bytes that are not UTF-8 (or a control character): libyaml knows only the offset */
+        drain_errf(c->err, c->errlen, "%s: not a valid manifest: %s at byte %zu", c->path,
+                   p->problem ? p->problem : "unreadable text", p->problem_offset);
+        return PDCBB_ERR_CONFIG;
+    }
     drain_errf(c->err, c->errlen, "%s:%zu: YAML syntax error: %s", c->path,
                (size_t)p->problem_mark.line + 1, p->problem ? p->problem : "unknown problem");
     return PDCBB_ERR_CONFIG;

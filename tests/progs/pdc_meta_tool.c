@@ -17,6 +17,7 @@
 
 #include "pdc.h"
 #include "pdc_client_connect.h"
+#include "pdc_kv.h"
 
 #define MAXOPEN 256
 static pdcid_t pdc;
@@ -63,6 +64,7 @@ static void usage(void)
             "  wrong-kind C                      pass a container id where an object id goes\n"
             "  bad-type O                        put a tag with an invalid type\n"
             "  many-objs C PREFIX N              create N objects\n"
+            "  kv-create C NAME                  create a KV object (string keys) in C\n"
             "  sleep SECONDS\n");
 }
 
@@ -275,6 +277,14 @@ static int run(int argc, char **argv)
         printf("ok obj-create");
         print_obj(id);
         printf("\n");
+    } else if (strcmp(cmd, "kv-create") == 0) {
+        NEED(2);
+        pdcid_t kv = PDCkv_create(cont_of(argv[1]), argv[2], NULL);
+        if (!kv)
+            return -1;
+        printf("ok kv-create %s\n", argv[2]);
+        if (PDCkv_close(kv) != SUCCEED)
+            return -1;
     } else if (strcmp(cmd, "obj-open") == 0 || strcmp(cmd, "obj-info") == 0) {
         NEED(1);
         pdcid_t id = strcmp(cmd, "obj-open") == 0 ? PDCobj_open(argv[1], pdc) : obj_of(argv[1]);

@@ -2,7 +2,7 @@
  * pdcbb_rawmsg - sends hand-made wire messages to a daemon, for the bats tests of the daemon's
  * input checks and its token check. Not a PDC client: it speaks the wire protocol directly.
  *
- *   pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE
+ *   pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE [NAME]
  * CASE: good (a valid STATS request), notoken (zero token), wrongtoken, badmagic, badversion,
  *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
  *       short (fewer bytes than a header), oversized (declares a huge payload),
@@ -28,6 +28,9 @@
  *       STRIDED_READ of a 10x10 object: stridedcount0, stridedblock (block >
  *       stride), stridedoutside (past the dims), stridedndim (17), stridedoverflow,
  *       stridedtruncated (a descriptor cut short); stridedwrite (STRIDED_WRITE without data).
+ *       Names (NAME: the 5th argument, sent as given): namecont (CONT_CREATE), contopen
+ *       (CONT_OPEN), nameobj (OBJ_CREATE), objopen (OBJ_OPEN), nametag (TAG_PUT on an object
+ *       id of daemon 0), nametagget (TAG_GET), nametagsearch (TAG_SEARCH), namekv (KV_CREATE).
  * Prints "status NAME" for the reply's status, or "no reply"; for 'good' also the counters,
  * for directprobe the directory.
  * Exit status 0 if a reply arrived, 1 if not, 2 on usage errors.
@@ -207,8 +210,8 @@ static uint8_t *kv_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const 
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE [NAME]\n");
         return 2;
     }
     pdcbb_endpoint_t ep;
@@ -337,6 +340,35 @@ int main(int argc, char **argv)
         srq.descs_count = 16;
     if (strcmp(c, "stridedwrite") == 0) /* declares 25 elements, sends none */
         h.op = PDCBB_OP_STRIDED_WRITE;
+    /* A name as given on the command line, in each op that carries one. */
+    const char *bad = argc > 4 ? argv[4] : "";
+    uint64_t objid = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 1), kvshard[1] = {0};
+    pdcbb_cont_create_req_t ncc = {.name = bad};
+    pdcbb_cont_open_req_t nco = {.name = bad};
+    pdcbb_obj_create_req_t noc = {.cont_id = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, 0, 1),
+                                  .name = bad, .type = 0};
+    pdcbb_obj_open_req_t noo = {.name = bad};
+    pdcbb_tag_put_req_t ntp = {.id = objid, .name = bad, .type = 0, .value = "abcd",
+                               .value_len = 4};
+    pdcbb_tag_get_req_t ntg = {.id = objid, .name = bad};
+    pdcbb_tag_search_req_t nts = {.name = bad, .value_mode = 0};
+    pdcbb_kv_create_req_t nkv = {.cont_id = noc.cont_id, .name = bad,
+                                 .key_type = PDCBB_KV_STRING, .sharding = PDCBB_KV_SHARD_HASH,
+                                 .max_key_len = 1024, .max_value_len = 100, .shards = kvshard,
+                                 .shards_count = 1};
+    static const struct {
+        const char *c;
+        unsigned op;
+    } names[] = {{"namecont", PDCBB_OP_CONT_CREATE}, {"contopen", PDCBB_OP_CONT_OPEN},
+                 {"nameobj", PDCBB_OP_OBJ_CREATE},   {"objopen", PDCBB_OP_OBJ_OPEN},
+                 {"nametag", PDCBB_OP_TAG_PUT},      {"nametagget", PDCBB_OP_TAG_GET},
+                 {"nametagsearch", PDCBB_OP_TAG_SEARCH}, {"namekv", PDCBB_OP_KV_CREATE}};
+    const void *nbody[] = {&ncc, &nco, &noc, &noo, &ntp, &ntg, &nts, &nkv};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(c, names[i].c) == 0) {
+            h.op = (uint16_t)names[i].op;
+            body = nbody[i];
+        }
     if (strcmp(c, "truncated") == 0 || strcmp(c, "trailing") == 0 ||
         strcmp(c, "badstring") == 0) {
         h.op = PDCBB_OP_CONT_OPEN;
