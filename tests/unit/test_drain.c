@@ -654,7 +654,7 @@ int main(int argc, char **argv)
     int complete = -1;
     snprintf(path, sizeof(path), "%s/parts/rank-00000.yaml", g_dir);
     CHECK_ERR(pdcbb_drain_write_manifest(p0, path, err, sizeof(err)), PDCBB_OK);
-    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, err, sizeof(err)), PDCBB_OK);
+    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, NULL, NULL, err, sizeof(err)), PDCBB_OK);
     CHECK(complete == 0);
     CHECK_ERR(pdcbb_drain_open(g_dir, 0, &m, err, sizeof(err)), PDCBB_ERR_NOT_FOUND);
     CHECK(strstr(err, "incomplete drain: 1 of 2 ranks drained (finish it with pdcbb drain)"));
@@ -668,7 +668,7 @@ int main(int argc, char **argv)
     /* both parts: finish writes manifest.yaml and COMPLETE */
     snprintf(path, sizeof(path), "%s/parts/rank-00001.yaml", g_dir);
     CHECK_ERR(pdcbb_drain_write_manifest(p1, path, err, sizeof(err)), PDCBB_OK);
-    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, err, sizeof(err)), PDCBB_OK);
+    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, NULL, NULL, err, sizeof(err)), PDCBB_OK);
     CHECK(complete == 1);
     snprintf(path, sizeof(path), "%s/COMPLETE", g_dir);
     FILE *f = fopen(path, "r");
