@@ -94,3 +94,57 @@ restart1() {
     cmp "$WORKDIR/keep.raw" "$WORKDIR/keep2.raw"
     assert_no_daemons "$WORKDIR"
 }
+
+# Seven loops, one per kind of operation (tests/progs/pdc_interrupt.c), run until daemon 1 is
+# killed under them; after its restart, and again over the drain, every operation a loop saw
+# acknowledged must be there.
+@test "kill -9 of a daemon in the middle of creates, tags, region and KV writes, appends and deletes: the drain completes, everything acknowledged reads back" {
+    local kinds="cont create tag write kv append del"
+    in_job 2 "$JOB_HELPERS"'
+        kinds="'"$kinds"'"
+        for k in $kinds; do "$INTR" loop $k L > loop.$k 2>&1 & done
+        # every loop is under way (set up, and some operations acknowledged)
+        for i in $(seq 400); do
+            n=0; for k in $kinds; do grep -q "^acked $k 2$" loop.$k && n=$((n + 1)); done
+            [ $n -eq 7 ] && break; sleep 0.05
+        done
+        kill1 || exit 1
+        wait
+        grep -h -v "^acked" loop.*
+        restart1 || exit 1
+        for k in $kinds; do
+            n="$(grep -c "^acked $k " loop.$k)"
+            echo "$k $n" >> acked
+            "$INTR" verify $k L "$n" || exit 1
+        done
+    ' --job-id 7302 --drain "$WORKDIR/dest"
+    assert_success
+    assert_output --partial "killed daemon 1"
+    assert_output --partial "restarted daemon 1"
+    # every loop was interrupted by the daemon's death, after some acknowledged operations
+    for k in $kinds; do
+        assert_output --regexp "stopped $k after [1-9][0-9]*: "
+        refute_output --partial "never interrupted"
+    done
+    local d="$WORKDIR/dest/pdcbb.7302"
+    [ -f "$d/COMPLETE" ]
+    run "$PDCBB" verify "$d"
+    echo "$output"
+    assert_success
+    assert_output --partial ": OK"
+    run "$PDCBB" ls "$d"
+    assert_success
+    assert_output --partial "L-w0"
+    run "$PDCBB" get -o "$WORKDIR/w.raw" "$d" L-w0
+    assert_success
+    [ "$(stat -c %s "$WORKDIR/w.raw")" -eq $((64 * 8 * 16384 * 4)) ]
+    # the drained job answers every acknowledged operation through the PDC API
+    local k n
+    while read -r k n; do
+        PDCBB_DRAINED_DIR="$d" run "$INTR" verify "$k" L "$n"
+        echo "$output"
+        assert_success
+        assert_output --partial "ok verify $k: $n acknowledged"
+    done < "$WORKDIR/acked"
+    assert_no_daemons "$WORKDIR"
+}
