@@ -2,8 +2,9 @@
  * drain_model.c - the in-memory model of a drain directory (pdcbb_drain_t, docs/DRAIN-FORMAT.md):
  * building and merging models, lookups, sorting, object shapes, the names of types and
  * partitions, and the cross-checks of a whole model (drain_check: unique object ids, extents
- * inside their objects) that the manifest loader and pdcbb_drain_open run. It also owns the
- * model's private state (drain_internal.h) and the one error formatter of stager/drain_*.c.
+ * inside their objects) that the manifest loader and pdcbb_drain_open run, and the orphan sweep
+ * (drain_sweep_deleted: extents of deleted objects left out once every rank is in). It also
+ * owns the model's private state (drain_internal.h) and the one error formatter of stager/drain_*.c.
  */
 #include <inttypes.h>
 #include <limits.h>
