@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# No interrupted operation makes data unreachable (DESIGN.md section 11): a daemon killed with
+# No interrupted operation makes data unreachable (the drain's promise): a daemon killed with
 # kill -9 in the middle of deletes, creates, tag writes, region writes, KV writes and appends,
 # then restarted on its job directory; the drain completes, and everything that was
 # acknowledged reads back live, with pdcbb verify/ls/get, and through PDCBB_DRAINED_DIR.
