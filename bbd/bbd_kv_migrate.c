@@ -196,7 +196,8 @@ pdcbb_err_t bbd_op_kv_migrate(bbd_req_t *r, const pdcbb_kv_migrate_req_t *q,
         goto out;
     }
     int complete = 0;
-    if ((rc = pdcbb_drain_finish(dir, d->nservers, &complete, err, sizeof(err))) != PDCBB_OK) {
+    if ((rc = pdcbb_drain_finish(dir, d->nservers, &complete, NULL, NULL, err,
+                                 sizeof(err))) != PDCBB_OK) {
         PDCBB_WARN("KV_MIGRATE: %s", err);
         goto out;
     }

@@ -2,7 +2,7 @@
  * cmd_data.c - helpers of the pdcbb commands that read a drain directory (docs/DRAIN-FORMAT.md):
  * opening a drain (pdcbb_drain_open on a job's drain directory, or a destination holding exactly
  * one, refusing an incomplete drain unless --partial is given, and never reading a drain someone
- * else could have changed), reading an object in slabs of at most CMD_SLAB_BYTES so memory stays
+ * else could have changed; saying what the drain left out), reading an object in slabs of at most CMD_SLAB_BYTES so memory stays
  * bounded whatever the object's size, progress lines and sizes on standard error. The commands
  * themselves live in files of their own: cmd_ls.c, cmd_get.c, cmd_export.c (raw, npy; HDF5 in
  * export_hdf5.c) and cmd_verify.c; cmd_data.h declares what they share.
@@ -44,6 +44,17 @@ pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial)
     }
     if (warn[0])
         fprintf(stderr, "pdcbb %s: WARNING: %s\n", cmd, warn);
+    /* what the drain left out: not the job's data (deleted objects), or not readable */
+    uint64_t nd = 0, bd = 0;
+    pdcbb_drain_dropped_totals(m, &nd, &bd);
+    if (nd > 0)
+        fprintf(stderr, "pdcbb %s: dropped %" PRIu64 " extents of deleted objects (%" PRIu64
+                        " bytes a daemon still held of %" PRIu32 " (object, rank) pairs; not "
+                        "data of the job)\n",
+                cmd, nd, bd, m->ndropped);
+    for (uint32_t i = 0; i < m->nskipped; i++)
+        fprintf(stderr, "pdcbb %s: WARNING: skipped what cannot be read: %s\n", cmd,
+                m->skipped[i]);
     return m;
 }
 

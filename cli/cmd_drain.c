@@ -454,6 +454,10 @@ int cli_cmd_drain(int argc, char **argv)
         printf("; %" PRIu64 " bytes in %" PRIu64 " extents, %" PRIu64 " objects, %.2f s"
                " (%.0f MB/s), verified\n",
                s->bytes, s->extents, s->objects, s->seconds, mbs);
+        if (s->dropped_extents > 0)
+            printf("pdcbb drain: dropped %" PRIu64 " extents of deleted objects (%" PRIu64
+                   " bytes a daemon still held: see dropped_objects in the manifest)\n",
+                   s->dropped_extents, s->dropped_bytes);
         if (s->complete)
             printf("pdcbb drain: %s is complete (all %u ranks)\n", s->drain_dir, in.nservers);
         else

@@ -659,6 +659,11 @@ cleanup:
                     dst.seconds > 0 ? (double)dst.bytes / dst.seconds / 1e6 : 0.0,
                     dst.drain_dir, dst.complete ? " (complete)" : "");
         }
+        if (rc == PDCBB_OK && dst.dropped_extents > 0) /* said even with --quiet */
+            fprintf(stderr, "pdcbb run: node%u: dropped %" PRIu64 " extents of deleted objects "
+                            "(%" PRIu64 " bytes a daemon still held: see dropped_objects in the "
+                            "manifest)\n",
+                    k, dst.dropped_extents, dst.dropped_bytes);
     }
     if (total.running > 0) {
         fprintf(stderr, "pdcbb run: %u daemon%s of job %" PRIu64 " still running: "

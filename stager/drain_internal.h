@@ -62,6 +62,19 @@ void drain_object_clear(pdcbb_drain_object_t *o);
 /* Cross-checks of a model (unique object ids, extents inside their objects; drain_model.c). */
 pdcbb_err_t drain_check(const pdcbb_drain_t *m, const char *path, const uint32_t *lines,
                         int require_objects, char *err, size_t errlen);
+/*
+ * The orphan sweep: when m lists every rank, move the extents of objects that m does not
+ * describe into m->dropped, one entry per (object, rank) (m sorted: pdcbb_drain_sort). Such an
+ * object was deleted (pdcbb_drain_dropped_t says why no other case exists). A no-op when ranks
+ * are missing: their parts may still describe the objects. PDCBB_ERR_NOMEM.
+ */
+pdcbb_err_t drain_sweep_deleted(pdcbb_drain_t *m);
+/* Note in m->skipped one thing a partial open left out (a copy of line). PDCBB_ERR_NOMEM. */
+pdcbb_err_t drain_skipped_add(pdcbb_drain_t *m, const char *line);
+/* Load one manifest without requiring every extent's object: the parts of a drain are
+ * cross-checked after they are merged and swept (drain_open.c). */
+pdcbb_err_t drain_load_manifest_part(const char *path, pdcbb_drain_t **out, char *err,
+                                     size_t errlen);
 /* Write len bytes to path atomically: temporary name, fsync, rename, fsync the directory
  * (drain_manifest_write.c). */
 pdcbb_err_t drain_write_atomic(const char *path, const void *data, size_t len, char *err,

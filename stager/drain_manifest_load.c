@@ -1,6 +1,6 @@
 /*
  * drain_manifest_load.c - the strict manifest loader (pdcbb_drain_load_manifest): the sections
- * of docs/DRAIN-FORMAT.md (job, ranks, containers, objects, extents, kv_objects, kv_dumps) read
+ * of docs/DRAIN-FORMAT.md (job, ranks, containers, objects, extents, kv_objects, kv_dumps, dropped_objects) read
  * into a model, item by item as the parser streams them (drain_manifest_yaml.c), then the
  * cross-checks of the whole model (drain_check).
  */
@@ -420,6 +420,25 @@ static pdcbb_err_t mf_kvdump_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
     return pdcbb_drain_add_kvdump(c->m, &x);
 }
 
+static pdcbb_err_t mf_dropped_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
+{
+    static const char *const keys[] = {"object", "rank", "extents", "bytes", NULL};
+    mf_node_t *f[4];
+    char what[64];
+    pdcbb_drain_dropped_t x = {0};
+    pdcbb_err_t rc;
+
+    snprintf(what, sizeof(what), "dropped_objects[%zu]", idx);
+    if ((rc = mf_fields(c, v, what, keys, 0xf, f)) != PDCBB_OK)
+        return rc;
+    if ((rc = mf_u64(c, f[0], what, "object", 1, UINT64_MAX, &x.object_id)) != PDCBB_OK ||
+        (rc = mf_rank_of(c, f[1], what, &x.rank)) != PDCBB_OK ||
+        (rc = mf_u64(c, f[2], what, "extents", 1, UINT64_MAX, &x.extents)) != PDCBB_OK ||
+        (rc = mf_u64(c, f[3], what, "bytes", 1, UINT64_MAX, &x.bytes)) != PDCBB_OK)
+        return rc;
+    return pdcbb_drain_add_dropped(c->m, &x);
+}
+
 static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 {
     static const char *const keys[] = {"object", "rank", "object_offset", "length", "file",
@@ -461,10 +480,10 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
 {
     static const char *const keys[] = {"format",  "version", "job",        "ranks",
                                        "containers", "objects", "extents", "kv_objects",
-                                       "kv_dumps", NULL};
+                                       "kv_dumps", "dropped_objects", NULL};
     yaml_event_t ev;
     pdcbb_err_t rc;
-    size_t seen[9] = {0};
+    size_t seen[10] = {0};
     size_t root_line = 1;
 
     if ((rc = mf_next(c, &ev)) != PDCBB_OK)
@@ -545,7 +564,8 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
                      : j == 5 ? mf_object_item(c, vn, idx)
                      : j == 6 ? mf_extent_item(c, vn, idx)
                      : j == 7 ? mf_kv_item(c, vn, idx)
-                              : mf_kvdump_item(c, vn, idx);
+                     : j == 8 ? mf_kvdump_item(c, vn, idx)
+                              : mf_dropped_item(c, vn, idx);
                 mf_free(vn);
                 if (rc == PDCBB_ERR_NOMEM && c->err != NULL && c->err[0] == '\0')
                     drain_errf(c->err, c->errlen, "%s: out of memory", c->path);
@@ -578,7 +598,7 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
         if (rc != PDCBB_OK)
             return rc;
     }
-    for (size_t j = 0; keys[j] != NULL && j < 7; j++) { /* kv_objects, kv_dumps: optional */
+    for (size_t j = 0; keys[j] != NULL && j < 7; j++) { /* kv_*, dropped_objects: optional */
         if (!seen[j]) {
             drain_errf(c->err, c->errlen, "%s:%zu: missing key '%s'", c->path, root_line,
                        keys[j]);
@@ -600,8 +620,8 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
     return PDCBB_OK;
 }
 
-pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, char *err,
-                                      size_t errlen)
+static pdcbb_err_t mf_load(const char *path, int lenient, pdcbb_drain_t **out, char *err,
+                           size_t errlen)
 {
     mf_ctx_t c;
     pdcbb_err_t rc;
@@ -633,8 +653,10 @@ pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, cha
     yaml_parser_set_input_file(&c.parser, f);
     rc = mf_document(&c);
     if (rc == PDCBB_OK) {
-        /* a manifest listing every rank (the merged one) must describe every extent's object */
-        rc = drain_check(c.m, path, c.ext_lines, c.m->nranks == c.m->nservers, err, errlen);
+        /* a manifest listing every rank (the merged one) must describe every extent's object
+         * (the merge moved those of deleted objects to dropped_objects) */
+        rc = drain_check(c.m, path, c.ext_lines, !lenient && c.m->nranks == c.m->nservers, err,
+                         errlen);
     }
     yaml_parser_delete(&c.parser);
     fclose(f);
@@ -647,4 +669,16 @@ pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, cha
     }
     *out = c.m;
     return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, char *err,
+                                      size_t errlen)
+{
+    return mf_load(path, 0, out, err, errlen);
+}
+
+pdcbb_err_t drain_load_manifest_part(const char *path, pdcbb_drain_t **out, char *err,
+                                     size_t errlen)
+{
+    return mf_load(path, 1, out, err, errlen);
 }

@@ -317,6 +317,20 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
         if (!mw_seq_end(e))
             return 0;
     }
+    /* Extents of deleted objects the merge left out: only when there are any */
+    if (m->ndropped > 0) {
+        if (!mw_plain(e, "dropped_objects") || !mw_seq_start(e, 0))
+            return 0;
+        for (uint32_t i = 0; i < m->ndropped; i++) {
+            const pdcbb_drain_dropped_t *d = &m->dropped[i];
+            if (!mw_map_start(e, 1) || !mw_kv_u64(e, "object", d->object_id) ||
+                !mw_kv_u64(e, "rank", d->rank) || !mw_kv_u64(e, "extents", d->extents) ||
+                !mw_kv_u64(e, "bytes", d->bytes) || !mw_map_end(e))
+                return 0;
+        }
+        if (!mw_seq_end(e))
+            return 0;
+    }
     if (!mw_map_end(e))
         return 0;
     if (!yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(e, &ev))

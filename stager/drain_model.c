@@ -2,8 +2,9 @@
  * drain_model.c - the in-memory model of a drain directory (pdcbb_drain_t, docs/DRAIN-FORMAT.md):
  * building and merging models, lookups, sorting, object shapes, the names of types and
  * partitions, and the cross-checks of a whole model (drain_check: unique object ids, extents
- * inside their objects) that the manifest loader and pdcbb_drain_open run. It also owns the
- * model's private state (drain_internal.h) and the one error formatter of stager/drain_*.c.
+ * inside their objects) that the manifest loader and pdcbb_drain_open run, and the orphan sweep
+ * (drain_sweep_deleted: extents of deleted objects left out once every rank is in). It also
+ * owns the model's private state (drain_internal.h) and the one error formatter of stager/drain_*.c.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -172,6 +173,10 @@ void pdcbb_drain_free(pdcbb_drain_t *m)
     for (uint32_t i = 0; i < m->nkvdumps; i++)
         free(m->kvdumps[i].file);
     free(m->kvdumps);
+    free(m->dropped);
+    for (uint32_t i = 0; i < m->nskipped; i++)
+        free(m->skipped[i]);
+    free(m->skipped);
     drain_priv_free(m->priv);
     free(m);
 }
@@ -399,6 +404,86 @@ pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t 
     return PDCBB_OK;
 }
 
+pdcbb_err_t pdcbb_drain_add_dropped(pdcbb_drain_t *m, const pdcbb_drain_dropped_t *d)
+{
+    pdcbb_drain_dropped_t *g = realloc(m->dropped, ((size_t)m->ndropped + 1) * sizeof(*g));
+    if (g == NULL)
+        return PDCBB_ERR_NOMEM;
+    m->dropped = g;
+    m->dropped[m->ndropped++] = *d;
+    return PDCBB_OK;
+}
+
+void pdcbb_drain_dropped_totals(const pdcbb_drain_t *m, uint64_t *extents, uint64_t *bytes)
+{
+    uint64_t n = 0, b = 0;
+    for (uint32_t i = 0; i < m->ndropped; i++) {
+        n += m->dropped[i].extents;
+        b += m->dropped[i].bytes;
+    }
+    if (extents != NULL)
+        *extents = n;
+    if (bytes != NULL)
+        *bytes = b;
+}
+
+pdcbb_err_t drain_skipped_add(pdcbb_drain_t *m, const char *line)
+{
+    char **g = realloc(m->skipped, ((size_t)m->nskipped + 1) * sizeof(*g));
+    if (g == NULL)
+        return PDCBB_ERR_NOMEM;
+    m->skipped = g;
+    if ((m->skipped[m->nskipped] = strdup(line)) == NULL)
+        return PDCBB_ERR_NOMEM;
+    m->nskipped++;
+    return PDCBB_OK;
+}
+
+static int drain_obj_id_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+pdcbb_err_t drain_sweep_deleted(pdcbb_drain_t *m)
+{
+    pdcbb_err_t rc = PDCBB_OK;
+    uint64_t *ids = NULL, kept = 0;
+
+    if (m->nranks != m->nservers || m->nextents == 0)
+        return PDCBB_OK;
+    if (m->nobjs > 0) {
+        if ((ids = malloc(m->nobjs * sizeof(*ids))) == NULL)
+            return PDCBB_ERR_NOMEM;
+        for (uint32_t i = 0; i < m->nobjs; i++)
+            ids[i] = m->objs[i].id;
+        qsort(ids, m->nobjs, sizeof(*ids), drain_obj_id_cmp);
+    }
+    for (uint64_t i = 0; i < m->nextents; i++) {
+        const pdcbb_drain_extent_t *x = &m->extents[i];
+        if (m->nobjs > 0 && bsearch(&x->object_id, ids, m->nobjs, sizeof(*ids),
+                                    drain_obj_id_cmp) != NULL) {
+            m->extents[kept++] = *x;
+            continue;
+        }
+        pdcbb_drain_dropped_t *last = m->ndropped ? &m->dropped[m->ndropped - 1] : NULL;
+        if (last != NULL && last->object_id == x->object_id && last->rank == x->rank) {
+            last->extents++;
+            last->bytes += x->length;
+            continue;
+        }
+        pdcbb_drain_dropped_t d = {x->object_id, x->rank, 1, x->length};
+        if ((rc = pdcbb_drain_add_dropped(m, &d)) != PDCBB_OK)
+            break;
+    }
+    if (rc == PDCBB_OK && kept != m->nextents) {
+        m->nextents = kept; /* the dropped ones' file names stay interned: the table owns them */
+        drain_priv_invalidate(m);
+    }
+    free(ids);
+    return rc;
+}
+
 pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part)
 {
     pdcbb_err_t rc;
@@ -438,6 +523,9 @@ pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part)
             return rc;
     for (uint32_t i = 0; i < part->nkvdumps; i++)
         if ((rc = pdcbb_drain_add_kvdump(into, &part->kvdumps[i])) != PDCBB_OK)
+            return rc;
+    for (uint32_t i = 0; i < part->ndropped; i++)
+        if ((rc = pdcbb_drain_add_dropped(into, &part->dropped[i])) != PDCBB_OK)
             return rc;
     return PDCBB_OK;
 }

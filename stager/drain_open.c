@@ -1,8 +1,9 @@
 /*
  * drain_open.c - drain directories: resolving a directory to a job's drain, opening it
  * (pdcbb_drain_open: the merged manifest of a complete drain, or the per-rank parts of an
- * unfinished one, loaded and merged) and finishing a drain once every rank has its part
- * (pdcbb_drain_finish: manifest.yaml, then the COMPLETE marker).
+ * unfinished one, loaded and merged: what is intact, what is not named in the model) and
+ * finishing a drain once every rank has its part (pdcbb_drain_finish: manifest.yaml, then the
+ * COMPLETE marker). Both run the orphan sweep (drain_sweep_deleted) once every rank is in.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -92,13 +93,18 @@ static void drain_names_free(char **names, size_t n)
     free(names);
 }
 
-/* Load every part of drain_dir and merge them into *out (sorted, checked). */
-static pdcbb_err_t drain_load_parts(const char *drain_dir, char **names, size_t n,
+/*
+ * Load every part of drain_dir and merge them into *out (sorted, swept, checked). partial: a
+ * part that cannot be read is left out and noted in (*out)->skipped (a reader reads what is
+ * intact); else it is an error (the finish of a drain writes only a whole manifest).
+ */
+static pdcbb_err_t drain_load_parts(const char *drain_dir, char **names, size_t n, int partial,
                                     pdcbb_drain_t **out, char *err, size_t errlen)
 {
     pdcbb_err_t rc = PDCBB_OK;
     pdcbb_drain_t *all = pdcbb_drain_new(), *part = NULL;
-    char path[PATH_MAX];
+    char path[PATH_MAX], perr[PDCBB_DRAIN_ERR_LEN];
+    int first = 1;
 
     if (all == NULL) {
         drain_errf(err, errlen, "%s: out of memory", drain_dir);
@@ -107,29 +113,50 @@ static pdcbb_err_t drain_load_parts(const char *drain_dir, char **names, size_t 
     for (size_t i = 0; i < n; i++) {
         long r = drain_part_rank(names[i]);
         snprintf(path, sizeof(path), "%s/%s/%s", drain_dir, PDCBB_DRAIN_PARTS_DIR, names[i]);
-        if ((rc = pdcbb_drain_load_manifest(path, &part, err, errlen)) != PDCBB_OK)
-            goto done;
-        if (part->nranks != 1 || part->ranks[0].rank != (uint32_t)r) {
-            drain_errf(err, errlen, "%s: a part must describe exactly its rank %ld", path, r);
+        perr[0] = '\0';
+        rc = drain_load_manifest_part(path, &part, perr, sizeof(perr));
+        if (rc == PDCBB_OK && (part->nranks != 1 || part->ranks[0].rank != (uint32_t)r)) {
+            drain_errf(perr, sizeof(perr), "%s: a part must describe exactly its rank %ld", path,
+                       r);
             rc = PDCBB_ERR_CONFIG;
-            goto done;
         }
-        if (i > 0 && (part->job_id != all->job_id || part->nservers != all->nservers)) {
-            drain_errf(err, errlen,
+        if (rc == PDCBB_OK && !first &&
+            (part->job_id != all->job_id || part->nservers != all->nservers)) {
+            drain_errf(perr, sizeof(perr),
                        "%s: job %" PRIu64 " with %" PRIu32 " ranks, but the other parts say "
                        "job %" PRIu64 " with %" PRIu32 " ranks",
                        path, part->job_id, part->nservers, all->job_id, all->nservers);
             rc = PDCBB_ERR_CONFIG;
-            goto done;
         }
-        if ((rc = pdcbb_drain_merge(all, part)) != PDCBB_OK) {
-            drain_errf(err, errlen, "%s: %s", path, rc == PDCBB_ERR_INVAL ? "a part of another job (its job id, daemon count or instance differs from the other parts)" : pdcbb_strerror(rc));
-            goto done;
-        }
+        if (rc == PDCBB_OK && (rc = pdcbb_drain_merge(all, part)) != PDCBB_OK)
+            drain_errf(perr, sizeof(perr), "%s: %s", path,
+                       rc == PDCBB_ERR_INVAL ? "a part of another job (its job id, daemon count "
+                                               "or instance differs from the other parts)"
+                                             : pdcbb_strerror(rc));
         pdcbb_drain_free(part);
         part = NULL;
+        if (rc == PDCBB_ERR_NOMEM || (rc != PDCBB_OK && !partial)) {
+            drain_errf(err, errlen, "%s", perr[0] ? perr : pdcbb_strerror(rc));
+            goto done;
+        }
+        if (rc != PDCBB_OK) { /* partial: read what is intact, say what was left out */
+            if ((rc = drain_skipped_add(all, perr[0] ? perr : pdcbb_strerror(rc))) != PDCBB_OK)
+                goto done;
+            continue;
+        }
+        first = 0;
+    }
+    if (first) {
+        drain_errf(err, errlen, "%s: no part could be read (the first: %s)", drain_dir,
+                   all->nskipped ? all->skipped[0] : "none");
+        rc = PDCBB_ERR_CONFIG;
+        goto done;
     }
     pdcbb_drain_sort(all);
+    if ((rc = drain_sweep_deleted(all)) != PDCBB_OK) {
+        drain_errf(err, errlen, "%s: out of memory", drain_dir);
+        goto done;
+    }
     rc = drain_check(all, drain_dir, NULL, all->nranks == all->nservers, err, errlen);
 done:
     pdcbb_drain_free(part);
@@ -269,7 +296,7 @@ pdcbb_err_t pdcbb_drain_open(const char *dir, int flags, pdcbb_drain_t **out, ch
             rc = PDCBB_ERR_NOT_FOUND;
             goto done;
         }
-        if ((rc = drain_load_parts(ddir, names, nnames, &m, err, errlen)) != PDCBB_OK)
+        if ((rc = drain_load_parts(ddir, names, nnames, 1, &m, err, errlen)) != PDCBB_OK)
             goto done;
         m->complete = 0;
     }
@@ -289,7 +316,8 @@ done:
 }
 
 pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *complete,
-                               char *err, size_t errlen)
+                               uint64_t *dropped_extents, uint64_t *dropped_bytes, char *err,
+                               size_t errlen)
 {
     char path[PATH_MAX + 32], line[256], when[64];
     char **names = NULL;
@@ -304,6 +332,10 @@ pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *co
         return PDCBB_ERR_INVAL;
     }
     *complete = 0;
+    if (dropped_extents != NULL)
+        *dropped_extents = 0;
+    if (dropped_bytes != NULL)
+        *dropped_bytes = 0;
     if (drain_exists(drain_dir, PDCBB_DRAIN_COMPLETE)) {
         *complete = 1;
         return PDCBB_OK;
@@ -315,7 +347,7 @@ pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *co
     }
     if ((rc = drain_list_parts(drain_dir, &names, &nnames, err, errlen)) != PDCBB_OK)
         goto done;
-    if ((rc = drain_load_parts(drain_dir, names, nnames, &m, err, errlen)) != PDCBB_OK)
+    if ((rc = drain_load_parts(drain_dir, names, nnames, 0, &m, err, errlen)) != PDCBB_OK)
         goto done;
     if (m->nservers != nservers || m->nranks != nservers) {
         drain_errf(err, errlen,
@@ -337,6 +369,7 @@ pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *co
     if ((rc = drain_write_atomic(path, line, (size_t)len, err, errlen)) != PDCBB_OK)
         goto done;
     *complete = 1;
+    pdcbb_drain_dropped_totals(m, dropped_extents, dropped_bytes);
 done:
     drain_names_free(names, nnames);
     pdcbb_drain_free(m);

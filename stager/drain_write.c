@@ -406,11 +406,16 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
         dw_progress(&c, first, 1);
         char ferr[PDCBB_DRAIN_ERR_LEN] = "";
         int complete = 0;
-        rc = pdcbb_drain_finish(c.drain_dir, c.nservers, &complete, ferr, sizeof(ferr));
+        rc = pdcbb_drain_finish(c.drain_dir, c.nservers, &complete, &stats->dropped_extents,
+                                &stats->dropped_bytes, ferr, sizeof(ferr));
         if (rc != PDCBB_OK)
             rc = dw_fail(&c, rc, "cannot finish the drain in %s: %s", c.drain_dir,
                          ferr[0] ? ferr : pdcbb_strerror(rc));
         stats->complete = complete;
+        if (stats->dropped_extents > 0)
+            PDCBB_INFO("dropped %" PRIu64 " extents of deleted objects (%" PRIu64 " bytes a "
+                       "daemon still held; listed under dropped_objects in the manifest)",
+                       stats->dropped_extents, stats->dropped_bytes);
     }
     stats->seconds = dw_now() - c.t0;
     if (lockfd >= 0)

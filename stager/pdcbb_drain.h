@@ -136,6 +136,19 @@ typedef struct pdcbb_drain_kvdump {
     uint32_t crc32c;        /* of the whole file */
 } pdcbb_drain_kvdump_t;
 
+/* Data the drain left out (manifest key dropped_objects): the extents one rank held of an
+ * object that no part of the job describes. Object ids are never reused and an object's data
+ * exists only after its home daemon committed its creation, so once every rank's part is in,
+ * such an object was deleted (its delete reached its home daemon but not a daemon that was
+ * down, or the deleting process died before the other daemons heard of it): its data is not
+ * the job's any more and is not lost (docs/INTERNALS.md, "Interrupted operations"). */
+typedef struct pdcbb_drain_dropped {
+    uint64_t object_id;
+    uint32_t rank;          /* the daemon that still held the data */
+    uint64_t extents;       /* how many extents */
+    uint64_t bytes;         /* their bytes (still in the rank's data file, unreferenced) */
+} pdcbb_drain_dropped_t;
+
 /* One drained daemon rank (one part). */
 typedef struct pdcbb_drain_rank {
     uint32_t rank;
@@ -167,6 +180,12 @@ typedef struct pdcbb_drain {
     uint32_t nkvs;
     pdcbb_drain_kvdump_t *kvdumps;   /* their dumps (key kv_dumps, optional) */
     uint32_t nkvdumps;
+    pdcbb_drain_dropped_t *dropped;  /* extents of deleted objects left out, by (object, rank)
+                                      * (key dropped_objects, optional; drain_sweep_deleted) */
+    uint32_t ndropped;
+    char **skipped;         /* what a partial open could not read and left out: one line each
+                             * ("parts/rank-00001.yaml: why"); never written to a manifest */
+    uint32_t nskipped;
     void *priv;             /* private to drain_model.c / drain_read.c: interned extent file
                              * names (extents of one file share one string), open data files and
                              * a read index; NULL until needed, freed by pdcbb_drain_free */
@@ -196,6 +215,9 @@ pdcbb_err_t pdcbb_drain_add_kvdump(pdcbb_drain_t *m, const pdcbb_drain_kvdump_t 
 const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *container,
                                             const char *name, int *ambiguous);
 const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t id);
+pdcbb_err_t pdcbb_drain_add_dropped(pdcbb_drain_t *m, const pdcbb_drain_dropped_t *d);
+/* Totals of m->dropped: *extents and *bytes (either may be NULL). */
+void pdcbb_drain_dropped_totals(const pdcbb_drain_t *m, uint64_t *extents, uint64_t *bytes);
 /* Append everything of part to into (job fields are taken from part when into has none). */
 pdcbb_err_t pdcbb_drain_merge(pdcbb_drain_t *into, const pdcbb_drain_t *part);
 
@@ -251,6 +273,9 @@ pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, cha
  * COMPLETE exists, else (PDCBB_DRAIN_OPEN_PARTIAL) the parts; without the flag an incomplete
  * drain is PDCBB_ERR_NOT_FOUND with err "incomplete drain: N of M ranks drained (finish it with
  * pdcbb drain)". The result is sorted (pdcbb_drain_sort); m->dir is the job's drain directory.
+ * A partial open reads what is intact: a part it cannot read is left out and named in
+ * m->skipped (its rank then counts as not drained); when every rank is in, extents of objects
+ * no part describes are moved to m->dropped (drain_sweep_deleted), as the finished drain does.
  */
 pdcbb_err_t pdcbb_drain_open(const char *dir, int flags, pdcbb_drain_t **out, char *err,
                              size_t errlen);
@@ -258,10 +283,14 @@ pdcbb_err_t pdcbb_drain_open(const char *dir, int flags, pdcbb_drain_t **out, ch
 /*
  * If every rank 0..nservers-1 has a part in drain_dir and COMPLETE is missing: merge the parts,
  * write manifest.yaml, then COMPLETE (both write-then-rename; racing finishers write the same
- * content). *complete = 1 when COMPLETE exists on return.
+ * content). *complete = 1 when COMPLETE exists on return. Extents of objects that no part
+ * describes (deleted objects, pdcbb_drain_dropped_t) are left out of the manifest and listed
+ * under dropped_objects; *dropped_extents and *dropped_bytes (either may be NULL) get their
+ * totals when this call wrote the manifest, else 0.
  */
 pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *complete,
-                               char *err, size_t errlen);
+                               uint64_t *dropped_extents, uint64_t *dropped_bytes, char *err,
+                               size_t errlen);
 
 /* ---- data ---- */
 
@@ -327,6 +356,8 @@ typedef struct pdcbb_drain_node_stats {
     uint64_t bytes;           /* data bytes written and verified */
     double seconds;
     int complete;             /* the whole job's drain is complete (COMPLETE written) */
+    uint64_t dropped_extents; /* extents of deleted objects the finish left out (when this */
+    uint64_t dropped_bytes;   /* call finished the drain; pdcbb_drain_finish) */
     char drain_dir[4096];     /* "<destination>/pdcbb.<job id>" (or the fresh name chosen
                                * when that one was taken, see pdcbb_drain_dir_create) */
 } pdcbb_drain_node_stats_t;

@@ -612,6 +612,62 @@ static void check_drain_dir(void)
     }
 }
 
+/* ---- the orphan sweep, and partial reads of what is intact (drain_open.c) ---- */
+
+/* Rank 1 still held data of object 999, deleted while it was down: the finish leaves it out
+ * and lists it; a partial open with a part that cannot be read reads the others. */
+static void check_sweep(const pdcbb_drain_t *p0, pdcbb_drain_t *p1)
+{
+    char err[PDCBB_DRAIN_ERR_LEN], dir[4200], path[4400];
+    pdcbb_drain_t *m = NULL;
+    int complete = -1;
+    uint64_t n = 0, b = 0, nextents = p0->nextents + p1->nextents;
+    pdcbb_drain_extent_t orphan = {.object_id = 999, .rank = 1, .object_offset = 0,
+                                   .length = 8, .file = "data/rank-00001.dat", .file_offset = 0};
+
+    snprintf(dir, sizeof(dir), "%s/sweep", g_root);
+    snprintf(path, sizeof(path), "%s/parts", dir);
+    CHECK(mkdir(dir, 0755) == 0 && mkdir(path, 0755) == 0);
+    CHECK_ERR(pdcbb_drain_add_extent(p1, &orphan), PDCBB_OK);
+    snprintf(path, sizeof(path), "%s/parts/rank-00000.yaml", dir);
+    CHECK_ERR(pdcbb_drain_write_manifest(p0, path, err, sizeof(err)), PDCBB_OK);
+    snprintf(path, sizeof(path), "%s/parts/rank-00001.yaml", dir);
+    CHECK_ERR(pdcbb_drain_write_manifest(p1, path, err, sizeof(err)), PDCBB_OK);
+    /* the same parts, not finished: a partial open sweeps them as the finish will */
+    CHECK_ERR(pdcbb_drain_open(dir, PDCBB_DRAIN_OPEN_PARTIAL, &m, err, sizeof(err)), PDCBB_OK);
+    if (m != NULL) {
+        CHECK(m->nextents == nextents && m->ndropped == 1 && m->dropped[0].object_id == 999);
+        pdcbb_drain_free(m);
+        m = NULL;
+    }
+    CHECK_ERR(pdcbb_drain_finish(dir, 2, &complete, &n, &b, err, sizeof(err)), PDCBB_OK);
+    CHECK(complete == 1 && n == 1 && b == 8);
+    CHECK_ERR(pdcbb_drain_open(dir, 0, &m, err, sizeof(err)), PDCBB_OK);
+    if (m != NULL) {
+        CHECK(m->complete == 1 && m->nextents == nextents && m->ndropped == 1);
+        CHECK(m->dropped[0].object_id == 999 && m->dropped[0].rank == 1 &&
+              m->dropped[0].extents == 1 && m->dropped[0].bytes == 8);
+        CHECK(pdcbb_drain_find_object_id(m, 999) == NULL);
+        pdcbb_drain_free(m);
+        m = NULL;
+    }
+    /* a part that cannot be read: the finish refuses, a partial open reads the other one */
+    snprintf(path, sizeof(path), "%s/COMPLETE", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/manifest.yaml", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/parts/rank-00001.yaml", dir);
+    CHECK(write_file(path, "format: [unclosed\n") == 0);
+    CHECK_ERR(pdcbb_drain_finish(dir, 2, &complete, &n, &b, err, sizeof(err)), PDCBB_ERR_CONFIG);
+    CHECK(complete == 0 && strstr(err, "rank-00001.yaml") != NULL);
+    CHECK_ERR(pdcbb_drain_open(dir, PDCBB_DRAIN_OPEN_PARTIAL, &m, err, sizeof(err)), PDCBB_OK);
+    if (m != NULL) {
+        CHECK(m->nranks == 1 && m->nextents == p0->nextents && m->ndropped == 0);
+        CHECK(m->nskipped == 1 && strstr(m->skipped[0], "rank-00001.yaml") != NULL);
+        pdcbb_drain_free(m);
+    }
+}
+
 int main(int argc, char **argv)
 {
     char err[PDCBB_DRAIN_ERR_LEN], path[4300];
@@ -654,7 +710,7 @@ int main(int argc, char **argv)
     int complete = -1;
     snprintf(path, sizeof(path), "%s/parts/rank-00000.yaml", g_dir);
     CHECK_ERR(pdcbb_drain_write_manifest(p0, path, err, sizeof(err)), PDCBB_OK);
-    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, err, sizeof(err)), PDCBB_OK);
+    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, NULL, NULL, err, sizeof(err)), PDCBB_OK);
     CHECK(complete == 0);
     CHECK_ERR(pdcbb_drain_open(g_dir, 0, &m, err, sizeof(err)), PDCBB_ERR_NOT_FOUND);
     CHECK(strstr(err, "incomplete drain: 1 of 2 ranks drained (finish it with pdcbb drain)"));
@@ -668,7 +724,7 @@ int main(int argc, char **argv)
     /* both parts: finish writes manifest.yaml and COMPLETE */
     snprintf(path, sizeof(path), "%s/parts/rank-00001.yaml", g_dir);
     CHECK_ERR(pdcbb_drain_write_manifest(p1, path, err, sizeof(err)), PDCBB_OK);
-    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, err, sizeof(err)), PDCBB_OK);
+    CHECK_ERR(pdcbb_drain_finish(g_dir, 2, &complete, NULL, NULL, err, sizeof(err)), PDCBB_OK);
     CHECK(complete == 1);
     snprintf(path, sizeof(path), "%s/COMPLETE", g_dir);
     FILE *f = fopen(path, "r");
@@ -719,6 +775,8 @@ int main(int argc, char **argv)
     unlink(path);
     snprintf(path, sizeof(path), "%s/variant.yaml", g_root);
     unlink(path);
+
+    check_sweep(p0, p1);
 
     pdcbb_drain_free(p0);
     pdcbb_drain_free(p1);
