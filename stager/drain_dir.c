@@ -529,6 +529,160 @@ pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, ch
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Readers: the drain is the job's own                                                        */
+
+pdcbb_err_t pdcbb_drain_reader_uid(const char *owner, long *uid, char *err, size_t errlen)
+{
+    if (owner == NULL || owner[0] == '\0') {
+        *uid = getuid() == 0 ? -1 : (long)getuid();
+        return PDCBB_OK;
+    }
+    struct passwd pw, *res = NULL;
+    char pwbuf[4096];
+    if (getpwnam_r(owner, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL) {
+        *uid = (long)pw.pw_uid;
+        return PDCBB_OK;
+    }
+    char *e;
+    errno = 0;
+    unsigned long v = strtoul(owner, &e, 10);
+    if (owner[0] >= '0' && owner[0] <= '9' && errno == 0 && *e == '\0' && v <= 0x7fffffffUL) {
+        *uid = (long)v;
+        return PDCBB_OK;
+    }
+    drain_errf(err, errlen, "owner '%s' is neither a user name nor a uid", owner);
+    return PDCBB_ERR_INVAL;
+}
+
+/* The job id a drain directory's name claims: pdcbb.<N> or pdcbb.<N>.<suffix>; 0 if none. */
+static uint64_t dd_claimed_job(const char *dir)
+{
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (strncmp(base, "pdcbb.", 6) != 0 || base[6] < '0' || base[6] > '9')
+        return 0;
+    char *e;
+    errno = 0;
+    uint64_t id = strtoull(base + 6, &e, 10);
+    return errno == 0 && (*e == '\0' || *e == '.') ? id : 0;
+}
+
+pdcbb_err_t pdcbb_drain_dir_latest(const char *dest, uint64_t job_id, uid_t uid, char *out,
+                                   size_t outlen)
+{
+    char prefix[64], path[PATH_MAX];
+    time_t best_time = 0;
+    bool found = false;
+    snprintf(prefix, sizeof(prefix), "pdcbb.%" PRIu64, job_id);
+    size_t pl = strlen(prefix);
+    DIR *d = opendir(dest);
+    if (d == NULL)
+        return errno == ENOENT ? PDCBB_ERR_NOT_FOUND : pdcbb_err_from_errno(errno);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, prefix, pl) != 0 ||
+            (de->d_name[pl] != '\0' && de->d_name[pl] != '.'))
+            continue;
+        if (snprintf(path, sizeof(path), "%s/%s", strcmp(dest, "/") ? dest : "", de->d_name) >=
+            (int)sizeof(path))
+            continue;
+        pdcbb_drain_identity_t id;
+        if (pdcbb_drain_identity_read(path, uid, &id, NULL, 0) == PDCBB_OK &&
+            id.job_id == job_id && (!found || id.created > best_time)) {
+            snprintf(out, outlen, "%s", path);
+            best_time = id.created;
+            found = true;
+        }
+    }
+    closedir(d);
+    return found ? PDCBB_OK : PDCBB_ERR_NOT_FOUND;
+}
+
+/* "; your job J's drain in this destination is D" when uid has one beside dir, else "". */
+static void dd_real_drain_hint(const char *dir, uint64_t job_id, uid_t uid, char *out,
+                               size_t len)
+{
+    char parent[PATH_MAX], best[PATH_MAX];
+    out[0] = '\0';
+    snprintf(parent, sizeof(parent), "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash == NULL)
+        snprintf(parent, sizeof(parent), ".");
+    else if (slash == parent)
+        parent[1] = '\0';
+    else
+        *slash = '\0';
+    if (pdcbb_drain_dir_latest(parent, job_id, uid, best, sizeof(best)) == PDCBB_OK &&
+        strcmp(best, dir) != 0)
+        snprintf(out, len, "; %s job %" PRIu64 "'s drain in this destination is %s",
+                 uid == getuid() ? "your" : "that user's", job_id, best);
+}
+
+pdcbb_err_t pdcbb_drain_reader_check(const pdcbb_drain_t *m, long expect_uid, const char *how,
+                                     char *warn, size_t warnlen, char *err, size_t errlen)
+{
+    char who[128], own[128], hint[PATH_MAX + 128];
+    if (warn != NULL && warnlen > 0)
+        warn[0] = '\0';
+    pdcbb_err_t rc =
+        pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, warnlen, err, errlen);
+    if (rc != PDCBB_OK)
+        return rc;
+    struct stat st;
+    if (lstat(m->dir, &st) != 0) {
+        drain_errf(err, errlen, "cannot check %s: %s", m->dir, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    /* whose: the reader's own drain, or the one it asked for by name */
+    if (expect_uid >= 0 && st.st_uid != (uid_t)expect_uid) {
+        bool mine = (uid_t)expect_uid == getuid();
+        char oname[64];
+        struct passwd pw, *res = NULL;
+        char pwbuf[4096];
+        if (getpwuid_r(st.st_uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL)
+            snprintf(oname, sizeof(oname), "%s", pw.pw_name);
+        else
+            snprintf(oname, sizeof(oname), "%ld", (long)st.st_uid);
+        dd_real_drain_hint(m->dir, m->job_id, (uid_t)expect_uid, hint, sizeof(hint));
+        drain_errf(err, errlen, "untrusted drain: %s belongs to %s, not to %s: it is not %s job's "
+                             "drain%s (to read %s's drain on purpose: %s%s)",
+                m->dir, dd_who(st.st_uid, own, sizeof(own)),
+                mine ? "you" : dd_who((uid_t)expect_uid, who, sizeof(who)),
+                mine ? "your" : "that user's", hint, oname, how ? how : "", oname);
+        return PDCBB_ERR_PERM;
+    }
+    /* what: a name that claims another job, or an IDENTITY of another job or run */
+    uint64_t claimed = dd_claimed_job(m->dir);
+    if (claimed != 0 && claimed != m->job_id) {
+        dd_real_drain_hint(m->dir, claimed, st.st_uid, hint, sizeof(hint));
+        drain_errf(err, errlen, "untrusted drain: %s is named for job %" PRIu64 " but holds the "
+                             "drain of job %" PRIu64 "%s",
+                m->dir, claimed, m->job_id, hint);
+        return PDCBB_ERR_PERM;
+    }
+    pdcbb_drain_identity_t id;
+    char why[PATH_MAX + 256];
+    rc = pdcbb_drain_identity_read(m->dir, st.st_uid, &id, why, sizeof(why));
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK; /* drains older than IDENTITY, and copies made without it */
+    if (rc == PDCBB_ERR_PERM && m->uid != st.st_uid && warn != NULL && warn[0])
+        return PDCBB_OK; /* a copy (cp -r) by its owner: warn says so */
+    if (rc != PDCBB_OK) {
+        drain_errf(err, errlen, "untrusted drain: %s", why);
+        return PDCBB_ERR_PERM;
+    }
+    const char *inst = m->instance ? m->instance : "";
+    if (id.job_id != m->job_id || (id.instance[0] && inst[0] && strcmp(id.instance, inst) != 0)) {
+        drain_errf(err, errlen, "untrusted drain: %s/%s names job %" PRIu64 " instance %s, but "
+                             "its manifest is job %" PRIu64 " instance %s: parts of two jobs",
+                m->dir, PDCBB_DRAIN_IDENTITY, id.job_id, id.instance[0] ? id.instance : "none",
+                m->job_id, inst[0] ? inst : "none");
+        return PDCBB_ERR_PERM;
+    }
+    return PDCBB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* FAILED reports                                                                             */
 
 static pdcbb_err_t dd_write_file(const char *path, const char *text)

@@ -443,6 +443,35 @@ unsigned pdcbb_drain_parts_count(const char *drain_dir);
 pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, char *warn,
                                     size_t warnlen, char *err, size_t errlen);
 
+/*
+ * The newest drain directory of job job_id in dest that is uid's (pdcbb_drain_identity_read: by
+ * its IDENTITY, whatever its name), into out. PDCBB_ERR_NOT_FOUND when there is none.
+ */
+pdcbb_err_t pdcbb_drain_dir_latest(const char *dest, uint64_t job_id, uid_t uid, char *out,
+                                   size_t outlen);
+
+/*
+ * The user a reader expects a drain to belong to: owner (a user name or a uid; from `--owner`,
+ * PDCBB_DRAINED_OWNER or the stage_in_owner key) when given, else the caller; -1 (anyone's)
+ * for root without owner. PDCBB_ERR_INVAL (err says so) when owner is neither.
+ */
+pdcbb_err_t pdcbb_drain_reader_uid(const char *owner, long *uid, char *err, size_t errlen);
+
+/*
+ * Everything a reader (pdcbb ls/get/export/verify/kv, the read-only API, stage-in) checks after
+ * pdcbb_drain_open before it serves a byte: pdcbb_drain_trust_check, and that the drain is the
+ * job's own and the job it claims to be. PDCBB_ERR_PERM, err saying why and, when the expected
+ * user has a drain of the same job id beside it, naming that one, when
+ *   - expect_uid >= 0 (pdcbb_drain_reader_uid) and the directory belongs to someone else; how
+ *     is the way to read it on purpose, followed by the owner's name ("--owner ");
+ *   - the directory is named pdcbb.<N>[.<suffix>] but its manifest is another job's;
+ *   - its IDENTITY is not its owner's, or names another job or run (instance) than the manifest.
+ * A drain without IDENTITY (older drains, copies) passes on its manifest alone. warn as in
+ * pdcbb_drain_trust_check.
+ */
+pdcbb_err_t pdcbb_drain_reader_check(const pdcbb_drain_t *m, long expect_uid, const char *how,
+                                     char *warn, size_t warnlen, char *err, size_t errlen);
+
 /* What a node's failed drain leaves for the user (pdcbb_drain_report_write). */
 typedef struct pdcbb_drain_report {
     uint64_t job_id;
