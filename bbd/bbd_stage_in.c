@@ -502,10 +502,14 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
         snprintf(err, errlen, "stage-in from %s: %s", d->cfg.stage_in, derr);
         return rc;
     }
-    /* never load a drain someone other than its owner could have changed */
+    /* never load a drain someone other than its owner could have changed, nor one that is
+     * not the job user's own (or stage_in_owner's) or not the job it claims to be */
     char warn[PDCBB_DRAIN_ERR_LEN] = "";
-    if ((rc = pdcbb_drain_trust_check(s.m->dir, (long)s.m->uid, warn, sizeof(warn), derr,
-                                      sizeof(derr))) != PDCBB_OK) {
+    long expect_uid = -1;
+    if ((rc = pdcbb_drain_reader_uid(d->cfg.stage_in_owner, &expect_uid, derr, sizeof(derr))) !=
+            PDCBB_OK ||
+        (rc = pdcbb_drain_reader_check(s.m, expect_uid, "--pdc=stage_in_owner=", warn,
+                                       sizeof(warn), derr, sizeof(derr))) != PDCBB_OK) {
         ops->txn_abort(s.r.txn);
         snprintf(err, errlen, "stage-in from %s: %s", d->cfg.stage_in, derr);
         pdcbb_drain_free(s.m);

@@ -29,8 +29,9 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_status(int argc, char **argv);
 /* cmd_admin.c: `pdcbb admin stranded` */
 int cli_cmd_admin(int argc, char **argv);
-/* cmd_drain.c */
+/* cmd_drain.c: `pdcbb drain`, a node-local job directory by hand */
 int cli_cmd_drain(int argc, char **argv);
+/* cmd_why.c: `pdcbb why`, where a job's drain went and why it failed */
 int cli_cmd_why(int argc, char **argv);
 /* reading a drain directory (helpers in cmd_data.c): cmd_ls.c, cmd_get.c, cmd_export.c,
  * cmd_verify.c */

@@ -8,6 +8,7 @@
  * export_hdf5.c) and cmd_verify.c; cmd_data.h declares what they share.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,12 +20,53 @@
 #include "cmd_data.h"
 #include "pdcbb_drain.h"
 
-/* Open a drain for command cmd; prints the reason and returns NULL on failure. */
-pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial)
+int cmd_read_opt(const char *cmd, int c, const char *arg, cmd_read_t *r)
 {
-    char err[PDCBB_DRAIN_ERR_LEN] = "";
+    if (c == CMD_OPT_OWNER) {
+        long uid;
+        char err[256];
+        if (pdcbb_drain_reader_uid(arg, &uid, err, sizeof(err)) != PDCBB_OK) {
+            fprintf(stderr, "pdcbb %s: --owner: %s\n", cmd, err);
+            return -1;
+        }
+        r->owner = arg;
+        return 1;
+    }
+    if (c == CMD_OPT_JOB) {
+        char *e;
+        errno = 0;
+        r->job = strtoull(arg, &e, 10);
+        if (errno != 0 || *e != '\0' || r->job == 0 || arg[0] < '0' || arg[0] > '9') {
+            fprintf(stderr, "pdcbb %s: --job %s: not a job id\n", cmd, arg);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Open a drain for command cmd; prints the reason and returns NULL on failure. */
+pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, const cmd_read_t *r)
+{
+    char err[PDCBB_DRAIN_ERR_LEN] = "", path[PATH_MAX];
+    long uid;
+    if (pdcbb_drain_reader_uid(r->owner, &uid, err, sizeof(err)) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb %s: --owner: %s\n", cmd, err);
+        return NULL;
+    }
+    if (r->job != 0) {
+        pdcbb_err_t rc = pdcbb_drain_dir_latest(dir, r->job, uid >= 0 ? (uid_t)uid : getuid(),
+                                                path, sizeof(path));
+        if (rc != PDCBB_OK) {
+            fprintf(stderr, "pdcbb %s: no drain of job %" PRIu64 " of %s in %s (pdcbb why --job "
+                            "%" PRIu64 " %s says what is there)\n",
+                    cmd, r->job, r->owner ? r->owner : "yours", dir, r->job, dir);
+            return NULL;
+        }
+        dir = path;
+    }
     pdcbb_drain_t *m = NULL;
-    pdcbb_err_t rc = pdcbb_drain_open(dir, partial ? PDCBB_DRAIN_OPEN_PARTIAL : 0, &m, err,
+    pdcbb_err_t rc = pdcbb_drain_open(dir, r->partial ? PDCBB_DRAIN_OPEN_PARTIAL : 0, &m, err,
                                       sizeof(err));
     if (rc != PDCBB_OK) {
         if (strncmp(err, "incomplete drain", 16) == 0)
@@ -34,9 +76,10 @@ pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial)
             fprintf(stderr, "pdcbb %s: %s\n", cmd, err[0] ? err : pdcbb_strerror(rc));
         return NULL;
     }
-    /* a drain someone else could have changed is not read (its checksums prove nothing) */
+    /* a drain someone else could have changed, or that is not the job's own, is not read (its
+     * checksums prove nothing) */
     char warn[PDCBB_DRAIN_ERR_LEN] = "";
-    rc = pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, sizeof(warn), err, sizeof(err));
+    rc = pdcbb_drain_reader_check(m, uid, "--owner ", warn, sizeof(warn), err, sizeof(err));
     if (rc != PDCBB_OK) {
         fprintf(stderr, "pdcbb %s: %s\n", cmd, err);
         pdcbb_drain_free(m);

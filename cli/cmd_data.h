@@ -15,10 +15,34 @@
 /* Object data is read in slabs of at most this many bytes (one element row when larger). */
 #define CMD_SLAB_BYTES ((uint64_t)64 << 20)
 
-/* Open the drain dir for command cmd ("ls"); partial: accept an incomplete drain. Refuses a
- * drain someone else could have changed. Returns it (pdcbb_drain_free), or NULL after printing
- * why (as "pdcbb CMD: ..."). */
-pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, bool partial);
+/* What every command that reads a drain is told about which drain to read. */
+typedef struct cmd_read {
+    bool partial;      /* --partial: accept an incomplete drain */
+    const char *owner; /* --owner USER: whose drain is expected (NULL: the caller's) */
+    uint64_t job;      /* --job ID: DIR is a destination, read job ID's drain in it (0: DIR is
+                        * the drain) */
+} cmd_read_t;
+
+/* Long-only option codes of --owner and --job, their getopt_long table entries, and their help
+ * lines for a command's usage text. */
+#define CMD_OPT_OWNER 0x100
+#define CMD_OPT_JOB 0x101
+#define CMD_READ_LONGOPTS                                                                      \
+    {"owner", required_argument, NULL, CMD_OPT_OWNER}, {"job", required_argument, NULL, CMD_OPT_JOB}
+#define CMD_READ_HELP                                                                          \
+    "      --owner USER    read USER's drain (a name or a uid); without it only your own\n"      \
+    "                      drain is read, and someone else's is refused\n"                      \
+    "      --job ID        DIR is a drain destination: read the drain of job ID in it,\n"        \
+    "                      whatever name it got (the newest, if the id was used again)\n"
+/* Take c if it is --owner or --job (arg its value) into r. 1 taken, 0 not one of them, -1 a
+ * bad value (printed as "pdcbb CMD: ..."). */
+int cmd_read_opt(const char *cmd, int c, const char *arg, cmd_read_t *r);
+
+/* Open the drain dir for command cmd ("ls") as r says (r->job: dir is a destination). Refuses
+ * a drain someone else could have changed, and one that is not the expected user's or not the
+ * job it claims to be (pdcbb_drain_reader_check). Returns it (pdcbb_drain_free), or NULL after
+ * printing why (as "pdcbb CMD: ..."). */
+pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, const cmd_read_t *r);
 /* Write all of buf to fd (retrying short writes and EINTR); 0, or -1 with errno. */
 int cmd_write_all(int fd, const void *buf, size_t len);
 /* dims (ndim of them) as "100x2048" ("unlimited" for PDCBB_DIM_UNLIMITED, "-" when none). */

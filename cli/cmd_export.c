@@ -25,7 +25,7 @@
 static void export_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb export [--partial] [--format raw|npy|hdf5] [-o OUT] [--force] DIR\n"
+            "Usage: pdcbb export [--partial] [--owner USER] [--job ID] [--format raw|npy|hdf5] [-o OUT] [--force] DIR\n"
             "\n"
             "Write every object of a drained job to a file of its own in OUTDIR (raw, npy), or\n"
             "the whole job to one HDF5 file (hdf5).\n"
@@ -73,6 +73,7 @@ static void export_usage(FILE *out)
             "  -p, --partial      export an incomplete drain (only the objects of the ranks\n"
             "                     drained so far, with their data from those ranks)\n"
             "  -q, --quiet        no progress and no list of files\n"
+            CMD_READ_HELP
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 every object exported; 1 the drain cannot be read, is incomplete,\n"
@@ -190,6 +191,7 @@ int cli_cmd_export(int argc, char **argv)
     enum { OPT_FORCE = 1000 };
     static const struct option opts[] = {
         {"partial", no_argument, NULL, 'p'},
+        CMD_READ_LONGOPTS,
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, OPT_FORCE},
@@ -197,7 +199,8 @@ int cli_cmd_export(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool partial = false, force = false, quiet = false, npy = true, hdf5 = false;
+    cmd_read_t rd = {0};
+    bool force = false, quiet = false, npy = true, hdf5 = false;
     const char *outdir = ".", *output = NULL;
     int c, status = 1;
     export_item_t *items = NULL;
@@ -206,7 +209,7 @@ int cli_cmd_export(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":pf:o:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': partial = true; break;
+        case 'p': rd.partial = true; break;
         case 'f':
             if (strcmp(optarg, "npy") == 0) {
                 npy = true, hdf5 = false;
@@ -225,7 +228,14 @@ int cli_cmd_export(int argc, char **argv)
         case OPT_FORCE: force = true; break;
         case 'q': quiet = true; break;
         case 'h': export_usage(stdout); return 0;
-        default: return cli_bad_option("export", c, argv);
+        default: {
+            int taken = cmd_read_opt("export", c, optarg, &rd);
+            if (taken < 0)
+                return CLI_EXIT_USAGE;
+            if (taken == 0)
+                return cli_bad_option("export", c, argv);
+            break;
+        }
         }
     }
     if (argc - optind != 1) {
@@ -233,7 +243,7 @@ int cli_cmd_export(int argc, char **argv)
                 optind >= argc ? "missing the drain directory DIR" : "too many arguments");
         return CLI_EXIT_USAGE;
     }
-    pdcbb_drain_t *m = cmd_open("export", argv[optind], partial);
+    pdcbb_drain_t *m = cmd_open("export", argv[optind], &rd);
     if (m == NULL)
         return 1;
     if (hdf5) {

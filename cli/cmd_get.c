@@ -52,7 +52,7 @@ static const pdcbb_drain_object_t *cmd_find_object(const char *cmd, pdcbb_drain_
 static void get_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb get [--partial] [-o FILE] DIR OBJECT [REGION]\n"
+            "Usage: pdcbb get [--partial] [--owner USER] [--job ID] [-o FILE] DIR OBJECT [REGION]\n"
             "\n"
             "Write the data of OBJECT of a drained job as raw bytes: its elements in row-major\n"
             "(C) order, each as stored (native byte order), with no header. Elements that were\n"
@@ -74,6 +74,7 @@ static void get_usage(FILE *out)
             "  -o, --output FILE  write to FILE (created or truncated; '-' is standard output)\n"
             "  -p, --partial      read an incomplete drain (data held by ranks that have not\n"
             "                     drained is missing and reads as zero)\n"
+            CMD_READ_HELP
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 written; 1 the drain, the object or its data cannot be read, or\n"
@@ -152,11 +153,12 @@ int cli_cmd_get(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"partial", no_argument, NULL, 'p'},
+        CMD_READ_LONGOPTS,
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool partial = false;
+    cmd_read_t rd = {0};
     const char *output = NULL;
     int c, status = 1;
 
@@ -164,10 +166,17 @@ int cli_cmd_get(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":po:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': partial = true; break;
+        case 'p': rd.partial = true; break;
         case 'o': output = optarg; break;
         case 'h': get_usage(stdout); return 0;
-        default: return cli_bad_option("get", c, argv);
+        default: {
+            int taken = cmd_read_opt("get", c, optarg, &rd);
+            if (taken < 0)
+                return CLI_EXIT_USAGE;
+            if (taken == 0)
+                return cli_bad_option("get", c, argv);
+            break;
+        }
         }
     }
     int nargs = argc - optind;
@@ -184,7 +193,7 @@ int cli_cmd_get(int argc, char **argv)
     }
     const char *dir = argv[optind], *name = argv[optind + 1];
     const char *region = nargs == 3 ? argv[optind + 2] : NULL;
-    pdcbb_drain_t *m = cmd_open("get", dir, partial);
+    pdcbb_drain_t *m = cmd_open("get", dir, &rd);
     if (m == NULL)
         return 1;
     get_out_t out = {STDOUT_FILENO, "standard output"};

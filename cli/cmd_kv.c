@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_data.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
 #include "pdcbb_name.h"
@@ -30,7 +31,7 @@
 static void kv_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb kv ls [--partial] DIR\n"
+            "Usage: pdcbb kv ls [--partial] [--owner USER] [--job ID] DIR\n"
             "       pdcbb kv keys [OPTIONS] DIR KV\n"
             "       pdcbb kv get [OPTIONS] DIR KV KEY\n"
             "       pdcbb kv export [OPTIONS] DIR KV\n"
@@ -63,6 +64,7 @@ static void kv_usage(FILE *out)
             "      --progress       export: show progress on standard error (default: only\n"
             "                       on a terminal)\n"
             "  -p, --partial        read an incomplete drain\n"
+            CMD_READ_HELP
             "  -h, --help           show this help\n"
             "\n"
             "Export records: key, key_encoding (utf8, base64, int or float), tag,\n"
@@ -109,28 +111,6 @@ static int kv_parse_count(const char *opt, const char *s, uint64_t *out)
     }
     *out = v;
     return 0;
-}
-
-static pdcbb_drain_t *kv_open_drain(const char *dir, bool partial)
-{
-    char err[PDCBB_DRAIN_ERR_LEN] = "";
-    pdcbb_drain_t *m = NULL;
-    pdcbb_err_t rc = pdcbb_drain_open(dir, partial ? PDCBB_DRAIN_OPEN_PARTIAL : 0, &m, err,
-                                      sizeof(err));
-    if (rc != PDCBB_OK) {
-        fprintf(stderr, "pdcbb kv: %s\n", err[0] ? err : pdcbb_strerror(rc));
-        return NULL;
-    }
-    char warn[PDCBB_DRAIN_ERR_LEN] = "";
-    rc = pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, sizeof(warn), err, sizeof(err));
-    if (rc != PDCBB_OK) {
-        fprintf(stderr, "pdcbb kv: %s\n", err);
-        pdcbb_drain_free(m);
-        return NULL;
-    }
-    if (warn[0])
-        fprintf(stderr, "pdcbb kv: WARNING: %s\n", warn);
-    return m;
 }
 
 /* KV is NAME or CONTAINER/NAME (the longest container prefix that names one). */
@@ -512,10 +492,11 @@ int cli_cmd_kv(int argc, char **argv)
         {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
         {"all-versions", no_argument, NULL, 'a'}, {"progress", no_argument, NULL, 'P'},
         {"partial", no_argument, NULL, 'p'},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        CMD_READ_LONGOPTS,                       {NULL, 0, NULL, 0},
     };
     uint64_t tag = PDCBB_KV_TAG_MAX, offset = 0, count = 0;
-    bool hex = false, csv = false, versions = false, partial = false, progress = false;
+    bool hex = false, csv = false, versions = false, progress = false;
+    cmd_read_t rd = {0};
     bool tag_given = false;
     const char *out_path = NULL;
     int c;
@@ -576,9 +557,16 @@ int cli_cmd_kv(int argc, char **argv)
         case 'o': out_path = optarg; break;
         case 'a': versions = true; break;
         case 'P': progress = true; break;
-        case 'p': partial = true; break;
+        case 'p': rd.partial = true; break;
         case 'h': kv_usage(stdout); return 0;
-        default: return cli_bad_option("kv", c, argv);
+        default: {
+            int taken = cmd_read_opt("kv", c, optarg, &rd);
+            if (taken < 0)
+                return CLI_EXIT_USAGE;
+            if (taken == 0)
+                return cli_bad_option("kv", c, argv);
+            break;
+        }
         }
     }
     if (argc - optind != nargs) {
@@ -590,7 +578,7 @@ int cli_cmd_kv(int argc, char **argv)
         fprintf(stderr, "pdcbb kv export: --all-versions and --tag exclude each other\n");
         return CLI_EXIT_USAGE;
     }
-    pdcbb_drain_t *m = kv_open_drain(argv[optind], partial);
+    pdcbb_drain_t *m = cmd_open("kv", argv[optind], &rd);
     if (m == NULL)
         return 1;
     int status = 0;

@@ -17,7 +17,7 @@
 static void ls_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb ls [--partial] [--long] DIR\n"
+            "Usage: pdcbb ls [--partial] [--owner USER] [--job ID] [--long] DIR\n"
             "\n"
             "List what a drained job holds: one line for the job (id, user, ranks, and whether\n"
             "the drain is complete), then its containers (name, lifetime, objects, tags) and its\n"
@@ -33,6 +33,7 @@ static void ls_usage(FILE *out)
             "                  object, its id, home rank, element size, stored shape, extents,\n"
             "                  consistency, user id, time step, app name, data location, tag\n"
             "                  string and placement map\n"
+            CMD_READ_HELP
             "  -h, --help      show this help\n"
             "\n"
             "Exit status: 0 listed; 1 the drain cannot be read or is incomplete (without\n"
@@ -260,21 +261,30 @@ int cli_cmd_ls(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"partial", no_argument, NULL, 'p'},
+        CMD_READ_LONGOPTS,
         {"long", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool partial = false, lng = false;
+    cmd_read_t rd = {0};
+    bool lng = false;
     int c;
 
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":plh", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': partial = true; break;
+        case 'p': rd.partial = true; break;
         case 'l': lng = true; break;
         case 'h': ls_usage(stdout); return 0;
-        default: return cli_bad_option("ls", c, argv);
+        default: {
+            int taken = cmd_read_opt("ls", c, optarg, &rd);
+            if (taken < 0)
+                return CLI_EXIT_USAGE;
+            if (taken == 0)
+                return cli_bad_option("ls", c, argv);
+            break;
+        }
         }
     }
     if (argc - optind != 1) {
@@ -282,7 +292,7 @@ int cli_cmd_ls(int argc, char **argv)
                 optind >= argc ? "missing the drain directory DIR" : "too many arguments");
         return CLI_EXIT_USAGE;
     }
-    pdcbb_drain_t *m = cmd_open("ls", argv[optind], partial);
+    pdcbb_drain_t *m = cmd_open("ls", argv[optind], &rd);
     if (m == NULL)
         return 1;
     ls_print(m, lng);

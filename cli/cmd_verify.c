@@ -17,7 +17,7 @@
 static void verify_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb verify [--partial] [--rank R] [-q] DIR\n"
+            "Usage: pdcbb verify [--partial] [--owner USER] [--job ID] [--rank R] [-q] DIR\n"
             "\n"
             "Re-read every extent of a drained job's data files and compare its CRC-32C with\n"
             "the manifest, and every KV dump (each block's CRC-32C, the file's CRC-32C, size\n"
@@ -34,6 +34,7 @@ static void verify_usage(FILE *out)
             "  -p, --partial   verify an incomplete drain: the ranks drained so far\n"
             "  -r, --rank R    only the extents daemon rank R held\n"
             "  -q, --quiet     print only bad extents and the summary (no progress)\n"
+            CMD_READ_HELP
             "  -h, --help      show this help\n"
             "\n"
             "Exit status: 0 every checksum matches (and the drain is complete, or --partial\n"
@@ -59,12 +60,14 @@ int cli_cmd_verify(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"partial", no_argument, NULL, 'p'},
+        CMD_READ_LONGOPTS,
         {"rank", required_argument, NULL, 'r'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool partial = false, quiet = false;
+    cmd_read_t rd = {0};
+    bool quiet = false;
     long rank = -1;
     int c;
 
@@ -72,7 +75,7 @@ int cli_cmd_verify(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, ":pr:qh", opts, NULL)) != -1) {
         switch (c) {
-        case 'p': partial = true; break;
+        case 'p': rd.partial = true; break;
         case 'r': {
             uint64_t v;
             if (cli_parse_u64("verify", "--rank", optarg, 0, 65534, &v) != 0)
@@ -82,7 +85,14 @@ int cli_cmd_verify(int argc, char **argv)
         }
         case 'q': quiet = true; break;
         case 'h': verify_usage(stdout); return 0;
-        default: return cli_bad_option("verify", c, argv);
+        default: {
+            int taken = cmd_read_opt("verify", c, optarg, &rd);
+            if (taken < 0)
+                return CLI_EXIT_USAGE;
+            if (taken == 0)
+                return cli_bad_option("verify", c, argv);
+            break;
+        }
         }
     }
     if (argc - optind != 1) {
@@ -90,7 +100,7 @@ int cli_cmd_verify(int argc, char **argv)
                 optind >= argc ? "missing the drain directory DIR" : "too many arguments");
         return CLI_EXIT_USAGE;
     }
-    pdcbb_drain_t *m = cmd_open("verify", argv[optind], partial);
+    pdcbb_drain_t *m = cmd_open("verify", argv[optind], &rd);
     if (m == NULL)
         return 1;
     if (rank >= 0 && (uint32_t)rank >= m->nservers) {

@@ -90,15 +90,24 @@ pdcbb_err_t client_drained_open(const char *dir, char *err, size_t errlen)
 {
     pdcbb_drain_t *m = NULL;
     char why[PDCBB_DRAIN_ERR_LEN] = "";
-    pdcbb_err_t rc = pdcbb_drain_open(dir, 0, &m, why, sizeof(why));
+    long expect_uid;
+    const char *owner = getenv("PDCBB_DRAINED_OWNER");
+    pdcbb_err_t rc = pdcbb_drain_reader_uid(owner, &expect_uid, why, sizeof(why));
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "PDCBB_DRAINED_OWNER=%s: %s", owner, why);
+        return rc;
+    }
+    rc = pdcbb_drain_open(dir, 0, &m, why, sizeof(why));
     if (rc != PDCBB_OK) {
         snprintf(err, errlen, "PDCBB_DRAINED_DIR=%s: cannot open the drained job: %s", dir,
                  why[0] ? why : pdcbb_strerror(rc));
         return rc;
     }
-    /* refuse a drain that someone other than its owner could have changed */
+    /* refuse a drain that someone other than its owner could have changed, or that is not
+     * the expected user's or not the job it claims to be */
     char warn[PDCBB_DRAIN_ERR_LEN] = "";
-    rc = pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, sizeof(warn), why, sizeof(why));
+    rc = pdcbb_drain_reader_check(m, expect_uid, "PDCBB_DRAINED_OWNER=", warn, sizeof(warn), why,
+                                  sizeof(why));
     if (rc != PDCBB_OK) {
         snprintf(err, errlen, "PDCBB_DRAINED_DIR=%s: %s", dir, why);
         pdcbb_drain_free(m);

@@ -130,7 +130,7 @@ static pdcbb_err_t drain_as_user(void *arg, void *out)
         pdcbb_drain_report_t r = {.job_id = dj->job_id, .node = dj->node, .user = dj->user,
                                   .destination = dj->destination,
                                   .drain_dir = res->stats.drain_dir, .job_dir = dj->job_dir,
-                                  .reason = res->err};
+                                  .reason = res->err, .instance = dj->instance};
         if (pdcbb_drain_report_write(&r, res->report, sizeof(res->report)) != PDCBB_OK)
             PDCBB_ERROR("cannot write a FAILED report for job %llu in %s or the home directory",
                         (unsigned long long)dj->job_id, dj->destination);

@@ -35,6 +35,7 @@
 #include "pdcbb_name.h"
 
 #define DD_IDENTITY_MAGIC "pdcbb-drain-identity 1"
+#define DD_REPORT_MAGIC "pdcbb drain FAILED" /* a FAILED report's first line */
 #define DD_TRUST_DEPTH 4 /* the drain dir, parts/ and data/, and a little room */
 
 /* "alice (uid 1000)" or "uid 1000" */
@@ -141,6 +142,76 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen)
 /* ---------------------------------------------------------------------------------------- */
 /* The job's directory and its identity                                                       */
 
+pdcbb_err_t pdcbb_drain_identity_read(const char *path, uid_t uid, pdcbb_drain_identity_t *id,
+                                      char *why, size_t whylen)
+{
+    char who[128];
+    struct stat st;
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    memset(id, 0, sizeof(*id));
+    if (lstat(path, &st) != 0) {
+        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
+        return PDCBB_ERR_NOT_FOUND;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        drain_errf(why, whylen, "%s is not a directory", path);
+        return PDCBB_ERR_INVAL;
+    }
+    if (st.st_uid != uid) {
+        drain_errf(why, whylen, "%s belongs to %s", path, dd_who(st.st_uid, who, sizeof(who)));
+        return PDCBB_ERR_PERM;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        drain_errf(why, whylen, "%s is writable by others (mode %04o)", path,
+                (unsigned)(st.st_mode & 07777));
+        return PDCBB_ERR_PERM;
+    }
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    int fd = openat(dfd, PDCBB_DRAIN_IDENTITY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    close(dfd);
+    if (fd < 0) {
+        drain_errf(why, whylen, "%s has no %s of a pdcbb job", path, PDCBB_DRAIN_IDENTITY);
+        return PDCBB_ERR_NOT_FOUND;
+    }
+    char buf[512];
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid &&
+        !(st.st_mode & (S_IWGRP | S_IWOTH)))
+        n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        drain_errf(why, whylen, "%s/%s is not a readable file of %s, writable by it alone", path,
+                PDCBB_DRAIN_IDENTITY, dd_who(uid, who, sizeof(who)));
+        return PDCBB_ERR_PERM;
+    }
+    buf[n] = '\0';
+    id->uid = -1;
+    id->created = st.st_mtime;
+    char *save = NULL;
+    int magic = 0;
+    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (strcmp(l, DD_IDENTITY_MAGIC) == 0)
+            magic = 1;
+        else if (strncmp(l, "job_id ", 7) == 0)
+            id->job_id = strtoull(l + 7, NULL, 10);
+        else if (strncmp(l, "instance ", 9) == 0)
+            snprintf(id->instance, sizeof(id->instance), "%s", strcmp(l + 9, "-") ? l + 9 : "");
+        else if (strncmp(l, "uid ", 4) == 0)
+            id->uid = strtol(l + 4, NULL, 10);
+    }
+    if (!magic || id->uid != (long)uid) {
+        drain_errf(why, whylen, "%s/%s is not a pdcbb job's identity of %s", path,
+                PDCBB_DRAIN_IDENTITY, dd_who(uid, who, sizeof(who)));
+        return PDCBB_ERR_PERM;
+    }
+    return PDCBB_OK;
+}
+
 /*
  * Is path this job's drain directory? 1 yes, 0 no (why says why, for the caller's message).
  * The directory itself and its IDENTITY are opened without following links.
@@ -148,74 +219,19 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen)
 static int dd_is_ours(const char *path, uint64_t job_id, const char *instance, uid_t uid,
                       char *why, size_t whylen)
 {
-    char who[128];
-    struct stat st;
-    why[0] = '\0';
-    if (lstat(path, &st) != 0) {
-        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
+    pdcbb_drain_identity_t id;
+    if (pdcbb_drain_identity_read(path, uid, &id, why, whylen) != PDCBB_OK)
         return 0;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        drain_errf(why, whylen, "%s is not a directory", path);
-        return 0;
-    }
-    if (st.st_uid != uid) {
-        drain_errf(why, whylen, "%s belongs to %s", path, dd_who(st.st_uid, who, sizeof(who)));
-        return 0;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        drain_errf(why, whylen, "%s is writable by others (mode %04o)", path,
-                (unsigned)(st.st_mode & 07777));
-        return 0;
-    }
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) {
-        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
-        return 0;
-    }
-    int fd = openat(dfd, PDCBB_DRAIN_IDENTITY, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    close(dfd);
-    if (fd < 0) {
-        drain_errf(why, whylen, "%s has no %s of a pdcbb job", path, PDCBB_DRAIN_IDENTITY);
-        return 0;
-    }
-    char buf[512];
-    ssize_t n = -1;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == uid)
-        n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) {
-        drain_errf(why, whylen, "%s/%s is not a readable file of %s", path, PDCBB_DRAIN_IDENTITY,
-                dd_who(uid, who, sizeof(who)));
-        return 0;
-    }
-    buf[n] = '\0';
-    uint64_t id = 0;
-    long file_uid = -1;
-    char inst[PDCBB_DRAIN_ERR_LEN] = "";
-    char *save = NULL;
-    int magic = 0;
-    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        if (strcmp(l, DD_IDENTITY_MAGIC) == 0)
-            magic = 1;
-        else if (strncmp(l, "job_id ", 7) == 0)
-            id = strtoull(l + 7, NULL, 10);
-        else if (strncmp(l, "instance ", 9) == 0)
-            snprintf(inst, sizeof(inst), "%s", strcmp(l + 9, "-") ? l + 9 : "");
-        else if (strncmp(l, "uid ", 4) == 0)
-            file_uid = strtol(l + 4, NULL, 10);
-    }
     const char *want = instance ? instance : "";
-    if (!magic || id != job_id || file_uid != (long)uid || strcmp(inst, want) != 0) {
+    if (id.job_id != job_id || strcmp(id.instance, want) != 0) {
         drain_errf(why, whylen, "%s belongs to another job (its %s names job %" PRIu64
                              ", instance %s)",
-                path, PDCBB_DRAIN_IDENTITY, id, inst[0] ? inst : "none");
+                path, PDCBB_DRAIN_IDENTITY, id.job_id, id.instance[0] ? id.instance : "none");
         return 0;
     }
     return 1;
 }
 
-/* Write IDENTITY into the new directory dfd (as the caller). */
 static int dd_write_identity(int dfd, uint64_t job_id, const char *instance, mode_t fmode)
 {
     char buf[256];
@@ -376,6 +392,24 @@ pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *
     return PDCBB_ERR_NOT_FOUND;
 }
 
+unsigned pdcbb_drain_parts_count(const char *drain_dir)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", drain_dir, PDCBB_DRAIN_PARTS_DIR);
+    DIR *d = opendir(path);
+    unsigned n = 0;
+    if (d == NULL)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (strncmp(de->d_name, "rank-", 5) == 0 && l > 10 && !strcmp(de->d_name + l - 5, ".yaml"))
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Trust                                                                                      */
 
@@ -496,6 +530,160 @@ pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, ch
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Readers: the drain is the job's own                                                        */
+
+pdcbb_err_t pdcbb_drain_reader_uid(const char *owner, long *uid, char *err, size_t errlen)
+{
+    if (owner == NULL || owner[0] == '\0') {
+        *uid = getuid() == 0 ? -1 : (long)getuid();
+        return PDCBB_OK;
+    }
+    struct passwd pw, *res = NULL;
+    char pwbuf[4096];
+    if (getpwnam_r(owner, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL) {
+        *uid = (long)pw.pw_uid;
+        return PDCBB_OK;
+    }
+    char *e;
+    errno = 0;
+    unsigned long v = strtoul(owner, &e, 10);
+    if (owner[0] >= '0' && owner[0] <= '9' && errno == 0 && *e == '\0' && v <= 0x7fffffffUL) {
+        *uid = (long)v;
+        return PDCBB_OK;
+    }
+    drain_errf(err, errlen, "owner '%s' is neither a user name nor a uid", owner);
+    return PDCBB_ERR_INVAL;
+}
+
+/* The job id a drain directory's name claims: pdcbb.<N> or pdcbb.<N>.<suffix>; 0 if none. */
+static uint64_t dd_claimed_job(const char *dir)
+{
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (strncmp(base, "pdcbb.", 6) != 0 || base[6] < '0' || base[6] > '9')
+        return 0;
+    char *e;
+    errno = 0;
+    uint64_t id = strtoull(base + 6, &e, 10);
+    return errno == 0 && (*e == '\0' || *e == '.') ? id : 0;
+}
+
+pdcbb_err_t pdcbb_drain_dir_latest(const char *dest, uint64_t job_id, uid_t uid, char *out,
+                                   size_t outlen)
+{
+    char prefix[64], path[PATH_MAX];
+    time_t best_time = 0;
+    bool found = false;
+    snprintf(prefix, sizeof(prefix), "pdcbb.%" PRIu64, job_id);
+    size_t pl = strlen(prefix);
+    DIR *d = opendir(dest);
+    if (d == NULL)
+        return errno == ENOENT ? PDCBB_ERR_NOT_FOUND : pdcbb_err_from_errno(errno);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, prefix, pl) != 0 ||
+            (de->d_name[pl] != '\0' && de->d_name[pl] != '.'))
+            continue;
+        if (snprintf(path, sizeof(path), "%s/%s", strcmp(dest, "/") ? dest : "", de->d_name) >=
+            (int)sizeof(path))
+            continue;
+        pdcbb_drain_identity_t id;
+        if (pdcbb_drain_identity_read(path, uid, &id, NULL, 0) == PDCBB_OK &&
+            id.job_id == job_id && (!found || id.created > best_time)) {
+            snprintf(out, outlen, "%s", path);
+            best_time = id.created;
+            found = true;
+        }
+    }
+    closedir(d);
+    return found ? PDCBB_OK : PDCBB_ERR_NOT_FOUND;
+}
+
+/* "; your job J's drain in this destination is D" when uid has one beside dir, else "". */
+static void dd_real_drain_hint(const char *dir, uint64_t job_id, uid_t uid, char *out,
+                               size_t len)
+{
+    char parent[PATH_MAX], best[PATH_MAX];
+    out[0] = '\0';
+    snprintf(parent, sizeof(parent), "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash == NULL)
+        snprintf(parent, sizeof(parent), ".");
+    else if (slash == parent)
+        parent[1] = '\0';
+    else
+        *slash = '\0';
+    if (pdcbb_drain_dir_latest(parent, job_id, uid, best, sizeof(best)) == PDCBB_OK &&
+        strcmp(best, dir) != 0)
+        snprintf(out, len, "; %s job %" PRIu64 "'s drain in this destination is %s",
+                 uid == getuid() ? "your" : "that user's", job_id, best);
+}
+
+pdcbb_err_t pdcbb_drain_reader_check(const pdcbb_drain_t *m, long expect_uid, const char *how,
+                                     char *warn, size_t warnlen, char *err, size_t errlen)
+{
+    char who[128], own[128], hint[PATH_MAX + 128];
+    if (warn != NULL && warnlen > 0)
+        warn[0] = '\0';
+    pdcbb_err_t rc =
+        pdcbb_drain_trust_check(m->dir, (long)m->uid, warn, warnlen, err, errlen);
+    if (rc != PDCBB_OK)
+        return rc;
+    struct stat st;
+    if (lstat(m->dir, &st) != 0) {
+        drain_errf(err, errlen, "cannot check %s: %s", m->dir, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    /* whose: the reader's own drain, or the one it asked for by name */
+    if (expect_uid >= 0 && st.st_uid != (uid_t)expect_uid) {
+        bool mine = (uid_t)expect_uid == getuid();
+        char oname[64];
+        struct passwd pw, *res = NULL;
+        char pwbuf[4096];
+        if (getpwuid_r(st.st_uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res != NULL)
+            snprintf(oname, sizeof(oname), "%s", pw.pw_name);
+        else
+            snprintf(oname, sizeof(oname), "%ld", (long)st.st_uid);
+        dd_real_drain_hint(m->dir, m->job_id, (uid_t)expect_uid, hint, sizeof(hint));
+        drain_errf(err, errlen, "untrusted drain: %s belongs to %s, not to %s: it is not %s job's "
+                             "drain%s (to read %s's drain on purpose: %s%s)",
+                m->dir, dd_who(st.st_uid, own, sizeof(own)),
+                mine ? "you" : dd_who((uid_t)expect_uid, who, sizeof(who)),
+                mine ? "your" : "that user's", hint, oname, how ? how : "", oname);
+        return PDCBB_ERR_PERM;
+    }
+    /* what: a name that claims another job, or an IDENTITY of another job or run */
+    uint64_t claimed = dd_claimed_job(m->dir);
+    if (claimed != 0 && claimed != m->job_id) {
+        dd_real_drain_hint(m->dir, claimed, st.st_uid, hint, sizeof(hint));
+        drain_errf(err, errlen, "untrusted drain: %s is named for job %" PRIu64 " but holds the "
+                             "drain of job %" PRIu64 "%s",
+                m->dir, claimed, m->job_id, hint);
+        return PDCBB_ERR_PERM;
+    }
+    pdcbb_drain_identity_t id;
+    char why[PATH_MAX + 256];
+    rc = pdcbb_drain_identity_read(m->dir, st.st_uid, &id, why, sizeof(why));
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK; /* drains older than IDENTITY, and copies made without it */
+    if (rc == PDCBB_ERR_PERM && m->uid != st.st_uid && warn != NULL && warn[0])
+        return PDCBB_OK; /* a copy (cp -r) by its owner: warn says so */
+    if (rc != PDCBB_OK) {
+        drain_errf(err, errlen, "untrusted drain: %s", why);
+        return PDCBB_ERR_PERM;
+    }
+    const char *inst = m->instance ? m->instance : "";
+    if (id.job_id != m->job_id || (id.instance[0] && inst[0] && strcmp(id.instance, inst) != 0)) {
+        drain_errf(err, errlen, "untrusted drain: %s/%s names job %" PRIu64 " instance %s, but "
+                             "its manifest is job %" PRIu64 " instance %s: parts of two jobs",
+                m->dir, PDCBB_DRAIN_IDENTITY, id.job_id, id.instance[0] ? id.instance : "none",
+                m->job_id, inst[0] ? inst : "none");
+        return PDCBB_ERR_PERM;
+    }
+    return PDCBB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* FAILED reports                                                                             */
 
 static pdcbb_err_t dd_write_file(const char *path, const char *text)
@@ -572,20 +760,24 @@ pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
     char reason[PDCBB_DRAIN_ERR_LEN * 2];
     pdcbb_escape(reason, sizeof(reason), why, strlen(why));
     snprintf(text, sizeof(text),
-             "pdcbb drain FAILED\n"
+             "%s\n"
              "job: %" PRIu64 "\n"
              "node: %s\n"
              "user: %s\n"
+             "uid: %ld\n"
+             "instance: %s\n"
              "time: %s\n"
              "reason: %s\n"
              "data: kept on node %s in %s\n"
+             "job_dir: %s\n"
              "destination: %s\n"
              "drain_directory: %s\n"
              "recover: on node %s, as %s: pdcbb drain --to %s %s\n"
              "recover_slurm: srun -w %s -N 1 -n 1 pdcbb drain --to %s %s\n",
-             r->job_id, node, r->user ? r->user : "?", when, reason, node, r->job_dir,
-             r->destination, dd, node, r->user ? r->user : "the job user", r->destination,
-             r->job_dir, node, r->destination, r->job_dir);
+             DD_REPORT_MAGIC, r->job_id, node, r->user ? r->user : "?", (long)geteuid(),
+             r->instance && r->instance[0] ? r->instance : "-", when, reason, node, r->job_dir,
+             r->job_dir, r->destination, dd, node, r->user ? r->user : "the job user",
+             r->destination, r->job_dir, node, r->destination, r->job_dir);
     dd_report_name(path, sizeof(path), r->destination, r->job_id, node);
     pdcbb_err_t rc = dd_write_file(path, text);
     if (rc == PDCBB_OK) {
@@ -599,6 +791,101 @@ pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
     if ((rc = dd_write_file(path, text)) == PDCBB_OK)
         snprintf(where, wherelen, "%s", path);
     return rc;
+}
+
+pdcbb_err_t pdcbb_drain_report_read(const char *path, uint64_t job_id, uid_t uid,
+                                    pdcbb_drain_report_info_t *info, char *why, size_t whylen)
+{
+    char who[128];
+    struct stat st;
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    memset(info, 0, sizeof(*info));
+    info->uid = -1;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
+        return errno == ENOENT ? PDCBB_ERR_NOT_FOUND : PDCBB_ERR_PERM;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        drain_errf(why, whylen, "%s is not a regular file", path);
+        return PDCBB_ERR_INVAL;
+    }
+    if (st.st_uid != uid) {
+        close(fd);
+        drain_errf(why, whylen, "%s was written by %s", path,
+                   dd_who(st.st_uid, who, sizeof(who)));
+        return PDCBB_ERR_PERM;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        close(fd);
+        drain_errf(why, whylen, "%s is writable by others (mode %04o)", path,
+                   (unsigned)(st.st_mode & 07777));
+        return PDCBB_ERR_PERM;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (f == NULL) {
+        close(fd);
+        drain_errf(why, whylen, "%s: %s", path, strerror(errno));
+        return PDCBB_ERR_IO;
+    }
+    struct {
+        const char *key;
+        char *val;
+        size_t len;
+    } fields[] = {
+        {"node: ", info->node, sizeof(info->node)},
+        {"user: ", info->user, sizeof(info->user)},
+        {"instance: ", info->instance, sizeof(info->instance)},
+        {"time: ", info->time, sizeof(info->time)},
+        {"reason: ", info->reason, sizeof(info->reason)},
+        {"job_dir: ", info->job_dir, sizeof(info->job_dir)},
+        {"destination: ", info->destination, sizeof(info->destination)},
+        {"drain_directory: ", info->drain_dir, sizeof(info->drain_dir)},
+    };
+    char line[8192], data[4096] = "";
+    bool magic = false, job_seen = false;
+    for (int lineno = 0; fgets(line, sizeof(line), f) != NULL; lineno++) {
+        line[strcspn(line, "\n")] = '\0';
+        if (lineno == 0) {
+            magic = strcmp(line, DD_REPORT_MAGIC) == 0;
+            if (!magic)
+                break;
+        } else if (strncmp(line, "job: ", 5) == 0) {
+            char *e;
+            errno = 0;
+            info->job_id = strtoull(line + 5, &e, 10);
+            job_seen = errno == 0 && *e == '\0';
+        } else if (strncmp(line, "uid: ", 5) == 0) {
+            info->uid = strtol(line + 5, NULL, 10);
+        } else if (strncmp(line, "data: kept on node ", 19) == 0) {
+            snprintf(data, sizeof(data), "%s", line + 19);
+        } else {
+            for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++)
+                if (strncmp(line, fields[k].key, strlen(fields[k].key)) == 0)
+                    snprintf(fields[k].val, fields[k].len, "%s", line + strlen(fields[k].key));
+        }
+    }
+    fclose(f);
+    if (!magic) {
+        drain_errf(why, whylen, "%s is not a pdcbb FAILED report", path);
+        return PDCBB_ERR_INVAL;
+    }
+    if (!job_seen || info->job_id != job_id || (info->uid != -1 && info->uid != (long)uid)) {
+        drain_errf(why, whylen, "%s is not a report of job %" PRIu64 " by %s", path, job_id,
+                   dd_who(uid, who, sizeof(who)));
+        return PDCBB_ERR_INVAL;
+    }
+    if (strcmp(info->instance, "-") == 0)
+        info->instance[0] = '\0';
+    /* reports older than the job_dir line: "data: kept on node N in DIR" */
+    if (info->job_dir[0] == '\0' && info->node[0] != '\0') {
+        size_t nl = strlen(info->node);
+        if (strncmp(data, info->node, nl) == 0 && strncmp(data + nl, " in ", 4) == 0)
+            snprintf(info->job_dir, sizeof(info->job_dir), "%s", data + nl + 4);
+    }
+    return PDCBB_OK;
 }
 
 static void dd_unlink_mine(const char *path)

@@ -440,6 +440,29 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
 pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *instance,
                                  uid_t uid, char *out, size_t outlen, char *err, size_t errlen);
 
+/* What a drain directory's IDENTITY says (pdcbb_drain_identity_read). */
+typedef struct pdcbb_drain_identity {
+    uint64_t job_id;
+    char instance[PDCBB_DRAIN_ERR_LEN]; /* the job's random instance id; "" if it had none */
+    long uid;                           /* the job user */
+    time_t created;                     /* when IDENTITY was written (its mtime) */
+} pdcbb_drain_identity_t;
+
+/*
+ * Read the identity of drain directory path, trusting it only as uid's: path must be a real
+ * directory (not a link) owned by uid and writable by nobody else, holding an IDENTITY file
+ * with the same properties that names uid. PDCBB_OK: id filled. Otherwise why (may be NULL)
+ * says in one line what was wrong, never quoting the file: PDCBB_ERR_NOT_FOUND (no such
+ * directory, or no IDENTITY: not a pdcbb job's), PDCBB_ERR_INVAL (not a directory),
+ * PDCBB_ERR_PERM (someone else's, writable by others, or not an identity of uid).
+ */
+pdcbb_err_t pdcbb_drain_identity_read(const char *path, uid_t uid, pdcbb_drain_identity_t *id,
+                                      char *why, size_t whylen);
+
+/* How many ranks' parts (parts/rank-R.yaml) drain_dir holds so far; 0 when it has none or
+ * cannot be read. */
+unsigned pdcbb_drain_parts_count(const char *drain_dir);
+
 /*
  * Trust check of a drain before reading it: drain_dir itself and everything in it must be real
  * directories and regular files (no links), all owned by the owner of drain_dir, none writable
@@ -451,6 +474,35 @@ pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *
 pdcbb_err_t pdcbb_drain_trust_check(const char *drain_dir, long manifest_uid, char *warn,
                                     size_t warnlen, char *err, size_t errlen);
 
+/*
+ * The newest drain directory of job job_id in dest that is uid's (pdcbb_drain_identity_read: by
+ * its IDENTITY, whatever its name), into out. PDCBB_ERR_NOT_FOUND when there is none.
+ */
+pdcbb_err_t pdcbb_drain_dir_latest(const char *dest, uint64_t job_id, uid_t uid, char *out,
+                                   size_t outlen);
+
+/*
+ * The user a reader expects a drain to belong to: owner (a user name or a uid; from `--owner`,
+ * PDCBB_DRAINED_OWNER or the stage_in_owner key) when given, else the caller; -1 (anyone's)
+ * for root without owner. PDCBB_ERR_INVAL (err says so) when owner is neither.
+ */
+pdcbb_err_t pdcbb_drain_reader_uid(const char *owner, long *uid, char *err, size_t errlen);
+
+/*
+ * Everything a reader (pdcbb ls/get/export/verify/kv, the read-only API, stage-in) checks after
+ * pdcbb_drain_open before it serves a byte: pdcbb_drain_trust_check, and that the drain is the
+ * job's own and the job it claims to be. PDCBB_ERR_PERM, err saying why and, when the expected
+ * user has a drain of the same job id beside it, naming that one, when
+ *   - expect_uid >= 0 (pdcbb_drain_reader_uid) and the directory belongs to someone else; how
+ *     is the way to read it on purpose, followed by the owner's name ("--owner ");
+ *   - the directory is named pdcbb.<N>[.<suffix>] but its manifest is another job's;
+ *   - its IDENTITY is not its owner's, or names another job or run (instance) than the manifest.
+ * A drain without IDENTITY (older drains, copies) passes on its manifest alone. warn as in
+ * pdcbb_drain_trust_check.
+ */
+pdcbb_err_t pdcbb_drain_reader_check(const pdcbb_drain_t *m, long expect_uid, const char *how,
+                                     char *warn, size_t warnlen, char *err, size_t errlen);
+
 /* What a node's failed drain leaves for the user (pdcbb_drain_report_write). */
 typedef struct pdcbb_drain_report {
     uint64_t job_id;
@@ -460,14 +512,16 @@ typedef struct pdcbb_drain_report {
     const char *drain_dir;   /* the job's drain directory, or NULL/"" if there is none */
     const char *job_dir;     /* the node-local job directory, where the data is kept */
     const char *reason;      /* one line */
+    const char *instance;    /* the job's instance id, or NULL/"" */
 } pdcbb_drain_report_t;
 
 /*
  * As the job user: write "<destination>/pdcbb.<job id>.<node>.FAILED" (write to a temporary
  * name, then rename; never through a link), or, when the destination cannot take it, the same
  * name in the user's home ($HOME when the caller is the job user, else the passwd entry). The
- * report holds "key: value" lines: job, node, user, time, reason, data (node and directory),
- * drain_directory, recover (the command that finishes the drain). where gets the path written.
+ * report holds "key: value" lines: job, node, user, uid, instance, time, reason, data (node and
+ * directory), job_dir, destination, drain_directory, recover (the command that finishes the
+ * drain, for a reader of the file; `pdcbb why` makes its own from the fields). where gets the path written.
  * PDCBB_ERR_IO (or errno code) when neither place could be written.
  */
 pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
@@ -476,5 +530,30 @@ pdcbb_err_t pdcbb_drain_report_write(const pdcbb_drain_report_t *r, char *where,
 /* Remove a node's stale reports (both places) after its drain completed: only regular files
  * owned by the caller are removed. */
 void pdcbb_drain_report_remove(const char *destination, uint64_t job_id, const char *node);
+
+/* A FAILED report as read back (pdcbb_drain_report_read): its fields, not yet escaped. */
+typedef struct pdcbb_drain_report_info {
+    uint64_t job_id;
+    long uid;              /* the report's uid line; -1 in reports older than that line */
+    char node[256];
+    char user[256];
+    char instance[PDCBB_DRAIN_ERR_LEN];
+    char time[64];
+    char reason[PDCBB_DRAIN_ERR_LEN * 2];
+    char job_dir[4096];     /* where the node's data is kept */
+    char destination[4096];
+    char drain_dir[4096];
+} pdcbb_drain_report_info_t;
+
+/*
+ * Read the FAILED report at path as one of job job_id written by uid: it must be a regular file
+ * (not a link) owned by uid, writable by nobody else, start with the report's first line and
+ * name job job_id (and uid, when it has a uid line). PDCBB_OK: info filled. Otherwise why (may
+ * be NULL) says in one line why it is not trusted, naming the file's owner and never quoting
+ * its contents: PDCBB_ERR_PERM (someone else's or writable by others), PDCBB_ERR_INVAL (not a
+ * report, or another job's), PDCBB_ERR_NOT_FOUND (gone).
+ */
+pdcbb_err_t pdcbb_drain_report_read(const char *path, uint64_t job_id, uid_t uid,
+                                    pdcbb_drain_report_info_t *info, char *why, size_t whylen);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pwd.h>
 #include <string.h>
 
 #include "pdcbb_log.h"
@@ -53,6 +54,7 @@ static const char *cfg_check_ip(const char *value);
 static const char *cfg_check_ucx_list(const char *value);
 static const char *cfg_check_rendezvous(const char *value);
 static const char *cfg_check_share(const char *value);
+static const char *cfg_check_owner(const char *value);
 
 const cfg_key_t cfg_keys[] = {
     /* site keys */
@@ -113,6 +115,9 @@ const cfg_key_t cfg_keys[] = {
     {.name = "stage_in", .type = CFG_PATH, CFG_AT(stage_in), .def = "",
      .flags = CFG_F_ABSOLUTE, .scope = CFG_S_USER,
      .help = "drained directory to load into the burst buffer at the start (empty: none)"},
+    {.name = "stage_in_owner", .type = CFG_STRING, CFG_AT(stage_in_owner), .def = "",
+     .scope = CFG_S_USER, .check = cfg_check_owner,
+     .help = "whose drain stage_in may load: a user name or uid (empty: the job user's own)"},
     {.name = "script", .type = CFG_PATH, CFG_AT(script), .def = "", .flags = CFG_F_ABSOLUTE,
      .scope = CFG_S_USER,
      .help = "executable run as the job user on every node at the start and the end of the "
@@ -215,6 +220,16 @@ static const char *cfg_check_share(const char *value)
     if (strcmp(value, "none") == 0 || strcmp(value, "group") == 0 || strcmp(value, "all") == 0)
         return NULL;
     return "use none, group or all";
+}
+
+static const char *cfg_check_owner(const char *value)
+{
+    if (value[0] == '\0' || getpwnam(value) != NULL)
+        return NULL;
+    for (const char *c = value; *c; c++)
+        if (*c < '0' || *c > '9')
+            return "not a user name or uid on this machine";
+    return strlen(value) <= 10 ? NULL : "not a user name or uid on this machine";
 }
 
 static const char *cfg_check_ip(const char *value)

@@ -62,6 +62,8 @@ typedef struct pdcbb_config {
     char drain[PATH_MAX];       /* drain destination; default "" (no drain) */
     char drain_share[8];        /* who may read the drain: "none" (default), "group", "all" */
     char stage_in[PATH_MAX];    /* drained directory to load at start; default "" */
+    char stage_in_owner[64];    /* whose drain stage_in may be: user name or uid; "" the job
+                                 * user's own */
     char script[PATH_MAX];      /* user script run at start and end on every node; default "" */
     unsigned servers_per_node;  /* daemons per node; default 1, 1..64 */
     pdcbb_placement_t placement; /* default region placement; default obj_static */

