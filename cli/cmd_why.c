@@ -50,7 +50,7 @@ static void why_usage(FILE *out)
             "Only your own records count: a directory or report of this name that another user\n"
             "wrote (or that does not name the job) is listed as such in one line and never\n"
             "read. Run it as the job's user (as root, the job's user is the owner of the job's\n"
-            "drain directory).\n"
+            "drain directory, or root when there is none).\n"
             "The argument is the drain directory the job asked for (it need not exist), or a\n"
             "FAILED report, or DEST with --job ID.\n"
             "\n"
@@ -123,9 +123,9 @@ static bool why_report(const char *path, uint64_t job_id, long trusted_uid)
         struct stat st;
         if (lstat(path, &st) == 0) {
             struct passwd *pw = getpwuid(st.st_uid);
-            printf("  ignoring %s: written by %s (uid %ld); as root, without the job's drain "
-                   "directory, pdcbb cannot tell whose job %" PRIu64 " was: run pdcbb why as "
-                   "the job's user\n",
+            printf("  ignoring %s: written by %s (uid %ld); as root, with the job's drain "
+                   "directories of several users, pdcbb cannot tell whose job %" PRIu64 " was: "
+                   "run pdcbb why as the job's user\n",
                    pdcbb_esc(path), pw ? pdcbb_esc(pw->pw_name) : "?", (long)st.st_uid, job_id);
         }
         return false;
@@ -215,12 +215,14 @@ static bool why_is_report_name(const char *name)
 }
 
 /* The uid whose records count: the caller's; for root, the owner of the job's drain
- * directories when they all have one owner (-1 when there is none, or several). */
+ * directories when they all have one owner, root's own when there is none (-1 when there
+ * are several owners). */
 static long why_trusted_uid(const char *dest, char **names, size_t n)
 {
     if (getuid() != 0)
         return (long)getuid();
     long owner = -1;
+    bool any = false;
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX + 300], ident[PATH_MAX + 320];
         struct stat st, ist;
@@ -229,11 +231,12 @@ static long why_trusted_uid(const char *dest, char **names, size_t n)
         if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(ident, &ist) != 0 ||
             ist.st_uid != st.st_uid)
             continue;
-        if (owner != -1 && owner != (long)st.st_uid)
+        if (any && owner != (long)st.st_uid)
             return -1;
         owner = (long)st.st_uid;
+        any = true;
     }
-    return owner;
+    return any ? owner : 0;
 }
 
 int cli_cmd_why(int argc, char **argv)
