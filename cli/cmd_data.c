@@ -20,17 +20,17 @@
 #include "cmd_data.h"
 #include "pdcbb_drain.h"
 
-int cmd_read_opt(const char *cmd, int c, const char *arg, cmd_read_t *r)
+int cmd_read_opt(const char *cmd, int c, const char *arg, char **argv, cmd_read_t *r)
 {
     if (c == CMD_OPT_OWNER) {
         long uid;
         char err[256];
         if (pdcbb_drain_reader_uid(arg, &uid, err, sizeof(err)) != PDCBB_OK) {
             fprintf(stderr, "pdcbb %s: --owner: %s\n", cmd, err);
-            return -1;
+            return CLI_EXIT_USAGE;
         }
         r->owner = arg;
-        return 1;
+        return 0;
     }
     if (c == CMD_OPT_JOB) {
         char *e;
@@ -38,11 +38,11 @@ int cmd_read_opt(const char *cmd, int c, const char *arg, cmd_read_t *r)
         r->job = strtoull(arg, &e, 10);
         if (errno != 0 || *e != '\0' || r->job == 0 || arg[0] < '0' || arg[0] > '9') {
             fprintf(stderr, "pdcbb %s: --job %s: not a job id\n", cmd, arg);
-            return -1;
+            return CLI_EXIT_USAGE;
         }
-        return 1;
+        return 0;
     }
-    return 0;
+    return cli_bad_option(cmd, c, argv);
 }
 
 /* Open a drain for command cmd; prints the reason and returns NULL on failure. */

@@ -34,9 +34,10 @@ typedef struct cmd_read {
     "                      drain is read, and someone else's is refused\n"                      \
     "      --job ID        DIR is a drain destination: read the drain of job ID in it,\n"        \
     "                      whatever name it got (the newest, if the id was used again)\n"
-/* Take c if it is --owner or --job (arg its value) into r. 1 taken, 0 not one of them, -1 a
- * bad value (printed as "pdcbb CMD: ..."). */
-int cmd_read_opt(const char *cmd, int c, const char *arg, cmd_read_t *r);
+/* The default case of a reader's option loop: take c if it is --owner or --job (arg its
+ * value) into r and return 0; else return the exit status after printing why (a bad value as
+ * "pdcbb CMD: ...", any other option through cli_bad_option with argv). */
+int cmd_read_opt(const char *cmd, int c, const char *arg, char **argv, cmd_read_t *r);
 
 /* Open the drain dir for command cmd ("ls") as r says (r->job: dir is a destination). Refuses
  * a drain someone else could have changed, and one that is not the expected user's or not the

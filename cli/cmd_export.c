@@ -200,6 +200,7 @@ int cli_cmd_export(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     cmd_read_t rd = {0};
+    int bad;
     bool force = false, quiet = false, npy = true, hdf5 = false;
     const char *outdir = ".", *output = NULL;
     int c, status = 1;
@@ -228,14 +229,10 @@ int cli_cmd_export(int argc, char **argv)
         case OPT_FORCE: force = true; break;
         case 'q': quiet = true; break;
         case 'h': export_usage(stdout); return 0;
-        default: {
-            int taken = cmd_read_opt("export", c, optarg, &rd);
-            if (taken < 0)
-                return CLI_EXIT_USAGE;
-            if (taken == 0)
-                return cli_bad_option("export", c, argv);
+        default:
+            if ((bad = cmd_read_opt("export", c, optarg, argv, &rd)) != 0)
+                return bad;
             break;
-        }
         }
     }
     if (argc - optind != 1) {

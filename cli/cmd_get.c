@@ -159,6 +159,7 @@ int cli_cmd_get(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     cmd_read_t rd = {0};
+    int bad;
     const char *output = NULL;
     int c, status = 1;
 
@@ -169,14 +170,10 @@ int cli_cmd_get(int argc, char **argv)
         case 'p': rd.partial = true; break;
         case 'o': output = optarg; break;
         case 'h': get_usage(stdout); return 0;
-        default: {
-            int taken = cmd_read_opt("get", c, optarg, &rd);
-            if (taken < 0)
-                return CLI_EXIT_USAGE;
-            if (taken == 0)
-                return cli_bad_option("get", c, argv);
+        default:
+            if ((bad = cmd_read_opt("get", c, optarg, argv, &rd)) != 0)
+                return bad;
             break;
-        }
         }
     }
     int nargs = argc - optind;

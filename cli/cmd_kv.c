@@ -497,6 +497,7 @@ int cli_cmd_kv(int argc, char **argv)
     uint64_t tag = PDCBB_KV_TAG_MAX, offset = 0, count = 0;
     bool hex = false, csv = false, versions = false, progress = false;
     cmd_read_t rd = {0};
+    int bad;
     bool tag_given = false;
     const char *out_path = NULL;
     int c;
@@ -559,14 +560,10 @@ int cli_cmd_kv(int argc, char **argv)
         case 'P': progress = true; break;
         case 'p': rd.partial = true; break;
         case 'h': kv_usage(stdout); return 0;
-        default: {
-            int taken = cmd_read_opt("kv", c, optarg, &rd);
-            if (taken < 0)
-                return CLI_EXIT_USAGE;
-            if (taken == 0)
-                return cli_bad_option("kv", c, argv);
+        default:
+            if ((bad = cmd_read_opt("kv", c, optarg, argv, &rd)) != 0)
+                return bad;
             break;
-        }
         }
     }
     if (argc - optind != nargs) {

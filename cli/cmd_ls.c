@@ -267,6 +267,7 @@ int cli_cmd_ls(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     cmd_read_t rd = {0};
+    int bad;
     bool lng = false;
     int c;
 
@@ -277,14 +278,10 @@ int cli_cmd_ls(int argc, char **argv)
         case 'p': rd.partial = true; break;
         case 'l': lng = true; break;
         case 'h': ls_usage(stdout); return 0;
-        default: {
-            int taken = cmd_read_opt("ls", c, optarg, &rd);
-            if (taken < 0)
-                return CLI_EXIT_USAGE;
-            if (taken == 0)
-                return cli_bad_option("ls", c, argv);
+        default:
+            if ((bad = cmd_read_opt("ls", c, optarg, argv, &rd)) != 0)
+                return bad;
             break;
-        }
         }
     }
     if (argc - optind != 1) {

@@ -67,6 +67,7 @@ int cli_cmd_verify(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     cmd_read_t rd = {0};
+    int bad;
     bool quiet = false;
     long rank = -1;
     int c;
@@ -85,14 +86,10 @@ int cli_cmd_verify(int argc, char **argv)
         }
         case 'q': quiet = true; break;
         case 'h': verify_usage(stdout); return 0;
-        default: {
-            int taken = cmd_read_opt("verify", c, optarg, &rd);
-            if (taken < 0)
-                return CLI_EXIT_USAGE;
-            if (taken == 0)
-                return cli_bad_option("verify", c, argv);
+        default:
+            if ((bad = cmd_read_opt("verify", c, optarg, argv, &rd)) != 0)
+                return bad;
             break;
-        }
         }
     }
     if (argc - optind != 1) {
