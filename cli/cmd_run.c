@@ -637,7 +637,8 @@ cleanup:
         }
     }
     /* the drain: node by node, as the Slurm epilog does on each node */
-    bool drain_failed = false;
+    bool drain_failed = false, drain_complete = false;
+    char drained_to[sizeof(((pdcbb_drain_node_stats_t *)0)->drain_dir)] = "";
     for (unsigned k = 0; ran && cfg->drain[0] && total.running == 0 && k < prologs; k++) {
         char err[PDCBB_JOB_ERR_LEN];
         pdcbb_drain_node_stats_t dst;
@@ -659,12 +660,24 @@ cleanup:
                     dst.seconds > 0 ? (double)dst.bytes / dst.seconds / 1e6 : 0.0,
                     dst.drain_dir, dst.complete ? " (complete)" : "");
         }
+        if (rc == PDCBB_OK && dst.drain_dir[0]) {
+            snprintf(drained_to, sizeof(drained_to), "%s", dst.drain_dir);
+            drain_complete = dst.complete;
+        }
         if (rc == PDCBB_OK && dst.dropped_extents > 0) /* said even with --quiet */
             fprintf(stderr, "pdcbb run: node%u: dropped %" PRIu64 " extents of deleted objects "
                             "(%" PRIu64 " bytes a daemon still held: see dropped_objects in the "
                             "manifest)\n",
                     k, dst.dropped_extents, dst.dropped_bytes);
     }
+    /* where the data went, in one line, as the Slurm epilog adds it to the job's output */
+    if (drain_failed)
+        fprintf(stderr, "pdcbb run: job %" PRIu64 ": the drain FAILED (above): node-local data "
+                        "kept in %s; see: pdcbb why --job %" PRIu64 " %s\n",
+                job_id, workdir, job_id, cfg->drain);
+    else if (!quiet && drained_to[0])
+        fprintf(stderr, "pdcbb run: job %" PRIu64 ": data drained to %s%s\n", job_id,
+                drained_to, drain_complete ? " (complete)" : " (INCOMPLETE)");
     if (total.running > 0) {
         fprintf(stderr, "pdcbb run: %u daemon%s of job %" PRIu64 " still running: "
                         "see above; the work directory %s is kept\n",

@@ -36,4 +36,26 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
  */
 int pdcbb_job_drain_keep_logs(const char *job_dir, const char *drain_dir, const char *node);
 
+/*
+ * The line that tells the job's user what became of this node's data, for the end of the job's
+ * own output (the Slurm epilog appends it) and for `pdcbb run`. rc, st and err are what
+ * pdcbb_job_drain returned. Shapes (out gets "" when the job asked for no drain):
+ *   pdcbb: job J node N: drained SIZE of R rank(s) to DIR; the job's drain is complete
+ *   pdcbb: job J node N: drained SIZE of R rank(s) to DIR; other nodes still draining
+ *   pdcbb: job J node N: nothing to drain; the job's drain is in DIR
+ *   pdcbb: job J node N: drain FAILED: REASON; see: pdcbb why --job J DEST
+ * Every name and reason in it is escaped (pdcbb_esc).
+ */
+void pdcbb_job_drain_line(const pdcbb_job_t *job, pdcbb_err_t rc,
+                          const pdcbb_drain_node_stats_t *st, const char *err, char *out,
+                          size_t len);
+
+/*
+ * Append line (and a newline) to the job's output file path as the job user (never through a
+ * link, never creating it, only a regular file of the user): the user reads the drain's
+ * outcome where the job's own output ends. PDCBB_OK, or an error with err saying why.
+ */
+pdcbb_err_t pdcbb_job_output_append(const pdcbb_job_t *job, const char *path, const char *line,
+                                    char *err, size_t errlen);
+
 #endif

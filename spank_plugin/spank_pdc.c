@@ -46,6 +46,7 @@
 #include "pdcbb_job_drain.h"
 #include "pdcbb_job_script.h"
 #include "pdcbb_log.h"
+#include "spank_job_output.h"
 
 SPANK_PLUGIN(pdc, 1);
 
@@ -550,6 +551,26 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 }
 
 
+/*
+ * The end of the job's own output gets this node's drain line (pdcbb_job_drain_line), written
+ * as the job user: where the data went, whether the job's drain is complete, and for a failure
+ * the `pdcbb why` command to run.
+ */
+static void tell_user(const pdcbb_job_t *job, pdcbb_err_t rc, const pdcbb_drain_node_stats_t *st,
+                      const char *err)
+{
+    char line[PDCBB_JOB_ERR_LEN * 2], out[PATH_MAX], why[PDCBB_JOB_ERR_LEN];
+    pdcbb_job_drain_line(job, rc, st, err, line, sizeof(line));
+    if (line[0] == '\0')
+        return;
+    if (spank_job_stdout(job->job_id, out, sizeof(out), why, sizeof(why)) != 0)
+        slurm_info(PFX "job %llu: the job's output does not get the drain's line: %s",
+                   (unsigned long long)job->job_id, why);
+    else if (pdcbb_job_output_append(job, out, line, why, sizeof(why)) != PDCBB_OK)
+        slurm_error(PFX "job %llu: cannot add the drain's line to the job's output: %s",
+                    (unsigned long long)job->job_id, why);
+}
+
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
     if (!acts_here(sp, ac, av, S_CTX_JOB_SCRIPT))
@@ -584,6 +605,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
      * epilog (that would drain the node for a user's full or missing directory). */
     pdcbb_drain_node_stats_t st;
     rc = pdcbb_job_drain(&job, 0, &st, err, sizeof(err));
+    tell_user(&job, rc, &st, err);
     if (rc != PDCBB_OK)
         slurm_error(PFX "job %llu node %s: %s (finish it with: pdcbb drain %s)",
                     (unsigned long long)job.job_id, job.node_name, err, dir);

