@@ -69,11 +69,20 @@ pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, const cmd_read_t *r)
     pdcbb_err_t rc = pdcbb_drain_open(dir, r->partial ? PDCBB_DRAIN_OPEN_PARTIAL : 0, &m, err,
                                       sizeof(err));
     if (rc != PDCBB_OK) {
+        /* not (yet) a drain: say where the job's drain is, or who can tell */
+        char hint[PATH_MAX + 128];
+        pdcbb_drain_real_hint(dir, r->job, uid >= 0 ? (uid_t)uid : getuid(), hint,
+                              sizeof(hint));
+        const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        if (hint[0] == '\0' && strncmp(base, "pdcbb.", 6) == 0 && base[6] >= '0' &&
+            base[6] <= '9')
+            snprintf(hint, sizeof(hint), "; pdcbb why %s says what became of the job's drain",
+                     dir);
         if (strncmp(err, "incomplete drain", 16) == 0)
-            fprintf(stderr, "pdcbb %s: %s: %s; --partial reads the ranks drained so far\n", cmd,
-                    dir, err);
+            fprintf(stderr, "pdcbb %s: %s: %s; --partial reads the ranks drained so far%s\n",
+                    cmd, dir, err, hint);
         else
-            fprintf(stderr, "pdcbb %s: %s\n", cmd, err[0] ? err : pdcbb_strerror(rc));
+            fprintf(stderr, "pdcbb %s: %s%s\n", cmd, err[0] ? err : pdcbb_strerror(rc), hint);
         return NULL;
     }
     /* a drain someone else could have changed, or that is not the job's own, is not read (its

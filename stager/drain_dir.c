@@ -599,12 +599,12 @@ pdcbb_err_t pdcbb_drain_dir_latest(const char *dest, uint64_t job_id, uid_t uid,
     return found ? PDCBB_OK : PDCBB_ERR_NOT_FOUND;
 }
 
-/* "; your job J's drain in this destination is D" when uid has one beside dir, else "". */
-static void dd_real_drain_hint(const char *dir, uint64_t job_id, uid_t uid, char *out,
-                               size_t len)
+void pdcbb_drain_real_hint(const char *dir, uint64_t job_id, uid_t uid, char *out, size_t len)
 {
     char parent[PATH_MAX], best[PATH_MAX];
     out[0] = '\0';
+    if (job_id == 0 && (job_id = dd_claimed_job(dir)) == 0)
+        return;
     snprintf(parent, sizeof(parent), "%s", dir);
     char *slash = strrchr(parent, '/');
     if (slash == NULL)
@@ -644,7 +644,7 @@ pdcbb_err_t pdcbb_drain_reader_check(const pdcbb_drain_t *m, long expect_uid, co
             snprintf(oname, sizeof(oname), "%s", pw.pw_name);
         else
             snprintf(oname, sizeof(oname), "%ld", (long)st.st_uid);
-        dd_real_drain_hint(m->dir, m->job_id, (uid_t)expect_uid, hint, sizeof(hint));
+        pdcbb_drain_real_hint(m->dir, m->job_id, (uid_t)expect_uid, hint, sizeof(hint));
         drain_errf(err, errlen, "untrusted drain: %s belongs to %s, not to %s: it is not %s job's "
                              "drain%s (to read %s's drain on purpose: %s%s)",
                 m->dir, dd_who(st.st_uid, own, sizeof(own)),
@@ -655,7 +655,7 @@ pdcbb_err_t pdcbb_drain_reader_check(const pdcbb_drain_t *m, long expect_uid, co
     /* what: a name that claims another job, or an IDENTITY of another job or run */
     uint64_t claimed = dd_claimed_job(m->dir);
     if (claimed != 0 && claimed != m->job_id) {
-        dd_real_drain_hint(m->dir, claimed, st.st_uid, hint, sizeof(hint));
+        pdcbb_drain_real_hint(m->dir, claimed, st.st_uid, hint, sizeof(hint));
         drain_errf(err, errlen, "untrusted drain: %s is named for job %" PRIu64 " but holds the "
                              "drain of job %" PRIu64 "%s",
                 m->dir, claimed, m->job_id, hint);

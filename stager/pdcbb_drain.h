@@ -482,6 +482,13 @@ pdcbb_err_t pdcbb_drain_dir_latest(const char *dest, uint64_t job_id, uid_t uid,
                                    size_t outlen);
 
 /*
+ * "; your job J's drain in this destination is D" (or "that user's" when uid is not the
+ * caller) into out when uid has a drain of job J beside dir (pdcbb_drain_dir_latest) other than
+ * dir itself; "" otherwise. job_id 0: the one dir's name claims (pdcbb.<J>[.<suffix>]).
+ */
+void pdcbb_drain_real_hint(const char *dir, uint64_t job_id, uid_t uid, char *out, size_t len);
+
+/*
  * The user a reader expects a drain to belong to: owner (a user name or a uid; from `--owner`,
  * PDCBB_DRAINED_OWNER or the stage_in_owner key) when given, else the caller; -1 (anyone's)
  * for root without owner. PDCBB_ERR_INVAL (err says so) when owner is neither.

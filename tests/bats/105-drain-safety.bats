@@ -171,6 +171,10 @@ EOF
     run "$PDCBB" why --job 5211 "$WORKDIR/small"
     assert_failure 1
     assert_output --partial "FAILED on node node"
+    # a reader of the half-written directory points at pdcbb why
+    run "$PDCBB" ls "$WORKDIR/small/pdcbb.5211"
+    assert_failure 1
+    assert_output --partial "; pdcbb why $WORKDIR/small/pdcbb.5211 says what became of the job's drain"
     # room again: the recovery command from the report finishes the drain in the same
     # directory and removes the reports
     mount -o remount,size=64M "$WORKDIR/small"
