@@ -432,6 +432,11 @@ static pdcbb_err_t check_obj_props(const pdcbb_obj_create_req_t *q)
     for (uint32_t i = 0; i < q->dims_count; i++)
         if (q->dims[i] == 0)
             return PDCBB_ERR_INVAL;
+    /* free text is drained too: it must be UTF-8 (pdcbb_text_validate) */
+    if (pdcbb_text_validate("app_name", q->app_name, NULL, 0) != PDCBB_OK ||
+        pdcbb_text_validate("data_loc", q->data_loc, NULL, 0) != PDCBB_OK ||
+        pdcbb_text_validate("tags", q->tags, NULL, 0) != PDCBB_OK)
+        return PDCBB_ERR_BAD_NAME;
     return PDCBB_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "pdcbb_name.h"
 
 /* The object property behind id, or NULL with the thread's error set naming fn. */
 static client_obj_prop_t *obj_prop_get(pdcid_t id, const char *fn)
@@ -219,6 +220,13 @@ static perr_t set_str(client_obj_prop_t *p, char **field, const char *value, con
     char *copy = NULL;
     if (value && strlen(value) > PDCBB_STR_MAX) {
         client_fail(PDCBB_ERR_TOO_BIG, "%s: value longer than %d characters", fn, PDCBB_STR_MAX);
+        return FAIL;
+    }
+    char why[128];
+    pdcbb_err_t rc = pdcbb_text_validate(fn + strlen("PDCprop_set_obj_"), value, why,
+                                         sizeof(why));
+    if (rc != PDCBB_OK) {
+        client_fail(rc, "%s: %s", fn, why);
         return FAIL;
     }
     if (value && (copy = strdup(value)) == NULL) {

@@ -121,6 +121,15 @@ pdcbb_err_t pdcbb_name_validate(const char *kind, const char *name, char *why, s
     return PDCBB_ERR_INTERNAL;
 }
 
+pdcbb_err_t pdcbb_text_validate(const char *kind, const char *text, char *why, size_t whylen)
+{
+    size_t bad;
+    if (text == NULL || pdcbb_utf8_valid(text, strlen(text), &bad))
+        return PDCBB_OK;
+    pdcbb_errf(why, whylen, "%s is not valid UTF-8 at byte %zu", kind, bad);
+    return PDCBB_ERR_BAD_NAME;
+}
+
 /* The escaped form of the character at s[0..n): into e (at least 9 bytes); its length. */
 static size_t esc_one(const uint8_t *s, size_t n, char *e, size_t *used)
 {

@@ -78,6 +78,14 @@ pdcbb_name_fault_t pdcbb_name_check(const char *name, pdcbb_name_bad_t *bad);
 pdcbb_err_t pdcbb_name_validate(const char *kind, const char *name, char *why, size_t whylen);
 
 /*
+ * Check a free-text property kept with an object and written to the drain (app_name, data_loc,
+ * the tag string): it may hold anything but bytes that are not UTF-8, which the drain's YAML
+ * cannot hold. kind names it ("app_name"). PDCBB_OK (NULL is fine), or PDCBB_ERR_BAD_NAME with
+ * why: "app_name is not valid UTF-8 at byte 3".
+ */
+pdcbb_err_t pdcbb_text_validate(const char *kind, const char *text, char *why, size_t whylen);
+
+/*
  * Escape n bytes of s for a terminal or a log line: printable ASCII and valid UTF-8 of code
  * points above U+009F are copied; a backslash and a double quote become "\\" and "\"", \n \r
  * \t become "\n" "\r" "\t",

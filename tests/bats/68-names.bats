@@ -37,6 +37,10 @@ ep="$PDCBB_JOB_DIR/bbd-0.endpoint" tok="$PDCBB_JOB_DIR/token"
      "!BAD_NAME tag-put cont plain "$'t\xc2\x9b'" string v" \
      "!BAD_NAME kv-create plain "$'k\x1b[0m' \
      "!BAD_NAME kv-create plain "$'k\xf4\x90\x80\x80' \
+     "!BAD_NAME prop-set app_name "$'sim\xff' \
+     "!BAD_NAME prop-set data_loc "$'/d/\xc3' \
+     "!BAD_NAME prop-set tags "$'t=\xed\xa0\x80' \
+     "prop-set app_name "$'sim\tv2' \
      'cont-create café' \
      'obj-create café 数据 float 1 8' \
      'obj-create café 🚀rocket int 2 2 3' \
@@ -84,6 +88,11 @@ teardown_file() {
     assert_line "$e PDCcont_put_tag: tag name holds control character 0x9b at byte 1"
     assert_line "$e PDCkv_create: KV object name holds control character 0x1b at byte 1"
     assert_line "$e PDCkv_create: KV object name is not valid UTF-8 at byte 1"
+    # free text kept with an object is drained too: UTF-8 only (control characters allowed)
+    assert_line "$e PDCprop_set_obj_app_name: app_name is not valid UTF-8 at byte 3"
+    assert_line "$e PDCprop_set_obj_data_loc: data_loc is not valid UTF-8 at byte 3"
+    assert_line "$e PDCprop_set_obj_tags: tags is not valid UTF-8 at byte 2"
+    assert_line "ok prop-set app_name"
     # valid names in several scripts
     assert_line "ok cont-create café"
     assert_line --regexp "^ok obj-create name=数据 "

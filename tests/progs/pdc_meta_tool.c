@@ -53,6 +53,8 @@ static void usage(void)
             "  obj-open O | obj-close O | obj-del O | obj-info O\n"
             "  obj-list C                        objects of container C (iteration)\n"
             "  obj-set-dims O N D1..DN\n"
+            "  prop-set FIELD VALUE              FIELD: app_name|data_loc|tags, on a new object\n"
+            "                                    property (then closed)\n"
             "  tag-put KIND NAME TAG TYPE VALUE  KIND: obj|cont; TYPE: a PDC type name\n"
             "  tag-get KIND NAME TAG             prints type, size and value\n"
             "  tag-del KIND NAME TAG\n"
@@ -277,6 +279,17 @@ static int run(int argc, char **argv)
         printf("ok obj-create");
         print_obj(id);
         printf("\n");
+    } else if (strcmp(cmd, "prop-set") == 0) {
+        NEED(2);
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        perr_t r = strcmp(argv[1], "app_name") == 0   ? PDCprop_set_obj_app_name(prop, argv[2])
+                   : strcmp(argv[1], "data_loc") == 0 ? PDCprop_set_obj_data_loc(prop, argv[2])
+                   : strcmp(argv[1], "tags") == 0     ? PDCprop_set_obj_tags(prop, argv[2])
+                                                      : FAIL;
+        if (r != SUCCEED) /* before the close, which would set the last error anew */
+            return -1;
+        PDCprop_close(prop);
+        printf("ok prop-set %s\n", argv[1]);
     } else if (strcmp(cmd, "kv-create") == 0) {
         NEED(2);
         pdcid_t kv = PDCkv_create(cont_of(argv[1]), argv[2], NULL);

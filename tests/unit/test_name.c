@@ -162,5 +162,14 @@ int main(void)
     /* pdcbb_esc: several in one statement stay distinct. */
     const char *e1 = pdcbb_esc("a\x07"), *e2 = pdcbb_esc("b\r"), *e3 = pdcbb_esc(NULL);
     CHECK(strcmp(e1, "a\\x07") == 0 && strcmp(e2, "b\\r") == 0 && strcmp(e3, "(null)") == 0);
+    /* Free text kept with an object (app_name, data_loc, tags): UTF-8, control characters
+     * allowed (the drain's YAML escapes them). */
+    char twhy[128] = "";
+    CHECK(pdcbb_text_validate("app_name", "sim\tv2 \x1b", twhy, sizeof(twhy)) == PDCBB_OK);
+    CHECK(pdcbb_text_validate("app_name", NULL, twhy, sizeof(twhy)) == PDCBB_OK);
+    CHECK(pdcbb_text_validate("data_loc", "/d/caf\xc3\xa9", twhy, sizeof(twhy)) == PDCBB_OK);
+    CHECK(pdcbb_text_validate("app_name", "abc\xff", twhy, sizeof(twhy)) == PDCBB_ERR_BAD_NAME);
+    CHECK(strcmp(twhy, "app_name is not valid UTF-8 at byte 3") == 0);
+    CHECK(pdcbb_text_validate("tags", "t=\xed\xa0\x80", NULL, 0) == PDCBB_ERR_BAD_NAME);
     UNIT_DONE("name");
 }
