@@ -7,7 +7,7 @@ PKGS=(
     build-essential cmake pkg-config
     libucx-dev ucx-utils liblmdb-dev lmdb-utils libyaml-dev libpmix-dev
     libopenmpi-dev openmpi-bin
-    libslurm-dev slurmctld slurmd slurm-client munge
+    libslurm-dev slurmctld slurmd slurm-client munge slurmdbd mariadb-server
     bats bats-support bats-assert
     iproute2 procps util-linux python3 man-db groff-base
     python3-numpy python3-yaml

@@ -17,7 +17,7 @@ Removes, by name, what pdcbb's test suite, benchmarks and demo leave on this mac
 the repository, in this order:
   1. every local Slurm test cluster (a directory under /tmp holding $CLUSTER_MARKER,
      at any depth up to 3): stopped with 'scripts/slurm-cluster.sh stop --dir DIR';
-  2. pdc_bbd daemons, munged, slurmctld and slurmd whose command line names a path under
+  2. pdc_bbd daemons, munged, slurmctld, slurmd and mariadbd whose command line names a path under
      /tmp/pdcbb: killed by pid;
   3. mounts under /tmp/pdcbb*: unmounted;
   4. the test users and their homes, groups and processes (scripts/test-users.sh remove);
@@ -75,7 +75,7 @@ while IFS= read -r marker; do
 done < <(find /tmp -maxdepth 4 -name "$CLUSTER_MARKER" -path '/tmp/pdcbb*' 2>/dev/null)
 
 # 2. processes
-pids="$(leftover_pids pdc_bbd munged slurmctld slurmd slurmstepd)"
+pids="$(leftover_pids pdc_bbd munged slurmctld slurmd slurmstepd mariadbd)"
 if [ -n "$pids" ]; then
     act "processes $(echo $pids) ($(ps -o comm= -p "$(echo $pids | tr ' ' ,)" | sort -u | tr '\n' ' '))" \
         kill -KILL $pids

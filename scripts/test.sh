@@ -35,7 +35,7 @@ shuffled() {
 leftovers() {
     local pid cmd
     ls -d /tmp/pdcbb /tmp/pdcbb-* 2>/dev/null || true
-    for pid in $(pgrep -x 'pdc_bbd|munged|slurmctld|slurmd|slurmstepd' || true); do
+    for pid in $(pgrep -x 'pdc_bbd|munged|slurmctld|slurmd|slurmstepd|mariadbd' || true); do
         cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || continue
         case "$cmd" in *" /tmp/pdcbb"* | *"=/tmp/pdcbb"*) echo "process $pid $cmd" ;; esac
     done

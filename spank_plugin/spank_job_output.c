@@ -1,6 +1,7 @@
 /*
- * spank_job_output.c - the job's output file, from Slurm (spank_job_output.h): scontrol, run by
- * the epilog (root) with a time limit.
+ * spank_job_output.c - the job's output file and its accounting record, through Slurm's own
+ * commands (spank_job_output.h): scontrol and sacctmgr, run by the epilog (root) with a time
+ * limit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,27 +16,30 @@
 
 #include "spank_job_output.h"
 
-#define SCONTROL_TIMEOUT_MS 10000
+#define SLURM_CMD_TIMEOUT_MS 10000
 
-/* Slurm's scontrol: epilogs run without a search path, so look where Debian and sites put it. */
-static const char *scontrol_path(void)
+/* A Slurm command (scontrol, sacctmgr) into buf: epilogs run without a search path, so look
+ * where Debian and sites put it. NULL when it is in none of them. */
+static const char *slurm_cmd_path(const char *name, char *buf, size_t len)
 {
-    static const char *const where[] = {"/usr/bin/scontrol", "/usr/local/bin/scontrol",
-                                        "/opt/slurm/bin/scontrol", NULL};
-    for (size_t i = 0; where[i]; i++)
-        if (access(where[i], X_OK) == 0)
-            return where[i];
+    static const char *const where[] = {"/usr/bin", "/usr/local/bin", "/opt/slurm/bin", NULL};
+    for (size_t i = 0; where[i]; i++) {
+        snprintf(buf, len, "%s/%s", where[i], name);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
     return NULL;
 }
 
-/* Run scontrol with args; its standard output (at most len - 1 bytes) into out. Its exit
- * status, or -1 with why. */
-static int run_scontrol(const char *const args[], char *out, size_t len, char *why,
-                        size_t whylen)
+/* Run Slurm command name with args; its standard output (at most len - 1 bytes) into out.
+ * Its exit status, or -1 with why. */
+static int run_slurm_cmd(const char *name, const char *const args[], char *out, size_t len,
+                         char *why, size_t whylen)
 {
-    const char *path = scontrol_path();
+    char pathbuf[64];
+    const char *path = slurm_cmd_path(name, pathbuf, sizeof(pathbuf));
     if (path == NULL) {
-        snprintf(why, whylen, "scontrol not found");
+        snprintf(why, whylen, "%s not found", name);
         return -1;
     }
     const char *argv[16] = {path};
@@ -69,12 +73,12 @@ static int run_scontrol(const char *const args[], char *out, size_t len, char *w
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &t);
-        long left = SCONTROL_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+        long left = SLURM_CMD_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
                                            (t.tv_nsec - t0.tv_nsec) / 1000000);
         struct pollfd p = {.fd = fds[0], .events = POLLIN};
         if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
             kill(pid, SIGKILL);
-            snprintf(why, whylen, "scontrol did not answer in %d s", SCONTROL_TIMEOUT_MS / 1000);
+            snprintf(why, whylen, "%s did not answer in %d s", name, SLURM_CMD_TIMEOUT_MS / 1000);
             break;
         }
         char buf[4096];
@@ -98,7 +102,7 @@ static int run_scontrol(const char *const args[], char *out, size_t len, char *w
     if (why[0] != '\0')
         return -1;
     if (!WIFEXITED(st)) {
-        snprintf(why, whylen, "scontrol was killed by signal %d", WTERMSIG(st));
+        snprintf(why, whylen, "%s was killed by signal %d", name, WTERMSIG(st));
         return -1;
     }
     return WEXITSTATUS(st);
@@ -110,7 +114,7 @@ int spank_job_stdout(uint64_t job_id, char *out, size_t len, char *why, size_t w
     snprintf(id, sizeof(id), "%" PRIu64, job_id);
     why[0] = '\0';
     const char *args[] = {"-o", "show", "job", id, NULL};
-    int rc = run_scontrol(args, text, sizeof(text), why, whylen);
+    int rc = run_slurm_cmd("scontrol", args, text, sizeof(text), why, whylen);
     if (rc != 0) {
         if (why[0] == '\0')
             snprintf(why, whylen, "scontrol show job %s exited with status %d", id, rc);
@@ -142,4 +146,24 @@ int spank_job_stdout(uint64_t job_id, char *out, size_t len, char *why, size_t w
     memcpy(out, s, n);
     out[n] = '\0';
     return 0;
+}
+
+int spank_job_admin_comment(uint64_t job_id, const char *text, char *why, size_t whylen)
+{
+    char where[48], set[1200], out[4096];
+    snprintf(where, sizeof(where), "jobid=%" PRIu64, job_id);
+    snprintf(set, sizeof(set), "AdminComment=%s", text);
+    why[0] = '\0';
+    const char *args[] = {"-i", "modify", "job", "where", where, "set", set, NULL};
+    int rc = run_slurm_cmd("sacctmgr", args, out, sizeof(out), why, whylen);
+    if (rc == 0 && strstr(out, "Modified") == NULL) {
+        snprintf(why, whylen, "sacctmgr modified no job %" PRIu64 " (no accounting record)",
+                 job_id);
+        return -1;
+    }
+    if (rc != 0 && why[0] == '\0')
+        snprintf(why, whylen, "sacctmgr modify job where %s exited with status %d (is the "
+                              "site's accounting, slurmdbd, configured?)",
+                 where, rc);
+    return rc == 0 ? 0 : -1;
 }

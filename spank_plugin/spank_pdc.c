@@ -554,7 +554,8 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 /*
  * The end of the job's own output gets this node's drain line (pdcbb_job_drain_line), written
  * as the job user: where the data went, whether the job's drain is complete, and for a failure
- * the `pdcbb why` command to run.
+ * the `pdcbb why` command to run; the job's accounting record (where the site keeps one) gets
+ * the outcome as its AdminComment ("pdcbb drain complete", "pdcbb drain failed on node N: ...").
  */
 static void tell_user(const pdcbb_job_t *job, pdcbb_err_t rc, const pdcbb_drain_node_stats_t *st,
                       const char *err)
@@ -569,6 +570,21 @@ static void tell_user(const pdcbb_job_t *job, pdcbb_err_t rc, const pdcbb_drain_
     else if (pdcbb_job_output_append(job, out, line, why, sizeof(why)) != PDCBB_OK)
         slurm_error(PFX "job %llu: cannot add the drain's line to the job's output: %s",
                     (unsigned long long)job->job_id, why);
+    /* the job's accounting record: a failure from a failing node, complete from the node that
+     * completed it (never both: the drain is complete only when every node's part succeeded).
+     * sacctmgr stores the text in lower case, so it names no path: the output line and
+     * `pdcbb why` do. */
+    char comment[512] = "";
+    if (rc != PDCBB_OK)
+        snprintf(comment, sizeof(comment),
+                 "pdcbb drain failed on node %s: run pdcbb why --job %llu with the drain "
+                 "destination",
+                 job->node_name, (unsigned long long)job->job_id);
+    else if (st->complete && st->ranks_drained > 0)
+        snprintf(comment, sizeof(comment), "pdcbb drain complete");
+    if (comment[0] && spank_job_admin_comment(job->job_id, comment, why, sizeof(why)) != 0)
+        slurm_info(PFX "job %llu: the drain's outcome is not in the job's accounting record: %s",
+                   (unsigned long long)job->job_id, why);
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)

