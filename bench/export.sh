@@ -16,9 +16,9 @@ usage: bench/export.sh [OPTIONS] [BUILD_DIR]
 Fills a local job's burst buffer (pdcbb run --drain -- pdc_fill), then, from its drain
 directory and into the same destination file system, times
   cp:    cp <drain>/data/*.dat OUT/cp.R && sync                (the machine's own limit)
-  hdf5:  pdcbb export --format hdf5 -o OUT/R.h5 <drain> && sync (checks every CRC-32C, then
-                                                                writes one HDF5 file)
-  npy:   pdcbb export --format npy -o OUT/npy.R <drain> && sync (no CRC check)
+  hdf5:  pdcbb export --format hdf5 -o OUT/R.h5 <drain> && sync (one HDF5 file)
+  npy:   pdcbb export --format npy -o OUT/npy.R <drain> && sync (a .npy file per object)
+(both check every extent's CRC-32C as they read it)
 rotating which goes first, and prints MB/s (10^6 bytes/s) of each and hdf5/cp, npy/cp.
 BUILD_DIR is a built tree (default: $repo/build).
 

@@ -2,7 +2,9 @@
  * cmd_data.c - helpers of the pdcbb commands that read a drain directory (docs/DRAIN-FORMAT.md):
  * opening a drain (pdcbb_drain_open on a job's drain directory, or a destination holding exactly
  * one, refusing an incomplete drain unless --partial is given, and never reading a drain someone
- * else could have changed; saying what the drain left out), reading an object in slabs of at most CMD_SLAB_BYTES so memory stays
+ * else could have changed; saying what the drain left out; with --partial, reading a damaged
+ * extent as zeros and saying so), reading an object in slabs of at most CMD_SLAB_BYTES (every
+ * extent checked against its CRC-32C by pdcbb_drain_read_box) so memory stays
  * bounded whatever the object's size, progress lines and sizes on standard error. The commands
  * themselves live in files of their own: cmd_ls.c, cmd_get.c, cmd_export.c (raw, npy; HDF5 in
  * export_hdf5.c) and cmd_verify.c; cmd_data.h declares what they share.
@@ -43,6 +45,13 @@ int cmd_read_opt(const char *cmd, int c, const char *arg, char **argv, cmd_read_
         return 0;
     }
     return cli_bad_option(cmd, c, argv);
+}
+
+/* --partial: a damaged extent is read as zeros, and said so (cmd is the command's name). */
+static void cmd_damaged(const char *line, void *cmd)
+{
+    fprintf(stderr, "pdcbb %s: WARNING: damaged extent read as zeros: %s\n", (const char *)cmd,
+            line);
 }
 
 /* Open a drain for command cmd; prints the reason and returns NULL on failure. */
@@ -107,6 +116,11 @@ pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, const cmd_read_t *r)
     for (uint32_t i = 0; i < m->nskipped; i++)
         fprintf(stderr, "pdcbb %s: WARNING: skipped what cannot be read: %s\n", cmd,
                 m->skipped[i]);
+    if (r->partial && pdcbb_drain_skip_damaged(m, cmd_damaged, (void *)cmd) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb %s: out of memory\n", cmd);
+        pdcbb_drain_free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -225,8 +239,12 @@ int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t
             slab.size[split] = n;
             pdcbb_err_t rc = pdcbb_drain_read_box(m, o, &slab, buf, err, sizeof(err));
             if (rc != PDCBB_OK) {
-                fprintf(stderr, "pdcbb %s: object '%s': %s\n", cmd, pdcbb_esc(o->name),
-                        err[0] ? err : pdcbb_strerror(rc));
+                /* err names the object (and a damaged extent, its bytes and why) */
+                if (err[0])
+                    fprintf(stderr, "pdcbb %s: %s\n", cmd, err);
+                else
+                    fprintf(stderr, "pdcbb %s: object '%s': %s\n", cmd, pdcbb_esc(o->name),
+                            pdcbb_strerror(rc));
                 status = 1;
                 goto done;
             }

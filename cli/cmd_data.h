@@ -17,7 +17,7 @@
 
 /* What every command that reads a drain is told about which drain to read. */
 typedef struct cmd_read {
-    bool partial;      /* --partial: accept an incomplete drain */
+    bool partial;      /* --partial: accept an incomplete drain, read damaged extents as zeros */
     const char *owner; /* --owner USER: whose drain is expected (NULL: the caller's) */
     uint64_t job;      /* --job ID: DIR is a destination, read job ID's drain in it (0: DIR is
                         * the drain) */
@@ -39,10 +39,12 @@ typedef struct cmd_read {
  * "pdcbb CMD: ...", any other option through cli_bad_option with argv). */
 int cmd_read_opt(const char *cmd, int c, const char *arg, char **argv, cmd_read_t *r);
 
-/* Open the drain dir for command cmd ("ls") as r says (r->job: dir is a destination). Refuses
- * a drain someone else could have changed, and one that is not the expected user's or not the
- * job it claims to be (pdcbb_drain_reader_check). Returns it (pdcbb_drain_free), or NULL after
- * printing why (as "pdcbb CMD: ..."). */
+/* Open the drain dir for command cmd ("ls", a string that outlives the drain) as r says (r->job:
+ * dir is a destination). Refuses a drain someone else could have changed, and one that is not
+ * the expected user's or not the job it claims to be (pdcbb_drain_reader_check). With
+ * r->partial, damaged extents read as zeros, each named once on standard error
+ * (pdcbb_drain_skip_damaged). Returns it (pdcbb_drain_free), or NULL after printing why (as
+ * "pdcbb CMD: ..."). */
 pdcbb_drain_t *cmd_open(const char *cmd, const char *dir, const cmd_read_t *r);
 /* Write all of buf to fd (retrying short writes and EINTR); 0, or -1 with errno. */
 int cmd_write_all(int fd, const void *buf, size_t len);
@@ -69,7 +71,10 @@ void cmd_human(uint64_t b, char *out, size_t len);
  * Read box of o slab by slab (each at most CMD_SLAB_BYTES, or one element row when that is
  * larger) and hand each slab, in row-major order, to fn with the box it covers (in o's
  * coordinates). done is advanced by each slab's bytes and reported to prog (may be NULL)
- * against total. Returns 0, or 1 after printing why (as "pdcbb CMD: ...").
+ * against total. Every extent is checked against its CRC-32C before its bytes reach fn
+ * (pdcbb_drain_read_box): a damaged one stops the read (unless --partial). Returns 0, or 1
+ * after printing why (as "pdcbb CMD: ...", naming the object, and the extent and its bytes
+ * when one is damaged); the caller then removes what it wrote.
  */
 typedef int (*cmd_slab_fn)(const void *data, size_t len, const pdcbb_box_t *slab, void *arg);
 int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
@@ -80,8 +85,8 @@ int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t
  * export_hdf5.c: write every object of the open drain m into one HDF5 file (see `pdcbb export
  * --help` and man pdcbb). output is -o (NULL: the current directory): a name ending in .h5 or
  * .hdf5 is the file itself, anything else a directory (created if missing) that gets
- * <drain directory name>.h5. Checks every extent's CRC-32C first; writes a temporary name and
- * renames it; never overwrites without force. Returns the exit status (0 ok, 1 failure); every
+ * <drain directory name>.h5. Every extent's CRC-32C is checked as it is read (cmd_read_slabs);
+ * writes a temporary name and renames it; never overwrites without force. Returns the exit status (0 ok, 1 failure); every
  * failure is printed as "pdcbb export: ..." and leaves no file behind.
  */
 int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet);

@@ -2,7 +2,8 @@
  * cmd_export.c - `pdcbb export`: every object of a drained job as a file of its own, raw bytes
  * (.raw) or NumPy's .npy; --format hdf5 hands the drain to export_hdf5.c (one HDF5 file). Every
  * name is checked before anything is written; each file is written under a temporary name,
- * synced and renamed; data is read in slabs (cmd_read_slabs), progress shown over 1 GiB.
+ * synced and renamed (a damaged extent leaves no file of its object); data is read in slabs
+ * (cmd_read_slabs, which checks every extent's CRC-32C), progress shown over 1 GiB.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,8 +49,8 @@ static void export_usage(FILE *out)
             "        as many rows as were written; an object without dimensions is a dataset\n"
             "        with a null dataspace. Metadata are attributes pdc_id, pdc_type,\n"
             "        pdc_partition, pdc_time_step, pdc_app_name, ...; tags are attributes of\n"
-            "        their name and type. Every CRC-32C is checked before anything is written.\n"
-            "        KV objects are skipped (pdcbb kv export writes them).\n"
+            "        their name and type. KV objects are skipped (pdcbb kv export writes\n"
+            "        them).\n"
             "\n"
             "File names (raw, npy): the object's name with every character other than A-Z a-z\n"
             "0-9 . _ - replaced by '_' ('run1/temperature' -> run1_temperature.npy), a leading\n"
@@ -64,21 +65,28 @@ static void export_usage(FILE *out)
             "anything is written. A file is written under a temporary name and renamed when\n"
             "complete. Progress is shown on standard error for exports over 1 GiB.\n"
             "\n"
+            "Every extent's CRC-32C is checked as its data is read. A damaged extent (checksum\n"
+            "mismatch, data file missing or cut short) stops the export with an error naming\n"
+            "the object, the extent and its bytes; the object's file is not written (nor the\n"
+            "HDF5 file), and the files already listed are complete and checked. With --partial,\n"
+            "a damaged extent reads as zeros instead, named in a warning on standard error.\n"
+            "\n"
             "Options:\n"
             "  -f, --format FMT   raw, npy or hdf5 (default npy)\n"
             "  -o, --output OUT   directory for the files (default: the current directory;\n"
             "                     created if missing); hdf5: a file name ending in .h5 or\n"
             "                     .hdf5 is the file itself\n"
             "      --force        overwrite existing files\n"
-            "  -p, --partial      export an incomplete drain (only the objects of the ranks\n"
-            "                     drained so far, with their data from those ranks)\n"
+            "  -p, --partial      export what is intact: an incomplete drain (only the objects\n"
+            "                     of the ranks drained so far, with their data from those\n"
+            "                     ranks), damaged extents as zeros (each named on stderr)\n"
             "  -q, --quiet        no progress and no list of files\n"
             CMD_READ_HELP
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 every object exported; 1 the drain cannot be read, is incomplete,\n"
-            "a file exists (without --force) or cannot be written, or (hdf5) a checksum does\n"
-            "not match; 2 bad command line.\n");
+            "a file exists (without --force) or cannot be written, or an extent is damaged\n"
+            "(without --partial); 2 bad command line.\n");
 }
 
 /* The NumPy descr of o ("<f4"), or "|V<n>" when NumPy has no type for it. */
@@ -151,11 +159,17 @@ static void export_file_name(const pdcbb_drain_object_t *o, char *out, size_t le
 void cmd_export_report(const pdcbb_drain_t *m, uint32_t written, uint64_t bytes,
                        const char *where)
 {
-    char h[32];
+    char h[32], damaged[96] = "";
+    pdcbb_drain_read_stats_t st;
     cmd_human(bytes, h, sizeof(h));
-    fprintf(stderr, "pdcbb export: %" PRIu32 " object%s (%s) written to %s%s\n", written,
+    pdcbb_drain_read_stats(m, &st);
+    if (st.damaged > 0)
+        snprintf(damaged, sizeof(damaged),
+                 " (--partial: %" PRIu64 " damaged extent%s read as zeros)", st.damaged,
+                 st.damaged == 1 ? "" : "s");
+    fprintf(stderr, "pdcbb export: %" PRIu32 " object%s (%s) written to %s%s%s\n", written,
             written == 1 ? "" : "s", h, where,
-            m->complete ? "" : " (incomplete drain: only the ranks drained so far)");
+            m->complete ? "" : " (incomplete drain: only the ranks drained so far)", damaged);
 }
 
 typedef struct export_item {
@@ -369,6 +383,11 @@ int cli_cmd_export(int argc, char **argv)
         }
         if (rc != 0) {
             unlink(tmp);
+            if (written > 0)
+                fprintf(stderr, "pdcbb export: object '%s' not written; the %" PRIu32
+                                " file%s listed before %s complete and checked\n",
+                        pdcbb_esc(o->name), written, written == 1 ? "" : "s",
+                        written == 1 ? "is" : "are");
             goto done;
         }
         written++;

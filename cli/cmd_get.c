@@ -1,7 +1,8 @@
 /*
  * cmd_get.c - `pdcbb get`: one object of a drained job (or a region of it) as raw bytes,
  * row-major, to standard output or a file. The object is named by its name or id; the data is
- * read in slabs (cmd_read_slabs), so objects of any size work in bounded memory.
+ * read in slabs (cmd_read_slabs, every extent checked against its CRC-32C), so objects of any
+ * size work in bounded memory; a failed read removes the output file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,18 +69,22 @@ static void get_usage(FILE *out)
             "\n"
             "The data goes to standard output, which must not be a terminal, or to FILE.\n"
             "It is read in slabs of at most 64 MiB, so objects of any size work in bounded\n"
-            "memory.\n"
+            "memory. Every extent the data needs is checked whole against its CRC-32C before\n"
+            "any of its bytes are written: a damaged one (checksum mismatch, data file missing\n"
+            "or cut short) fails the command with an error naming the object, the extent and\n"
+            "its bytes, and FILE is removed (what went to standard output before stays there).\n"
             "\n"
             "Options:\n"
             "  -o, --output FILE  write to FILE (created or truncated; '-' is standard output)\n"
-            "  -p, --partial      read an incomplete drain (data held by ranks that have not\n"
-            "                     drained is missing and reads as zero)\n"
+            "  -p, --partial      read what is intact: an incomplete drain (data held by ranks\n"
+            "                     that have not drained reads as zero), and damaged extents\n"
+            "                     as zeros, each named in a warning on standard error\n"
             CMD_READ_HELP
             "  -h, --help         show this help\n"
             "\n"
-            "Exit status: 0 written; 1 the drain, the object or its data cannot be read, or\n"
-            "the output cannot be written; 2 bad command line (including a bad REGION and\n"
-            "standard output being a terminal).\n");
+            "Exit status: 0 written; 1 the drain, the object or its data cannot be read or is\n"
+            "damaged, or the output cannot be written; 2 bad command line (including a bad\n"
+            "REGION and standard output being a terminal).\n");
 }
 
 /* Parse "OFF:COUNT,..." for o; prints the error and returns -1 if bad. */

@@ -12,9 +12,10 @@
  * a tag named "" or pdc_*). Names are the PDC names with '/' replaced by '_' ("." and "" become
  * "_"); names that collide in one group get "-<id>" appended, as the other export formats do.
  *
- * Every extent's CRC-32C is checked first (pdcbb_drain_verify, what `pdcbb verify` runs); data
- * is then copied slab by slab (cmd_read_slabs: at most CMD_SLAB_BYTES in memory) into
- * hyperslabs of the datasets. The file is written as NAME.tmp.PID, synced and renamed.
+ * Data is copied slab by slab (cmd_read_slabs: at most CMD_SLAB_BYTES in memory, every extent
+ * checked against its CRC-32C as it is read) into hyperslabs of the datasets. The file is
+ * written as NAME.tmp.PID, synced and renamed; a damaged extent fails the export and the
+ * temporary file is removed, so a file of that name is always whole and checked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -449,38 +450,6 @@ static int h5x_cont(hid_t g, const pdcbb_drain_cont_t *c)
 
 /* ---- the file ---- */
 
-static void h5x_verify_report(const char *line, void *arg)
-{
-    (void)arg;
-    fprintf(stderr, "pdcbb export: BAD %s\n", line);
-}
-
-static void h5x_verify_progress(uint64_t done, uint64_t total, void *arg)
-{
-    cmd_progress(arg, done, total, false);
-}
-
-/* Check every extent's CRC-32C (what `pdcbb verify` does). 0 when all match. */
-static int h5x_verify(pdcbb_drain_t *m, bool quiet, uint64_t total)
-{
-    cmd_progress_t prog;
-    cmd_progress_init(&prog, "export (checking CRC-32C)", !quiet && total > ((uint64_t)1 << 30));
-    pdcbb_drain_verify_stats_t st;
-    char err[PDCBB_DRAIN_ERR_LEN] = "";
-    pdcbb_err_t rc = pdcbb_drain_verify(m, -1, &st, h5x_verify_report, h5x_verify_progress,
-                                        &prog, err, sizeof(err));
-    cmd_progress(&prog, st.bytes, st.bytes, true);
-    if (rc == PDCBB_OK)
-        return 0;
-    if (rc == PDCBB_ERR_IO && err[0] == '\0')
-        fprintf(stderr, "pdcbb export: %s: %" PRIu64 " bad and %" PRIu64 " missing extents, %"
-                        PRIu64 " bad KV dumps (see pdcbb verify %s): nothing written\n",
-                m->dir, st.bad, st.missing, st.kv_bad, m->dir);
-    else
-        fprintf(stderr, "pdcbb export: %s: nothing written\n", err[0] ? err : pdcbb_strerror(rc));
-    return -1;
-}
-
 /* The output file's path from -o (see cmd_data.h). 0 or -1 (printed). */
 static int h5x_path(const pdcbb_drain_t *m, const char *output, char *path, size_t len)
 {
@@ -631,8 +600,6 @@ int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet
                 b *= shape[d];
         total += b;
     }
-    if (h5x_verify(m, quiet, total) != 0)
-        return 1;
     for (uint32_t i = 0; i < m->nkvs; i++) {
         const char *c = m->kvs[i].container;
         fprintf(stderr, "pdcbb export: KV object '%s' (container %s%s%s) skipped: the HDF5 "

@@ -108,6 +108,8 @@ typedef struct client_pending {
     void *bulk_own;          /* malloc'ed when dest was not given or too small */
     int receiving;           /* a rendezvous receive into bulk is in progress */
     void *owner;             /* the transfer batch waiting for it (client_transfer.c) */
+    char *why;               /* a drained job: why a region or the request failed, as the drain
+                              * said it (a damaged extent, named), malloc'ed; else NULL */
 } client_pending_t;
 
 struct pdcbb_drain;
@@ -177,6 +179,10 @@ pdcbb_err_t client_drained_open(const char *dir, char *err, size_t errlen);
 void client_drained_close(void);
 /* The drained job directory being served ("" when none). */
 const char *client_drained_dir(void);
+/* Why the last request client_drained_serve answered failed (or one of its regions), as the
+ * drain said it: "object 'NAME' (id ID), extent K, bytes A..B: ...: CRC-32C mismatch ..."
+ * (pdcbb_drain_read_box); "" when nothing failed. Valid until the next call. */
+const char *client_drained_why(void);
 /*
  * Answer request req (op's request struct) of id req_id as the virtual daemon would: *ctrl gets
  * the whole reply message (header with status, then the encoded reply body; malloc'ed, the

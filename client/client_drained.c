@@ -29,6 +29,7 @@
 #include "pdcbb_query.h"
 
 static uint64_t served; /* requests answered (STATS) */
+static char last_why[PDCBB_DRAIN_ERR_LEN]; /* client_drained_why */
 
 static pdcbb_drain_t *model(void)
 {
@@ -141,6 +142,11 @@ void client_drained_close(void)
     client_drained_kv_close();
     pdcbb_drain_free(client_g.drained);
     client_g.drained = NULL;
+}
+
+const char *client_drained_why(void)
+{
+    return last_why;
 }
 
 const char *client_drained_dir(void)
@@ -433,6 +439,8 @@ static pdcbb_err_t read_region(const read_desc_t *dd, uint8_t *out)
         memset(out, 0, dd->bytes);
         PDCBB_ERROR("reading object '%s' from the drain %s: %s", o->name, client_drained_dir(),
                     why[0] ? why : pdcbb_strerror(rc));
+        if (last_why[0] == '\0')
+            snprintf(last_why, sizeof(last_why), "%s", why[0] ? why : pdcbb_strerror(rc));
     }
     return rc;
 }
@@ -876,6 +884,7 @@ pdcbb_err_t client_drained_serve(unsigned op, uint64_t req_id, const void *req, 
     *ctrl = *bulk = NULL;
     *ctrl_len = *bulk_len = 0;
     served++;
+    last_why[0] = '\0';
     pdcbb_err_t status = answer(op, req, &rep, &owned, dest, dest_len, &data, &data_len);
     if (status != PDCBB_OK && data) {
         if (data != dest)

@@ -250,6 +250,7 @@ void client_pending_free(client_pending_t *p)
     free(p->msg);
     free(p->buf);
     free(p->bulk_own);
+    free(p->why);
     free(p);
 }
 
@@ -474,6 +475,8 @@ static pdcbb_err_t post_drained(unsigned server, unsigned op, const void *req, v
     size_t ctrl_len, bulk_len;
     pdcbb_err_t rc = client_drained_serve(op, p->req_id, req, dest, dest_len, &ctrl, &ctrl_len,
                                           &bulk, &bulk_len);
+    if (rc == PDCBB_OK && client_drained_why()[0] != '\0')
+        p->why = strdup(client_drained_why()); /* NULL: the message lacks the reason */
     if (rc == PDCBB_OK) {
         p->buf = ctrl;
         p->len = ctrl_len;
@@ -532,14 +535,18 @@ pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep)
                            pdcbb_strerror(rc));
     }
     if (h.status != PDCBB_OK && client_g.drained) {
+        pdcbb_err_t st = h.status;
+        char why[1100] = "";
+        if (p->why != NULL)
+            snprintf(why, sizeof(why), ": %s", p->why);
         client_pending_free(p);
-        if (h.status == PDCBB_ERR_READ_ONLY)
-            return client_fail(h.status,
+        if (st == PDCBB_ERR_READ_ONLY)
+            return client_fail(st,
                                "%s refused: %s; %s is a drained job directory, opened read-only "
                                "(PDCBB_DRAINED_DIR)",
-                               pdcbb_op_name(op), pdcbb_strerror(h.status), client_drained_dir());
-        return client_fail(h.status, "%s: %s (drained job directory %s)", pdcbb_op_name(op),
-                           pdcbb_strerror(h.status), client_drained_dir());
+                               pdcbb_op_name(op), pdcbb_strerror(st), client_drained_dir());
+        return client_fail(st, "%s: %s%s (drained job directory %s)", pdcbb_op_name(op),
+                           pdcbb_strerror(st), why, client_drained_dir());
     }
     if (h.status != PDCBB_OK) {
         client_pending_free(p);

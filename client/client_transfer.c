@@ -486,6 +486,10 @@ static void complete_msg(xfer_msg_t *m)
     }
     pdcbb_data_write_rep_t rep;
     void *keep;
+    /* a drained job says why a region failed (a damaged extent); a daemon only how */
+    char drained_why[512] = "";
+    if (p->why != NULL)
+        snprintf(drained_why, sizeof(drained_why), "%s", p->why);
     pdcbb_err_t rc = client_rpc_finish(p, &rep, &keep);
     /* A write may carry, after the per-region statuses, the capacity, used and needed bytes of
      * a region the daemon refused for space (docs/PROTOCOL.md). */
@@ -505,7 +509,9 @@ static void complete_msg(xfer_msg_t *m)
     for (unsigned i = 0; i < m->n; i++) {
         pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[i] : rc;
         piece_done(m->pieces[i], one,
-                   rc != PDCBB_OK || (space && one == PDCBB_ERR_NOSPC) ? why : NULL);
+                   rc != PDCBB_OK || (space && one == PDCBB_ERR_NOSPC) ? why
+                   : drained_why[0] != '\0'                            ? drained_why
+                                                                       : NULL);
     }
     if (rc == PDCBB_OK)
         client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);

@@ -1,7 +1,8 @@
 /*
  * drain_internal.h - private state of a pdcbb_drain_t (its priv field), shared by
  * drain_model.c (which owns it: array capacities, interned extent file names) and
- * drain_read.c (open data files, the offset-ordered extent index of the last object read),
+ * drain_read.c (open data files, the offset-ordered extent index of the last object read, which
+ * extents were checked against their CRC-32C and the last one read whole),
  * and the model's helpers that the manifest writer and loader and drain_open.c share.
  * Not installed, not used outside stager/drain_*.c.
  */
@@ -37,7 +38,24 @@ typedef struct drain_priv {
     uint64_t order_obj;
     uint64_t *order;
     uint64_t norder;
+    /* per extent of m->extents (nchecked of them; NULL: none checked yet): DRAIN_X_* */
+    uint8_t *checked;
+    uint64_t nchecked;
+    /* the last extent read whole to be checked (xbuf_ext: its index, UINT64_MAX none), kept
+     * for the reads of its other parts */
+    uint8_t *xbuf;
+    uint64_t xbuf_cap, xbuf_ext;
+    /* --partial: damaged extents read as zero, each told to on_damaged once */
+    int skip_damaged;
+    pdcbb_drain_damaged_fn on_damaged;
+    void *on_damaged_arg;
+    pdcbb_drain_read_stats_t stats;
 } drain_priv_t;
+
+/* drain_priv_t.checked values */
+#define DRAIN_X_UNCHECKED 0
+#define DRAIN_X_GOOD 1
+#define DRAIN_X_DAMAGED 2 /* only after pdcbb_drain_skip_damaged */
 
 /* One line into err (accepts NULL/0): every error message of stager/drain_*.c goes through it. */
 void drain_errf(char *err, size_t errlen, const char *fmt, ...)
@@ -45,9 +63,10 @@ void drain_errf(char *err, size_t errlen, const char *fmt, ...)
 
 /* m's private state, created on first use; NULL when out of memory. */
 drain_priv_t *drain_priv_get(pdcbb_drain_t *m);
-/* Close the cached data files and forget the read index (drain_read.c). */
+/* Close the cached data files, forget the read index and which extents were checked, free the
+ * extent buffer (drain_read.c). */
 void drain_priv_release_read(drain_priv_t *p);
-/* Forget the read index after m->extents changed. */
+/* Forget the read index and which extents were checked after m->extents changed. */
 void drain_priv_invalidate(pdcbb_drain_t *m);
 
 /* Make room for one more element of an array of n elements whose capacity is *cap (-1: no

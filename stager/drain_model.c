@@ -48,7 +48,7 @@ void drain_priv_invalidate(pdcbb_drain_t *m)
 {
     drain_priv_t *p = m->priv;
     if (p != NULL)
-        p->order_valid = 0;
+        drain_priv_release_read(p);
 }
 
 static void drain_priv_free(drain_priv_t *p)

@@ -1,5 +1,6 @@
 /*
- * drain_read.c - reading object data out of a drain directory and verifying its checksums.
+ * drain_read.c - reading object data out of a drain directory, checking every extent it serves
+ * against its CRC-32C, and verifying a whole drain's checksums.
  *
  * pdcbb_drain_read_box walks the box's row-major byte runs (pdcbb_box_runs) against the object's
  * extents ordered by object offset and preads exactly the bytes each run needs into place; the
@@ -7,8 +8,17 @@
  * first, each from its rank's extents only. Data files stay open in a small cache kept in the
  * model's private state (drain_internal.h) until pdcbb_drain_free.
  *
+ * Every reader of a drain (pdcbb get / export, the read-only API, stage-in) reads through
+ * pdcbb_drain_read_box, so the checksums are checked here, once: rd_piece serves no byte of an
+ * extent before the whole extent matched its CRC-32C. An extent a run needs whole is read into
+ * the caller's buffer and checked there (no extra pass); one needed in part is read whole into
+ * the model's extent buffer, checked, and served from it, also to the next reads of its other
+ * parts (the next slab of an object read slab by slab). The model remembers which extents were
+ * checked, so no extent is checked twice.
+ *
  * pdcbb_drain_verify reads every extent once, file by file in file-offset order, through one
- * 8 MiB buffer, so a data file is read sequentially in large requests.
+ * 8 MiB buffer, so a data file is read sequentially in large requests. Both name an extent the
+ * same way (rd_extent_name).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +37,7 @@
 #include "pdcbb_crc32c.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
+#include "pdcbb_name.h"
 
 #define DRAIN_VERIFY_CHUNK ((size_t)8 << 20)
 #define DRAIN_PROGRESS_NS 250000000ull /* at most 4 progress calls a second */
@@ -41,6 +52,56 @@ void drain_priv_release_read(drain_priv_t *p)
     p->order = NULL;
     p->norder = 0;
     p->order_valid = 0;
+    free(p->checked);
+    p->checked = NULL;
+    p->nchecked = 0;
+    free(p->xbuf);
+    p->xbuf = NULL;
+    p->xbuf_cap = 0;
+    p->xbuf_ext = UINT64_MAX;
+}
+
+pdcbb_err_t pdcbb_drain_skip_damaged(pdcbb_drain_t *m, pdcbb_drain_damaged_fn fn, void *arg)
+{
+    drain_priv_t *p = drain_priv_get(m);
+    if (p == NULL)
+        return PDCBB_ERR_NOMEM;
+    p->skip_damaged = 1;
+    p->on_damaged = fn;
+    p->on_damaged_arg = arg;
+    return PDCBB_OK;
+}
+
+void pdcbb_drain_read_stats(const pdcbb_drain_t *m, pdcbb_drain_read_stats_t *stats)
+{
+    const drain_priv_t *p = m->priv;
+    pdcbb_drain_read_stats_t none = {0};
+    *stats = p != NULL ? p->stats : none;
+}
+
+/*
+ * "object 'NAME' (id ID), extent K, bytes A..B: FILE offset OFF (+LEN bytes)" for extent xi of
+ * m: what every message about one extent starts with (reads and pdcbb_drain_verify alike). K
+ * is its index among its object's extents (m->extents order: by rank, then object offset).
+ */
+static void rd_extent_name(const pdcbb_drain_t *m, uint64_t xi, char *out, size_t len)
+{
+    const pdcbb_drain_extent_t *x = &m->extents[xi];
+    const pdcbb_drain_object_t *o = pdcbb_drain_find_object_id(m, x->object_id);
+    uint64_t first = xi, count;
+    pdcbb_drain_object_extents(m, x->object_id, &first, &count);
+    int n;
+    if (o != NULL)
+        n = snprintf(out, len, "object '%s' (id %" PRIu64 ")", pdcbb_esc(o->name), o->id);
+    else
+        n = snprintf(out, len, "object id %" PRIu64, x->object_id);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    snprintf(out + n, len - (size_t)n,
+             ", extent %" PRIu64 ", bytes %" PRIu64 "..%" PRIu64 ": %s offset %" PRIu64
+             " (+%" PRIu64 " bytes)",
+             count > 0 && xi >= first ? xi - first : 0, x->object_offset,
+             x->object_offset + x->length, x->file, x->file_offset, x->length);
 }
 
 /* Open file (relative to m->dir) for reading, through the cache. */
@@ -83,7 +144,8 @@ static pdcbb_err_t rd_open(pdcbb_drain_t *m, drain_priv_t *p, const char *file, 
     return PDCBB_OK;
 }
 
-/* pread exactly len bytes; a short file is PDCBB_ERR_IO naming file and offset. */
+/* pread exactly len bytes; a file that ends before is PDCBB_ERR_CORRUPT (err: where it ends),
+ * a read error PDCBB_ERR_IO or an errno code. */
 static pdcbb_err_t rd_pread(pdcbb_drain_t *m, const char *file, int fd, void *buf, uint64_t len,
                             uint64_t off, char *err, size_t errlen)
 {
@@ -97,17 +159,17 @@ static pdcbb_err_t rd_pread(pdcbb_drain_t *m, const char *file, int fd, void *bu
             continue;
         if (r < 0) {
             int e = errno;
-            drain_errf(err, errlen, "%s/%s: read at offset %" PRIu64 ": %s", m->dir ? m->dir : ".",
-                    file, off + done, strerror(e));
+            drain_errf(err, errlen, "read error at offset %" PRIu64 " of %s/%s: %s", off + done,
+                       m->dir ? m->dir : ".", file, strerror(e));
             return pdcbb_err_from_errno(e) == PDCBB_ERR_NOT_FOUND ? PDCBB_ERR_IO
                                                                    : pdcbb_err_from_errno(e);
         }
         if (r == 0) {
             drain_errf(err, errlen,
-                    "%s/%s: file ends at offset %" PRIu64 ", but an extent needs bytes up to "
-                    "%" PRIu64,
-                    m->dir ? m->dir : ".", file, off + done, off + len);
-            return PDCBB_ERR_IO;
+                       "missing: the file ends at offset %" PRIu64 ", the extent needs bytes "
+                       "up to %" PRIu64 " (cut short)",
+                       off + done, off + len);
+            return PDCBB_ERR_CORRUPT;
         }
         done += (uint64_t)r;
     }
@@ -177,9 +239,144 @@ typedef struct rd_walk {
     size_t errlen;
 } rd_walk_t;
 
+/* The index in m->extents of the walk's i-th extent. */
+static uint64_t rd_ext_index(const rd_walk_t *w, uint64_t i)
+{
+    return w->idx != NULL ? w->idx[i] : w->lo + i;
+}
+
 static const pdcbb_drain_extent_t *rd_ext(const rd_walk_t *w, uint64_t i)
 {
-    return &w->m->extents[w->idx != NULL ? w->idx[i] : w->lo + i];
+    return &w->m->extents[rd_ext_index(w, i)];
+}
+
+/* The checked state of every extent (allocated on first use; NULL when out of memory). */
+static uint8_t *rd_checked(pdcbb_drain_t *m, drain_priv_t *p)
+{
+    if (p->checked == NULL || p->nchecked != m->nextents) {
+        free(p->checked);
+        p->checked = calloc(m->nextents ? m->nextents : 1, 1);
+        p->nchecked = p->checked != NULL ? m->nextents : 0;
+        p->xbuf_ext = UINT64_MAX;
+    }
+    return p->checked;
+}
+
+/*
+ * Extent xi is damaged (rc, what says how). Without skip_damaged: the read fails, err naming
+ * the extent. With it: note it once, and its bytes read as zero (dest, len: the piece wanted).
+ */
+static pdcbb_err_t rd_damaged(rd_walk_t *w, uint64_t xi, pdcbb_err_t rc, const char *what,
+                              uint8_t *dest, uint64_t len)
+{
+    char name[PDCBB_DRAIN_ERR_LEN / 2];
+    rd_extent_name(w->m, xi, name, sizeof(name));
+    if (!w->p->skip_damaged || (rc != PDCBB_ERR_CORRUPT && rc != PDCBB_ERR_IO)) {
+        drain_errf(w->err, w->errlen, "%s: %s", name, what);
+        return rc;
+    }
+    if (w->p->checked[xi] != DRAIN_X_DAMAGED) {
+        w->p->checked[xi] = DRAIN_X_DAMAGED;
+        w->p->stats.damaged++;
+        if (w->p->on_damaged != NULL) {
+            char line[PDCBB_DRAIN_ERR_LEN * 2];
+            snprintf(line, sizeof(line), "%s: %s", name, what);
+            w->p->on_damaged(line, w->p->on_damaged_arg);
+        }
+    }
+    memset(dest, 0, (size_t)len);
+    return PDCBB_OK;
+}
+
+/* Read bytes [off, off + len) of extent xi's file into dest (counted in the stats). */
+static pdcbb_err_t rd_extent_bytes(rd_walk_t *w, const pdcbb_drain_extent_t *x, uint64_t off,
+                                   uint64_t len, uint8_t *dest, char *what, size_t whatlen)
+{
+    int fd = -1;
+    pdcbb_err_t rc = rd_open(w->m, w->p, x->file, &fd, what, whatlen);
+    if (rc == PDCBB_ERR_NOT_FOUND) {
+        char why[PDCBB_DRAIN_ERR_LEN / 2];
+        snprintf(why, sizeof(why), "%s", what);
+        drain_errf(what, whatlen, "missing: %s", why);
+        return PDCBB_ERR_CORRUPT;
+    }
+    if (rc != PDCBB_OK)
+        return rc;
+    rc = rd_pread(w->m, x->file, fd, dest, len, x->file_offset + off, what, whatlen);
+    if (rc == PDCBB_OK)
+        w->p->stats.bytes_read += len;
+    return rc;
+}
+
+/* Compare the CRC-32C of extent x's bytes (all of them, at bytes) with the manifest's. */
+static pdcbb_err_t rd_extent_check(rd_walk_t *w, const pdcbb_drain_extent_t *x,
+                                   const uint8_t *bytes, char *what, size_t whatlen)
+{
+    uint32_t crc = pdcbb_crc32c(0, bytes, (size_t)x->length);
+    w->p->stats.extents_checked++;
+    w->p->stats.bytes_checked += x->length;
+    if (crc == x->crc32c)
+        return PDCBB_OK;
+    drain_errf(what, whatlen,
+               "CRC-32C mismatch (manifest 0x%08" PRIx32 ", data 0x%08" PRIx32 ")", x->crc32c,
+               crc);
+    return PDCBB_ERR_CORRUPT;
+}
+
+/*
+ * Put bytes [s, e) (object offsets) of extent xi into dest, never serving a byte of an extent
+ * whose CRC-32C did not match: an extent wanted whole is read into dest and checked there; one
+ * wanted in part is read whole into the extent buffer, checked and kept there for its other
+ * parts; an extent already checked is read as wanted.
+ */
+static pdcbb_err_t rd_piece(rd_walk_t *w, uint64_t xi, uint64_t s, uint64_t e, uint8_t *dest)
+{
+    const pdcbb_drain_extent_t *x = &w->m->extents[xi];
+    drain_priv_t *p = w->p;
+    char what[PDCBB_DRAIN_ERR_LEN / 2] = "";
+    uint64_t off = s - x->object_offset, len = e - s;
+    pdcbb_err_t rc;
+
+    if (p->checked[xi] == DRAIN_X_DAMAGED) {
+        memset(dest, 0, (size_t)len);
+        return PDCBB_OK;
+    }
+    if (p->checked[xi] == DRAIN_X_GOOD) {
+        if (p->xbuf_ext == xi) {
+            memcpy(dest, p->xbuf + off, (size_t)len);
+            return PDCBB_OK;
+        }
+        rc = rd_extent_bytes(w, x, off, len, dest, what, sizeof(what));
+        return rc == PDCBB_OK ? rc : rd_damaged(w, xi, rc, what, dest, len);
+    }
+    if (len == x->length) {
+        rc = rd_extent_bytes(w, x, 0, len, dest, what, sizeof(what));
+        if (rc == PDCBB_OK)
+            rc = rd_extent_check(w, x, dest, what, sizeof(what));
+    } else {
+        if (p->xbuf_cap < x->length) {
+            free(p->xbuf);
+            p->xbuf_cap = 0;
+            if ((p->xbuf = malloc((size_t)x->length)) == NULL) {
+                drain_errf(w->err, w->errlen, "object '%s': out of memory (%" PRIu64 " bytes)",
+                           pdcbb_esc(w->o->name), x->length);
+                return PDCBB_ERR_NOMEM;
+            }
+            p->xbuf_cap = x->length;
+        }
+        p->xbuf_ext = UINT64_MAX;
+        rc = rd_extent_bytes(w, x, 0, x->length, p->xbuf, what, sizeof(what));
+        if (rc == PDCBB_OK)
+            rc = rd_extent_check(w, x, p->xbuf, what, sizeof(what));
+        if (rc == PDCBB_OK) {
+            p->xbuf_ext = xi;
+            memcpy(dest, p->xbuf + off, (size_t)len);
+        }
+    }
+    if (rc != PDCBB_OK)
+        return rd_damaged(w, xi, rc, what, dest, len);
+    p->checked[xi] = DRAIN_X_GOOD;
+    return PDCBB_OK;
 }
 
 static int rd_run(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
@@ -216,12 +413,7 @@ static int rd_run(uint64_t array_off, uint64_t len, uint64_t packed_off, void *a
             continue; /* overlapping extents (a malformed drain): keep going */
         uint64_t s = x->object_offset > array_off ? x->object_offset : array_off;
         uint64_t e = xend < end ? xend : end;
-        int fd;
-        w->rc = rd_open(w->m, w->p, x->file, &fd, w->err, w->errlen);
-        if (w->rc != PDCBB_OK)
-            return -1;
-        w->rc = rd_pread(w->m, x->file, fd, w->buf + dest + (s - array_off), e - s,
-                         x->file_offset + (s - x->object_offset), w->err, w->errlen);
+        w->rc = rd_piece(w, rd_ext_index(w, i), s, e, w->buf + dest + (s - array_off));
         if (w->rc != PDCBB_OK)
             return -1;
     }
@@ -242,17 +434,18 @@ pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o
     }
     if (pdcbb_box_check_within(box, o->ndim, o->dims) != PDCBB_OK ||
         pdcbb_box_count(box, &nbytes) != PDCBB_OK || nbytes > SIZE_MAX / o->element_size) {
-        drain_errf(err, errlen, "object '%s': the box lies outside its dimensions", o->name);
+        drain_errf(err, errlen, "object '%s': the box lies outside its dimensions",
+                   pdcbb_esc(o->name));
         return PDCBB_ERR_BAD_REGION;
     }
     nbytes *= o->element_size;
     if (pdcbb_layout_strides(o->ndim, o->dims, o->element_size, strides) != PDCBB_OK) {
-        drain_errf(err, errlen, "object '%s': bad dimensions", o->name);
+        drain_errf(err, errlen, "object '%s': bad dimensions", pdcbb_esc(o->name));
         return PDCBB_ERR_BAD_REGION;
     }
     drain_priv_t *p = drain_priv_get(m);
-    if (p == NULL) {
-        drain_errf(err, errlen, "out of memory");
+    if (p == NULL || rd_checked(m, p) == NULL) {
+        drain_errf(err, errlen, "object '%s': out of memory", pdcbb_esc(o->name));
         return PDCBB_ERR_NOMEM;
     }
     memset(buf, 0, (size_t)nbytes);
@@ -264,7 +457,7 @@ pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o
                    .errlen = errlen, .strides = strides, .bstrides = bstrides};
     if (o->nmap == 0) {
         if ((rc = rd_order(p, m, o->id, first, count)) != PDCBB_OK) {
-            drain_errf(err, errlen, "out of memory");
+            drain_errf(err, errlen, "object '%s': out of memory", pdcbb_esc(o->name));
             return rc;
         }
         w.idx = p->order;
@@ -303,7 +496,7 @@ pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o
 fail:
     if (w.rc != PDCBB_OK)
         return w.rc;
-    drain_errf(err, errlen, "object '%s': bad box: %s", o->name, pdcbb_strerror(r));
+    drain_errf(err, errlen, "object '%s': bad box: %s", pdcbb_esc(o->name), pdcbb_strerror(r));
     return r > 0 ? (pdcbb_err_t)r : PDCBB_ERR_INTERNAL;
 }
 
@@ -340,29 +533,20 @@ typedef struct rd_verify {
     pdcbb_drain_verify_stats_t *st;
 } rd_verify_t;
 
-__attribute__((format(printf, 3, 4))) static void rd_report(rd_verify_t *v,
-                                                            const pdcbb_drain_extent_t *x,
+/* Report extent xi as bad: its name (rd_extent_name), then what is wrong. */
+__attribute__((format(printf, 3, 4))) static void rd_report(rd_verify_t *v, uint64_t xi,
                                                             const char *fmt, ...)
 {
-    char what[512], line[1024];
+    char what[512], name[PDCBB_DRAIN_ERR_LEN / 2], line[PDCBB_DRAIN_ERR_LEN];
     va_list ap;
 
     if (v->report == NULL)
         return;
-    const pdcbb_drain_object_t *o = pdcbb_drain_find_object_id(v->m, x->object_id);
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    if (o != NULL)
-        snprintf(line, sizeof(line), "object '%s' (id %" PRIu64 "), bytes %" PRIu64 "..%" PRIu64
-                 ": %s offset %" PRIu64 " (+%" PRIu64 " bytes): %s",
-                 o->name, o->id, x->object_offset, x->object_offset + x->length, x->file,
-                 x->file_offset, x->length, what);
-    else
-        snprintf(line, sizeof(line), "object id %" PRIu64 ", bytes %" PRIu64 "..%" PRIu64
-                 ": %s offset %" PRIu64 " (+%" PRIu64 " bytes): %s",
-                 x->object_id, x->object_offset, x->object_offset + x->length, x->file,
-                 x->file_offset, x->length, what);
+    rd_extent_name(v->m, xi, name, sizeof(name));
+    snprintf(line, sizeof(line), "%s: %s", name, what);
     v->report(line, v->arg);
 }
 
@@ -435,12 +619,12 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
         st.bytes += x->length;
         if (fd < 0) {
             st.missing++;
-            rd_report(&v, x, "missing: %s", strerror(open_errno));
+            rd_report(&v, ix[k], "missing: %s", strerror(open_errno));
             goto next;
         }
         if (x->file_offset + x->length > file_size) {
             st.missing++;
-            rd_report(&v, x, "missing: the file ends at %" PRIu64 " bytes", file_size);
+            rd_report(&v, ix[k], "missing: the file ends at %" PRIu64 " bytes", file_size);
             goto next;
         }
         uint32_t crc = 0;
@@ -467,14 +651,14 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
         if (pos < end) {
             if (ioerr != 0) {
                 st.bad++;
-                rd_report(&v, x, "read error: %s", strerror(ioerr));
+                rd_report(&v, ix[k], "read error: %s", strerror(ioerr));
             } else {
                 st.missing++;
-                rd_report(&v, x, "missing: the file ends before the extent does");
+                rd_report(&v, ix[k], "missing: the file ends before the extent does");
             }
         } else if (crc != x->crc32c) {
             st.bad++;
-            rd_report(&v, x, "CRC-32C mismatch (manifest 0x%08" PRIx32 ", data 0x%08" PRIx32 ")",
+            rd_report(&v, ix[k], "CRC-32C mismatch (manifest 0x%08" PRIx32 ", data 0x%08" PRIx32 ")",
                       x->crc32c, crc);
         }
     next:

@@ -299,11 +299,49 @@ pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *co
  * element_size bytes). Elements no extent holds read as zero. Objects with a placement map take
  * each map entry's box from that entry's rank's extents, oldest seq first; others take every
  * extent (their extents do not overlap). Data files are opened under m->dir and kept open until
- * pdcbb_drain_free. Errors: PDCBB_ERR_BAD_REGION (box outside the shape), PDCBB_ERR_IO (a file
- * shorter than an extent says: err names file and offset), errno-based codes.
+ * pdcbb_drain_free.
+ *
+ * Every extent whose bytes the box needs is checked whole against its CRC-32C before any of its
+ * bytes are served, even when the box needs only a few of them; each extent is checked once per
+ * open drain (a data file changed after its extents were checked is not checked again). An
+ * extent the box covers whole is read straight into buf and checked there; one it covers in
+ * part is read whole into a buffer of the model (at most PDCBB_DRAIN_EXTENT_MAX bytes), checked,
+ * and kept for the next read, so reading an object slab by slab reads every byte of its extents
+ * once (pdcbb_drain_read_stats counts this).
+ *
+ * err always starts with "object 'NAME'" (escaped, pdcbb_esc). Errors (buf undefined):
+ * PDCBB_ERR_BAD_REGION (box outside the shape), PDCBB_ERR_NOMEM; PDCBB_ERR_CORRUPT (an
+ * extent is damaged: its CRC-32C does not match, its data file is missing or ends before it)
+ * and PDCBB_ERR_IO (an extent cannot be read), with err naming the object, the extent (its index
+ * among the object's extents, which are ordered by rank and then object offset), its bytes in
+ * the object, its file, offset and length, and what is wrong:
+ *   "object 'run1/t' (id 2305843009213693953), extent 3, bytes 0..4096: data/rank-00001.dat
+ *    offset 8192 (+4096 bytes): CRC-32C mismatch (manifest 0x8a9136aa, data 0x1f00c3d2)";
+ * other errno-based codes (a data file that cannot be opened), named the same way.
+ * After pdcbb_drain_skip_damaged, damaged extents read as zero instead.
  */
 pdcbb_err_t pdcbb_drain_read_box(pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
                                  const pdcbb_box_t *box, void *buf, char *err, size_t errlen);
+
+/* told one line naming a damaged extent, as pdcbb_drain_read_box's errors do */
+typedef void (*pdcbb_drain_damaged_fn)(const char *line, void *arg);
+
+/*
+ * Read what is intact (--partial): from now on, pdcbb_drain_read_box reads a damaged extent
+ * (PDCBB_ERR_CORRUPT or PDCBB_ERR_IO above) as zeros instead of failing, and calls fn (may be
+ * NULL) with the line naming it, once per extent. PDCBB_ERR_NOMEM.
+ */
+pdcbb_err_t pdcbb_drain_skip_damaged(pdcbb_drain_t *m, pdcbb_drain_damaged_fn fn, void *arg);
+
+/* What pdcbb_drain_read_box did on m so far. */
+typedef struct pdcbb_drain_read_stats {
+    uint64_t extents_checked; /* extents whose CRC-32C was checked (each once) */
+    uint64_t bytes_checked;   /* their bytes */
+    uint64_t bytes_read;      /* bytes read from data files */
+    uint64_t damaged;         /* damaged extents found (read as zero after skip_damaged) */
+} pdcbb_drain_read_stats_t;
+
+void pdcbb_drain_read_stats(const pdcbb_drain_t *m, pdcbb_drain_read_stats_t *stats);
 
 typedef struct pdcbb_drain_verify_stats {
     uint64_t extents;    /* checked */
@@ -321,8 +359,9 @@ typedef void (*pdcbb_drain_progress_fn)(uint64_t done, uint64_t total, void *arg
 /*
  * Re-read every extent of m (or only those of rank when rank >= 0) and compare its CRC-32C.
  * report (may be NULL) is called once per bad or missing extent with a one-line message naming
- * the object, file and offset. Returns PDCBB_OK when everything matches, PDCBB_ERR_IO if any
- * extent is bad or missing (stats say how many), or an error that stopped the check.
+ * the object, extent, file and offset as pdcbb_drain_read_box's errors do. Returns PDCBB_OK
+ * when everything matches, PDCBB_ERR_IO if any extent is bad or missing (stats say how many),
+ * or an error that stopped the check.
  */
 pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_stats_t *stats,
                                void (*report)(const char *line, void *arg),

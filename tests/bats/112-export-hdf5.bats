@@ -298,8 +298,7 @@ EOF
     echo "$output"
     assert_failure 1
     assert_output --partial "CRC-32C mismatch"
-    assert_output --regexp "1 of [0-9]+ extents bad, 0 missing"
-    assert_output --partial "nothing written"
+    assert_output --regexp "object '[^']+' \(id [0-9]+\), extent [0-9]+, bytes [0-9]+\.\.[0-9]+: data/rank-00000.dat offset 0 "
     run ls -A "$WORKDIR/out"
     assert_output ""
 }

@@ -206,6 +206,8 @@ guide_env() {
         *bench/drain.sh*--help*) assert_output --partial "usage: bench/drain.sh" ;;
         *bench/drain.sh*) assert_output --regexp "drain/cp" ;;
         *bench/meta.sh*) assert_output --partial "== spn1-p1:" ;;
+        *bench/read_check.sh*)
+            for k in get get-off npy hdf5; do assert_line --regexp "^1 +$k +[0-9.]+ +- +-$"; done ;;
         *pdc_kv_bench*) assert_output --regexp "RESULT name=kv_set_list .* ratio=[0-9.]+" ;;
         *pdc_strided_bench*)
             for c in cols cols-box rows rows-box; do

@@ -192,6 +192,8 @@ static int do_check(pdcid_t pdc)
         memset(got, 0xa5, n * s->esize);
         uint64_t off[2] = {0, 0};
         int ok = prog_transfer(obj, PDC_READ, got, s->ndim, off, s->shape);
+        if (!ok)
+            printf("read-whole %s failed: %s\n", s->name, prog_xfer_error);
         check(ok && memcmp(want, got, n * s->esize) == 0, "read-whole", s->name);
         /* a box inside, crossing stripes and the overwrite's edges */
         uint64_t boff[2] = {s->shape[0] / 5, s->ndim == 2 ? s->shape[1] / 7 : 0};
@@ -199,6 +201,8 @@ static int do_check(pdcid_t pdc)
         uint8_t *wbox = malloc(n * s->esize), *gbox = malloc(n * s->esize);
         pack(s, want, boff, bsize, wbox);
         ok = prog_transfer(obj, PDC_READ, gbox, s->ndim, boff, bsize);
+        if (!ok)
+            printf("read-box %s failed: %s\n", s->name, prog_xfer_error);
         uint64_t bn = s->ndim == 1 ? bsize[0] : bsize[0] * bsize[1];
         check(ok && memcmp(wbox, gbox, bn * s->esize) == 0, "read-box", s->name);
         if (k == 0) {

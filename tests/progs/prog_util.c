@@ -5,6 +5,8 @@ const char *const prog_part_names[4] = {"objstatic", "rstatic", "dynamic", "loca
 const pdc_region_partition_t prog_parts[4] = {PDC_OBJ_STATIC, PDC_REGION_STATIC,
                                               PDC_REGION_DYNAMIC, PDC_REGION_LOCAL};
 
+char prog_xfer_error[1200];
+
 int prog_transfer(pdcid_t obj, pdc_access_t access, void *buf, int ndim, const uint64_t *off,
                   const uint64_t *size)
 {
@@ -13,6 +15,11 @@ int prog_transfer(pdcid_t obj, pdc_access_t access, void *buf, int ndim, const u
     pdcid_t remote = PDCregion_create((psize_t)ndim, (uint64_t *)off, (uint64_t *)size);
     pdcid_t x = local && remote ? PDCregion_transfer_create(buf, access, obj, local, remote) : 0;
     int ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
+    if (ok)
+        prog_xfer_error[0] = '\0';
+    else
+        snprintf(prog_xfer_error, sizeof(prog_xfer_error), "%s: %s", PDCbb_last_error_name(),
+                 PDCbb_last_error_message());
     if (x)
         PDCregion_transfer_close(x);
     if (local)

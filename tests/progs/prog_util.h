@@ -20,10 +20,14 @@ extern const char *const prog_part_names[4];
 extern const pdc_region_partition_t prog_parts[4];
 
 /* One region transfer (create, start, wait, close) of the box (off, size) of ndim dimensions
- * between buf (packed) and obj; 1 on success, 0 on any failure (the library's last error
- * says why). */
+ * between buf (packed) and obj; 1 on success, 0 on any failure (prog_xfer_error says why: the
+ * closes that follow a failure clear the library's last error). */
 int prog_transfer(pdcid_t obj, pdc_access_t access, void *buf, int ndim, const uint64_t *off,
                   const uint64_t *size);
+
+/* "NAME: MESSAGE" of the library's last error when the last prog_transfer failed ("" after
+ * one that succeeded). */
+extern char prog_xfer_error[1200];
 
 /* Transfer rows [r0, r0 + n) x [0, ncols) of the 2-D obj from/to buf; 1 on success, else 0. */
 int prog_xfer_rows(pdcid_t obj, uint64_t r0, uint64_t n, uint64_t ncols, void *buf,
