@@ -83,8 +83,8 @@ if [ $# -gt 0 ]; then
 else
     files=("$repo"/tests/bats/*.bats)
     asan_files=()
-    for f in 10-daemon 20-metadata 30-faults 40-launcher 70-regions 100-drain 110-drained-api \
-        120-stage; do
+    for f in 10-daemon 20-metadata 30-faults 40-launcher 68-names 70-regions 100-drain 110-drained-api \
+        114-drain-damage 120-stage; do
         asan_files+=("$repo/tests/bats/$f.bats")
     done
 fi

@@ -147,6 +147,9 @@ pid=$(cat "$dir/bbd-0.pid")
 mapfile -d '' args < /proc/$pid/cmdline
 kill -9 "$pid"
 while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+# the dead daemon's endpoint record goes, so the wait below sees the new daemon's (under load
+# the new pid file came well before the new record, and the check read the old port)
+rm -f "$dir/bbd-0.endpoint"
 # the same command line, without the prolog's ready pipe
 cmd=()
 drop_next=0
