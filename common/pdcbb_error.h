@@ -43,7 +43,8 @@
     X(PDCBB_ERR_UNSUPPORTED, 27, "operation not supported")                                       \
     X(PDCBB_ERR_BUSY, 28, "resource busy")                                                        \
     X(PDCBB_ERR_READ_ONLY, 29, "read-only: a drained job's data cannot be changed")          \
-    X(PDCBB_ERR_BAD_NAME, 30, "name is not valid UTF-8 or holds a control character")
+    X(PDCBB_ERR_BAD_NAME, 30, "name is not valid UTF-8 or holds a control character")          \
+    X(PDCBB_ERR_CORRUPT, 31, "stored data is damaged: it does not match its checksum")
 
 typedef enum pdcbb_err {
 #define PDCBB_X_ENUM(sym, val, msg) sym = val,
