@@ -106,3 +106,46 @@ model_checked() {
 @test "model on 3 daemons, every block checked on every read: UCX" {
     model_checked 0
 }
+
+@test "the drain carries the damage: the rest drains, the manifest marks the damaged extents, pdcbb verify fails naming them" {
+    mkdir "$WORKDIR/dest"
+    in_job 2 "$JOB_LIB"'
+        "'"$DAMAGE"'" write trunc 8 || exit 1
+        ft="$(datafile0)"
+        "'"$DAMAGE"'" write flip 8 || exit 1
+        ff="$(datafile0 | grep -v "$ft")"
+        "'"$DAMAGE"'" write good 8 || exit 1
+        "'"$DAMAGE"'" write striped 8 rstatic || exit 1
+        stop0 TERM
+        truncate -s 4M "$ft"
+        printf "\xde\xad\xbe\xef" | dd of="$ff" bs=1 seek=$((5 * 1048576 + 4321)) conv=notrunc status=none
+        start0
+        "'"$DAMAGE"'" read good 8 && "'"$DAMAGE"'" read striped 8
+    ' --job-id 7320 --drain "$WORKDIR/dest"
+    assert_success
+    local d="$WORKDIR/dest/pdcbb.7320"
+    [ -f "$d/COMPLETE" ]
+    grep "damaged" "$d/manifest.yaml"; grep -rh "damaged\|truncated\|missing\|being written" "$d/logs" "$WORKDIR"/node*/*.log 2>/dev/null || true
+    [ "$(grep -c "damaged: truncated" "$d/manifest.yaml")" -eq 1 ]
+    [ "$(grep -c "damaged: checksum" "$d/manifest.yaml")" -eq 1 ]
+    run "$PDCBB" verify "$d"
+    echo "$output"
+    assert_failure 1
+    assert_output --partial "DAMAGED damaged extent: object 'trunc' (id "
+    assert_output --partial "bytes 4194304-8388607 (data/rank-00000.dat at "
+    assert_output --partial "lost on the node (its data file was truncated), drained as zeros"
+    assert_output --partial "DAMAGED damaged extent: object 'flip' (id "
+    assert_output --partial "bytes 5242880-6291455 (data/rank-00000.dat at "
+    assert_output --partial "its node-local bytes did not match the checksum taken when they were written"
+    assert_output --regexp "verified [0-9]+ extents, [0-9]+ bytes: 2 damaged"
+    # the undamaged objects drained whole, with their bytes
+    run "$PDCBB" get -o "$WORKDIR/good.raw" "$d" good
+    assert_success
+    run "$PDCBB" get -o "$WORKDIR/striped.raw" "$d" striped
+    assert_success
+    cmp "$WORKDIR/good.raw" "$WORKDIR/striped.raw"
+    [ "$(stat -c %s "$WORKDIR/good.raw")" -eq $((8 << 20)) ]
+    # what the job wrote: the pattern of pdc_damage (both objects hold the same bytes)
+    [ "$(od -An -tu1 -j 4194305 -N1 "$WORKDIR/good.raw" | tr -d " ")" -eq $(( (4194305 * 131 + (4194305 >> 12) + 1) % 256 )) ]
+    assert_no_daemons "$WORKDIR"
+}
