@@ -47,8 +47,12 @@ static void run_batch(bbd_io_batch_t *b)
             last = r->fd;
         }
         if (rc == PDCBB_OK)
-            rc = pdcbb_csum_pwrite(r->fd, &size, r->obj, r->off, r->src, r->len, &b->csum, &err);
+            rc = pdcbb_csum_pwrite(r->fd, &size, r->obj, r->off, r->src, r->len, &b->csum, &err,
+                                   0);
         if (rc != PDCBB_OK) {
+            /* updates of bytes not written may be in the list: send none, the blocks are then
+             * checksummed from their files (bbd_csum_end) */
+            b->csum.n = 0;
             b->results[r->region] = (uint64_t)(uint32_t)(err ? pdcbb_err_from_errno(err) : rc);
             last = -1;
             PDCBB_ERROR("write to object %#llx failed: %s", (unsigned long long)r->obj,

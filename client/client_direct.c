@@ -141,8 +141,9 @@ static int run_io(uint64_t array_off, uint64_t len, uint64_t packed_off, void *a
     io_ctx_t *c = arg;
     uint64_t done = 0;
     if (c->csum) {
+        /* the daemon is idle meanwhile: its core checksums while this one writes */
         pdcbb_err_t rc = pdcbb_csum_pwrite(c->fd, &c->size, c->obj, array_off,
-                                           c->data + packed_off, len, c->csum, &c->err);
+                                           c->data + packed_off, len, c->csum, &c->err, 1);
         if (rc != PDCBB_OK && c->err == 0)
             c->err = rc == PDCBB_ERR_NOMEM ? ENOMEM : EIO;
         return rc == PDCBB_OK ? 0 : -1;

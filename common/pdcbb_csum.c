@@ -5,6 +5,7 @@
 #include "pdcbb_csum.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,8 +163,24 @@ pdcbb_err_t pdcbb_csum_write_run(int fd, uint64_t *size, uint64_t obj, uint64_t 
     return rc;
 }
 
-pdcbb_err_t pdcbb_csum_pwrite(int fd, uint64_t *size, uint64_t obj, uint64_t off,
-                              const uint8_t *src, uint64_t len, pdcbb_csum_list_t *l, int *err)
+static pdcbb_err_t pwrite_full(int fd, const uint8_t *src, uint64_t len, uint64_t off, int *err)
+{
+    for (uint64_t w = 0; w < len;) {
+        ssize_t k = pwrite(fd, src + w, len - w, (off_t)(off + w));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            *err = k < 0 ? errno : EIO;
+            return PDCBB_ERR_IO;
+        }
+        w += (uint64_t)k;
+    }
+    return PDCBB_OK;
+}
+
+/* Block by block: each block's update, then its bytes. */
+static pdcbb_err_t pwrite_blocks(int fd, uint64_t *size, uint64_t obj, uint64_t off,
+                                 const uint8_t *src, uint64_t len, pdcbb_csum_list_t *l, int *err)
 {
     uint64_t done = 0;
     while (done < len) {
@@ -171,21 +188,65 @@ pdcbb_err_t pdcbb_csum_pwrite(int fd, uint64_t *size, uint64_t obj, uint64_t off
         if (n > len - done)
             n = len - done;
         pdcbb_err_t rc = pdcbb_csum_write_run(fd, size, obj, at, src + done, n, l, err);
+        if (rc == PDCBB_OK)
+            rc = pwrite_full(fd, src + done, n, at, err);
         if (rc != PDCBB_OK)
             return rc;
-        for (uint64_t w = 0; w < n;) {
-            ssize_t k = pwrite(fd, src + done + w, n - w, (off_t)(at + w));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                *err = k < 0 ? errno : EIO;
-                return PDCBB_ERR_IO;
-            }
-            w += (uint64_t)k;
-        }
         done += n;
     }
     return PDCBB_OK;
+}
+
+/* The helper of a parallel write: the CRC of each whole block. */
+typedef struct crc_job {
+    const uint8_t *src;
+    uint64_t nblocks;
+    uint32_t *crc;
+} crc_job_t;
+
+static void *crc_blocks(void *arg)
+{
+    crc_job_t *j = arg;
+    for (uint64_t i = 0; i < j->nblocks; i++)
+        j->crc[i] = pdcbb_crc32c(0, j->src + i * B, B);
+    return NULL;
+}
+
+#define PARALLEL_MIN_BLOCKS 4 /* below this a thread costs more than it saves */
+
+pdcbb_err_t pdcbb_csum_pwrite(int fd, uint64_t *size, uint64_t obj, uint64_t off,
+                              const uint8_t *src, uint64_t len, pdcbb_csum_list_t *l, int *err,
+                              int parallel)
+{
+    uint64_t head = (B - off % B) % B;
+    if (head > len)
+        head = len;
+    uint64_t nwhole = (len - head) / B;
+    crc_job_t j = {src + head, nwhole, NULL};
+    pthread_t t;
+    if (!parallel || nwhole < PARALLEL_MIN_BLOCKS || (j.crc = malloc(nwhole * 4)) == NULL)
+        return pwrite_blocks(fd, size, obj, off, src, len, l, err);
+    if (pthread_create(&t, NULL, crc_blocks, &j) != 0) {
+        free(j.crc);
+        return pwrite_blocks(fd, size, obj, off, src, len, l, err);
+    }
+    /* the partial head block, then the whole blocks while the helper checksums them */
+    pdcbb_err_t rc = pwrite_blocks(fd, size, obj, off, src, head, l, err);
+    if (rc == PDCBB_OK)
+        rc = pwrite_full(fd, src + head, nwhole * B, off + head, err);
+    pthread_join(t, NULL);
+    uint64_t first = (off + head) / B;
+    for (uint64_t i = 0; i < nwhole && rc == PDCBB_OK; i++) {
+        pdcbb_csum_upd_t u = {obj, first + i, PDCBB_CSUM_SET, j.crc[i], B};
+        rc = pdcbb_csum_list_add(l, &u);
+    }
+    free(j.crc);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (off + head + nwhole * B > *size)
+        *size = off + head + nwhole * B;
+    uint64_t tail = head + nwhole * B;
+    return pwrite_blocks(fd, size, obj, off + tail, src + tail, len - tail, l, err);
 }
 
 void pdcbb_csum_upd_encode(const pdcbb_csum_upd_t *u, uint8_t out[PDCBB_CSUM_WIRE_LEN])

@@ -87,13 +87,17 @@ pdcbb_err_t pdcbb_csum_write_run(int fd, uint64_t *size, uint64_t obj, uint64_t 
                                  int *err);
 
 /*
- * Write len bytes of src at byte off of obj's data file fd (pwrite, complete), block by block,
- * each block's updates (pdcbb_csum_write_run) taken just before its bytes are written, while
- * they are in the cache. *size: the file's size, updated. PDCBB_ERR_IO with *err = errno (a
- * short write with ENOSPC, EIO ...); updates of the blocks written so far are in l.
+ * Write len bytes of src at byte off of obj's data file fd (pwrite, complete), with the updates
+ * of every block written (pdcbb_csum_write_run) added to l, each taken just before the block's
+ * bytes are written. parallel: the blocks written whole are checksummed by a helper thread
+ * while this one writes them (src must not change meanwhile; worth it where a core is idle, as
+ * on the client's direct path); else block by block, while the bytes are in the cache. *size:
+ * the file's size, updated. PDCBB_ERR_IO with *err = errno (a short write with ENOSPC, EIO ...):
+ * l may then hold updates of bytes that were not written, and must be dropped.
  */
 pdcbb_err_t pdcbb_csum_pwrite(int fd, uint64_t *size, uint64_t obj, uint64_t off,
-                              const uint8_t *src, uint64_t len, pdcbb_csum_list_t *l, int *err);
+                              const uint8_t *src, uint64_t len, pdcbb_csum_list_t *l, int *err,
+                              int parallel);
 
 /* Updates on the wire (DATA_DIRECT DONE's bulk part, docs/PROTOCOL.md): PDCBB_CSUM_WIRE_LEN
  * bytes each, little-endian: u64 object, u64 block, u32 kind, u32 value, u64 end. */

@@ -9,10 +9,12 @@
  * prints "read ok" when every byte is the pattern; "read failed: <error name>: <message>" and
  * exits 2 when the library refuses it; "WRONG byte at N" and exits 3 when it returns other
  * bytes (zeros of a truncated file, damaged bytes): the one outcome the tests never accept.
+ * PDC_DAMAGE_TIME in the environment: the read's seconds on standard error (docs/PERFORMANCE.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pdc.h"
 #include "prog_util.h"
@@ -101,7 +103,14 @@ int main(int argc, char **argv)
     } else {
         char why[1024];
         memset(buf, 0xee, len);
-        if (!read_range(obj, buf, off, len, why, sizeof(why))) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int ok = read_range(obj, buf, off, len, why, sizeof(why));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (getenv("PDC_DAMAGE_TIME"))
+            fprintf(stderr, "read seconds %.4f\n",
+                    (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+        if (!ok) {
             printf("read failed: %s\n", why);
             rc = 2;
         } else {

@@ -16,7 +16,7 @@
 #include "unit_check.h"
 
 #define B PDCBB_CSUM_BLOCK
-#define NBLOCKS 6
+#define NBLOCKS 12
 #define FILE_MAX (NBLOCKS * B)
 
 /* Bit-at-a-time CRC-32C: the reference. */
@@ -68,15 +68,22 @@ typedef struct model {
     int have[NBLOCKS];
 } model_t;
 
-/* One write, checksummed as the daemon's I/O thread does: updates first, then the pwrite. */
-static void model_write(model_t *m, uint64_t off, const uint8_t *src, uint64_t len)
+/* One write, checksummed one of three ways: the updates of the whole run then its pwrite;
+ * pdcbb_csum_pwrite block by block (the daemon's I/O thread); pdcbb_csum_pwrite with a helper
+ * thread for the whole blocks (the client's direct path). */
+static void model_write(model_t *m, uint64_t off, const uint8_t *src, uint64_t len, int how)
 {
     pdcbb_csum_list_t l = {0};
     int err = 0;
     uint64_t size = m->size;
-    CHECK_ERR(pdcbb_csum_write_run(m->fd, &size, 7, off, src, len, &l, &err), PDCBB_OK);
+    if (how == 0) {
+        CHECK_ERR(pdcbb_csum_write_run(m->fd, &size, 7, off, src, len, &l, &err), PDCBB_OK);
+        CHECK(pwrite(m->fd, src, len, (off_t)off) == (ssize_t)len);
+    } else {
+        CHECK_ERR(pdcbb_csum_pwrite(m->fd, &size, 7, off, src, len, &l, &err, how == 2),
+                  PDCBB_OK);
+    }
     CHECK(size == (off + len > m->size ? off + len : m->size));
-    CHECK(pwrite(m->fd, src, len, (off_t)off) == (ssize_t)len);
     m->size = size;
     for (size_t i = 0; i < l.n; i++) {
         CHECK(l.v[i].obj == 7 && l.v[i].block < NBLOCKS);
@@ -115,7 +122,7 @@ static void test_writes(const char *path)
         /* whole blocks, pieces of blocks, runs across boundaries, past the end, overwrites */
         uint64_t off, len;
         switch (next() % 4) {
-        case 0: off = (next() % NBLOCKS) * B; len = B * (1 + next() % 2); break;
+        case 0: off = (next() % NBLOCKS) * B; len = B * (1 + next() % 6); break;
         case 1: off = next() % FILE_MAX; len = 1 + next() % 64; break;
         case 2: off = next() % FILE_MAX; len = 1 + next() % (2 * B); break;
         default: off = next() % (FILE_MAX / 2); len = B / 2 + next() % B; break;
@@ -124,7 +131,16 @@ static void test_writes(const char *path)
             len = FILE_MAX - off;
         for (uint64_t i = 0; i < len; i++)
             src[i] = (uint8_t)next();
-        model_write(&m, off, src, len);
+        model_write(&m, off, src, len, step % 3);
+        int kind = 0;
+        uint64_t block = 0;
+        CHECK_ERR(model_check(&m, &kind, &block), PDCBB_OK);
+    }
+    /* a long write with ragged ends, through the helper thread (at least 4 whole blocks) */
+    for (uint64_t i = 0; i < 6 * B + 1000; i++)
+        src[i] = (uint8_t)next();
+    model_write(&m, B / 3, src, 6 * B + 1000, 2);
+    {
         int kind = 0;
         uint64_t block = 0;
         CHECK_ERR(model_check(&m, &kind, &block), PDCBB_OK);
@@ -142,11 +158,11 @@ static void test_writes(const char *path)
     CHECK(kind == PDCBB_CSUM_BAD_CRC && block == 2);
     /* ... and is not absorbed by a later write of another part of the same block */
     memset(src, 0xab, 4096);
-    model_write(&m, 2 * B + 500000, src, 4096);
+    model_write(&m, 2 * B + 500000, src, 4096, 1);
     CHECK_ERR(model_check(&m, &kind, &block), PDCBB_ERR_CORRUPT);
     CHECK(kind == PDCBB_CSUM_BAD_CRC && block == 2);
     /* a write of the whole block replaces the damaged bytes: good again */
-    model_write(&m, 2 * B, src, B);
+    model_write(&m, 2 * B, src, B, 2);
     CHECK_ERR(model_check(&m, &kind, &block), PDCBB_OK);
     /* a truncated file is found from its size */
     CHECK(m.have[NBLOCKS - 1] && m.rec[NBLOCKS - 1].end > 0);
