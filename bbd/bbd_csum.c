@@ -533,8 +533,9 @@ pdcbb_err_t bbd_csum_serve(struct bbd_req *r, int fd, const bbd_csum_touch_t *t,
         if (rc != PDCBB_ERR_CORRUPT)
             return rc;
         bad_range(block, rec.end, size, kind, bad);
-        if ((e = find(obj, block, 1)) != NULL && e->state != kind + 1) {
-            e->state = kind == PDCBB_CSUM_BAD_SIZE ? ST_BAD_SIZE : ST_BAD_CRC;
+        uint8_t st_bad = kind == PDCBB_CSUM_BAD_SIZE ? ST_BAD_SIZE : ST_BAD_CRC;
+        if ((e = find(obj, block, 1)) != NULL && e->state != st_bad) { /* logged once */
+            e->state = st_bad;
             PDCBB_ERROR("object %#" PRIx64 ": bytes %" PRIu64 "-%" PRIu64 " of its data (checksum"
                         " block %" PRIu64 ", file %" PRIu64 " bytes) are damaged: %s; they will"
                         " not be served",

@@ -268,8 +268,8 @@ static pdcbb_err_t dw_plan_damage(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, size_
             break;
         }
         bad = g;
-        if (nbad > 0 && bad[nbad - 1].b >= a && bad[nbad - 1].kind == (uint32_t)kind + 0u &&
-            kind == PDCBB_CSUM_BAD_SIZE) {
+        if (nbad > 0 && bad[nbad - 1].b >= a &&
+            bad[nbad - 1].kind == PDCBB_DRAIN_DAMAGED_TRUNCATED && kind == PDCBB_CSUM_BAD_SIZE) {
             bad[nbad - 1].b = b; /* one missing range */
             continue;
         }

@@ -90,7 +90,8 @@ model_checked() {
     in_job 3 '
         export PDCBB_CSUM_VERIFY=always PDCBB_DIRECT='"$1"'
         for s in 21 22; do "'"$MODEL"'" --seed $s --ops 1500 || exit 1; done
-        "'"$MODEL"'" --seed 23 --ops 1000 --max-ndim 6 || exit 1
+        # many-dimensional objects: messages of many regions whose runs share blocks
+        "'"$MODEL"'" --seed 13 --ops 2000 --max-ndim 8 || exit 1
         grep -h "damaged" node*/pdcbb.*/bbd-*.log
         exit 0'
     assert_success
