@@ -14,6 +14,10 @@
  * is checked exactly (SEEK_DATA/SEEK_HOLE: only holes need new space) and refused with
  * PDCBB_ERR_NOSPC, and the daemon keeps serving.
  *
+ * Checksums (bbd_csum.h): every write counts as a writer of the blocks it touches and brings
+ * their updates (computed by the I/O thread, or by the client on the direct path); reads check
+ * each block once per daemon life before serving it, and name a damaged range in the reply.
+ *
  * Durability: pwrite goes to the page cache, which survives the daemon's death; the writes run
  * on the I/O thread (bbd_io.h) and the reply is sent after them and after the index commit.
  * DATA_FLUSH (and shutdown) fsync.
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "bbd.h"
+#include "bbd_csum.h"
 #include "pdcbb_log.h"
 #include "pdcbb_region.h"
 
@@ -100,7 +105,7 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen)
     d->data_capacity = cap;
     PDCBB_INFO("region data: %" PRIu64 " bytes stored, capacity %" PRIu64 " bytes", d->data_used,
                cap);
-    return PDCBB_OK;
+    return bbd_csum_open(d, err, errlen);
 }
 
 void bbd_data_close(bbd_t *d)
@@ -114,6 +119,7 @@ void bbd_data_close(bbd_t *d)
             fd_cache[i].fd = -1;
         }
     bbd_query_cleanup();
+    bbd_csum_close();
     (void)d;
 }
 
@@ -385,7 +391,14 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
             if (r->io == NULL && (r->io = calloc(1, sizeof(*r->io))) == NULL)
                 return PDCBB_ERR_NOMEM;
             io_ctx_t ic = {.b = r->io, .fd = fd, .src = src, .region = n, .obj = dd.obj};
-            if (pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_queue, &ic) != 0) {
+            uint32_t from = r->io->touch.n;
+            one = bbd_csum_touch_box(&r->io->touch, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit);
+            if (one == PDCBB_OK)
+                one = bbd_csum_begin(OPS, r->txn, &r->io->touch, from);
+            if (one != PDCBB_OK) {
+                r->io->touch.n = from;
+            } else if (pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_queue,
+                                      &ic) != 0) {
                 one = ic.rc ? ic.rc : PDCBB_ERR_IO;
             } else {
                 r->io->bytes += dd.bytes;
@@ -463,8 +476,10 @@ static pdcbb_err_t read_mapped(bbd_req_t *r, const pdcbb_data_read_req_t *q, uin
         return PDCBB_ERR_UNSUPPORTED;
     int fd = obj_fd(r->d, dd.obj, 0, &rc);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size < run.off + run.len)
-        return PDCBB_ERR_UNSUPPORTED;
+    bbd_csum_bad_t bad;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size < run.off + run.len ||
+        bbd_csum_serve_box(r, fd, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit, &bad) != PDCBB_OK)
+        return PDCBB_ERR_UNSUPPORTED; /* the general path reports what is wrong */
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t base = run.off & ~(page - 1), delta = run.off - base;
     void *map = mmap(NULL, run.len + delta, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, (off_t)base);
@@ -494,7 +509,7 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
             return PDCBB_ERR_TOO_BIG; /* clients split reads far below this */
         n++;
     }
-    uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)n + 1));
+    uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)n + 3));
     if (results == NULL)
         return PDCBB_ERR_NOMEM;
     if (n == 1 && read_mapped(r, q, results) == PDCBB_OK) {
@@ -508,6 +523,7 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
     pos = 0;
     n = 0;
     uint64_t off = 0;
+    bbd_csum_bad_t bad = {0}, first = {0};
     while (pos < q->descs_count) {
         data_desc_t dd;
         desc_parse(q->descs, q->descs_count, &pos, &dd);
@@ -519,7 +535,11 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
         } else if (one == PDCBB_OK) {
             int fd = obj_fd(d, dd.obj, 1, &one);
             run_ctx_t c = {.fd = fd, .buf = out + off};
-            if (fd >= 0 &&
+            if (fd >= 0)
+                one = bbd_csum_serve_box(r, fd, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit, &bad);
+            if (one == PDCBB_ERR_CORRUPT && first.kind == 0)
+                first = bad;
+            if (fd >= 0 && one == PDCBB_OK &&
                 pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_read, &c) != 0)
                 one = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
         }
@@ -527,6 +547,11 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
             memset(out + off, 0, dd.bytes);
         off += dd.bytes;
         results[n++] = (uint64_t)(uint32_t)one;
+    }
+    if (first.kind != 0) { /* the first damaged range (docs/PROTOCOL.md) */
+        results[n++] = first.start;
+        results[n++] = first.end;
+        results[n++] = (uint64_t)first.kind;
     }
     r->out_bulk = out;
     r->out_bulk_len = total;
@@ -557,7 +582,10 @@ pdcbb_err_t bbd_data_read_desc(bbd_req_t *r, const uint64_t *desc, uint32_t n, u
     } else if (rc == PDCBB_OK) {
         int fd = obj_fd(r->d, dd.obj, 1, &rc);
         run_ctx_t c = {.fd = fd, .buf = buf};
-        if (fd >= 0 &&
+        bbd_csum_bad_t bad;
+        if (fd >= 0)
+            rc = bbd_csum_serve_box(r, fd, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit, &bad);
+        if (fd >= 0 && rc == PDCBB_OK &&
             pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_read, &c) != 0)
             rc = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
     }
@@ -598,6 +626,21 @@ void bbd_data_recount(bbd_t *d, uint64_t obj)
     direct_account(d, obj);
 }
 
+/* DONE of a direct write: the checksum updates the client computed (its bulk part). */
+static pdcbb_err_t direct_done(bbd_req_t *r, const bbd_csum_touch_t *touch)
+{
+    if (r->in_bulk_len % PDCBB_CSUM_WIRE_LEN != 0)
+        return PDCBB_ERR_PROTO;
+    size_t nu = r->in_bulk_len / PDCBB_CSUM_WIRE_LEN;
+    pdcbb_csum_upd_t *u = bbd_req_alloc(r, (nu ? nu : 1) * sizeof(*u));
+    if (u == NULL)
+        return PDCBB_ERR_NOMEM;
+    for (size_t i = 0; i < nu; i++)
+        if (pdcbb_csum_upd_decode(r->in_bulk + i * PDCBB_CSUM_WIRE_LEN, &u[i]) != PDCBB_OK)
+            return PDCBB_ERR_PROTO;
+    return bbd_csum_end(OPS, r->txn, touch, u, nu);
+}
+
 /*
  * DATA_DIRECT (docs/PROTOCOL.md): the client moves the bytes; this checks the regions exactly
  * as DATA_WRITE / DATA_READ do, holds the capacity a write needs until the client says DONE (or
@@ -634,11 +677,16 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
     uint32_t pos = 0, n = 0;
     uint64_t nospc[3] = {0, 0, 0};
     int refused = 0;
-    while (pos < q->descs_count) {
+    bbd_csum_touch_t touch = {0};
+    bbd_csum_bad_t bad = {0}, first = {0};
+    pdcbb_err_t rc = PDCBB_OK;
+    while (pos < q->descs_count && rc == PDCBB_OK) {
         data_desc_t dd;
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
-        if (one != PDCBB_OK)
-            return one;
+        if (one != PDCBB_OK) {
+            rc = one;
+            break;
+        }
         if (q->mode != PDCBB_DIRECT_READ) /* the client writes the file itself */
             bbd_query_dirty_box(dd.obj, dd.ndim, dd.dims, &dd.box);
         if (q->mode == PDCBB_DIRECT_DONE) {
@@ -646,6 +694,7 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
             r->conn->direct_reserved -= b;
             d->data_inflight -= b < d->data_inflight ? b : d->data_inflight;
             direct_account(d, dd.obj);
+            rc = bbd_csum_touch_box(&touch, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit);
             results[n++] = PDCBB_OK;
             continue;
         }
@@ -663,10 +712,23 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
                         pdcbb_strerror(one));
         if (one == PDCBB_OK && fstat(fd, &st) != 0)
             one = pdcbb_err_from_errno(errno);
+        if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_READ) {
+            one = bbd_csum_serve_box(r, fd, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit, &bad);
+            if (one == PDCBB_ERR_CORRUPT && first.kind == 0)
+                first = bad;
+        }
         if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_WRITE) {
             one = capacity_check(d, &dd, fd, refused ? (uint64_t[3]){0} : nospc);
             if (one == PDCBB_ERR_NOSPC)
                 refused = 1;
+        }
+        if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_WRITE) {
+            /* the blocks are being written until DONE (or the next start) */
+            uint32_t from = touch.n;
+            one = bbd_csum_touch_box(&touch, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit);
+            if (one == PDCBB_OK)
+                one = bbd_csum_begin(OPS, r->txn, &touch, from);
+            touch.n = from;
         }
         if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_WRITE) {
             r->conn->direct_reserved += dd.bytes;
@@ -676,9 +738,18 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
         results[n++] = one == PDCBB_OK ? (uint64_t)st.st_dev : 0;
         results[n++] = one == PDCBB_OK ? (uint64_t)st.st_ino : 0;
     }
+    if (rc == PDCBB_OK && q->mode == PDCBB_DIRECT_DONE)
+        rc = direct_done(r, &touch);
+    bbd_csum_touch_free(&touch);
+    if (rc != PDCBB_OK)
+        return rc;
     if (refused) {
         memcpy(results + n, nospc, sizeof(nospc));
         n += 3;
+    } else if (first.kind != 0) { /* a read of a damaged range (docs/PROTOCOL.md) */
+        results[n++] = first.start;
+        results[n++] = first.end;
+        results[n++] = (uint64_t)first.kind;
     }
     p->results = results;
     p->results_count = n;
@@ -709,6 +780,9 @@ pdcbb_err_t bbd_op_data_drop(bbd_req_t *r, const pdcbb_data_drop_req_t *q,
     if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_BAD_ID;
     bbd_query_forget(q->id);
+    pdcbb_err_t crc = bbd_csum_drop(r, q->id);
+    if (crc != PDCBB_OK)
+        return crc;
     fd_slot_t *s = slot_of(q->id);
     if (s) {
         close(s->fd);
@@ -764,8 +838,18 @@ pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
         uint64_t end;
         if (fd >= 0 && fstat(fd, &st) == 0 && !__builtin_mul_overflow(q->ids[0], row, &end) &&
             (uint64_t)st.st_size > end) {
+            /* the block cut in two keeps a checksum only if it was good before the cut */
+            bbd_csum_touch_t t = {0};
+            bbd_csum_bad_t bad;
+            int good = end % PDCBB_CSUM_BLOCK == 0 ||
+                       (bbd_csum_touch_range(&t, q->id, end - 1, 1) == PDCBB_OK &&
+                        bbd_csum_serve(r, fd, &t, 0, &bad) == PDCBB_OK);
+            bbd_csum_touch_free(&t);
             if (ftruncate(fd, (off_t)end) != 0)
                 return pdcbb_err_from_errno(errno);
+            pdcbb_err_t crc = bbd_csum_truncate(r, fd, q->id, end, good);
+            if (crc != PDCBB_OK)
+                return crc;
             fd_slot_t *s = slot_of(q->id);
             if (s) {
                 uint64_t now = file_alloc(fd);
@@ -1075,112 +1159,4 @@ pdcbb_err_t bbd_op_map_get(bbd_req_t *r, const pdcbb_map_get_req_t *q, pdcbb_map
     p->entries = out;
     p->entries_count = (uint32_t)n;
     return PDCBB_OK;
-}
-
-
-/* ---------------------------------------------------------------- staging buffers */
-
-#define STAGING_SLOTS 64
-#define STAGING_HUGE ((size_t)2 << 20) /* huge page size on x86-64 */
-#define STAGING_KEEP ((size_t)512 << 20) /* at most this much kept for reuse */
-
-typedef struct staging {
-    void *buf;
-    size_t cap;
-    int busy;
-    int inbound; /* counted against BBD_STAGING_INBOUND_MAX while busy */
-} staging_t;
-
-static staging_t staging[STAGING_SLOTS];
-static size_t staging_kept;
-/* Buffers handed out but not kept for reuse (freed by bbd_staging_put): few at any time. */
-static staging_t *loose;
-static size_t loose_count, loose_cap;
-static size_t inbound_busy;
-
-int bbd_staging_room(size_t len)
-{
-    return inbound_busy == 0 || inbound_busy + len <= BBD_STAGING_INBOUND_MAX;
-}
-
-static void *staging_new(size_t len, size_t *capp)
-{
-    /* A new buffer, touched once now so later messages do not fault it in. Large ones are
-     * backed by transparent huge pages where the kernel allows it (THP "madvise" mode, the
-     * Debian default): a 2 MiB page is one fault instead of 512, which is most of the cost
-     * of a job's first large transfer (measured: the receive's page faults were a fifth of
-     * the daemon's time over a cold and six warm 256 MiB writes). */
-    size_t cap = len < (64u << 10) ? (64u << 10) : len;
-    void *buf = NULL;
-    if (cap >= STAGING_HUGE) {
-        cap = (cap + STAGING_HUGE - 1) & ~(STAGING_HUGE - 1);
-        if (posix_memalign(&buf, STAGING_HUGE, cap) != 0)
-            buf = NULL;
-        else
-            madvise(buf, cap, MADV_HUGEPAGE); /* advice only: ignored where THP is off */
-    } else {
-        buf = malloc(cap);
-    }
-    if (buf)
-        memset(buf, 0, cap);
-    *capp = cap;
-    return buf;
-}
-
-void *bbd_staging_get(size_t len, int inbound)
-{
-    staging_t *best = NULL;
-    for (int i = 0; i < STAGING_SLOTS; i++)
-        if (staging[i].buf && !staging[i].busy && staging[i].cap >= len &&
-            (best == NULL || staging[i].cap < best->cap))
-            best = &staging[i];
-    if (best == NULL) {
-        size_t cap;
-        void *buf = staging_new(len, &cap);
-        if (buf == NULL)
-            return NULL;
-        for (int i = 0; i < STAGING_SLOTS && best == NULL; i++)
-            if (staging[i].buf == NULL && staging_kept + cap <= STAGING_KEEP) {
-                staging[i] = (staging_t){buf, cap, 0, 0};
-                staging_kept += cap;
-                best = &staging[i];
-            }
-        if (best == NULL) {
-            staging_t *g = pdcbb_grow(loose, loose_count, &loose_cap, sizeof(*g), 8);
-            if (g == NULL) {
-                free(buf);
-                return NULL;
-            }
-            loose = g;
-            best = &loose[loose_count++];
-            *best = (staging_t){buf, cap, 0, 0};
-        }
-    }
-    best->busy = 1;
-    best->inbound = inbound;
-    if (inbound)
-        inbound_busy += best->cap;
-    return best->buf;
-}
-
-void bbd_staging_put(void *buf)
-{
-    if (buf == NULL)
-        return;
-    for (int i = 0; i < STAGING_SLOTS; i++)
-        if (staging[i].buf == buf) {
-            if (staging[i].inbound)
-                inbound_busy -= staging[i].cap;
-            staging[i].busy = staging[i].inbound = 0;
-            return;
-        }
-    for (size_t i = 0; i < loose_count; i++)
-        if (loose[i].buf == buf) {
-            if (loose[i].inbound)
-                inbound_busy -= loose[i].cap;
-            free(buf);
-            loose[i] = loose[--loose_count];
-            return;
-        }
-    PDCBB_ERROR("bbd_staging_put: %p is not a staging buffer", buf);
 }

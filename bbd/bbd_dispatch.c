@@ -262,6 +262,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
             *reply = NULL;
         } else {
             d->data_inflight -= r.io->bytes;
+            bbd_csum_abandon(&r.io->touch);
             bbd_io_batch_free(r.io);
         }
     }

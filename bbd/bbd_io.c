@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pdcbb_grow.h"
@@ -30,22 +31,32 @@ static void push(bbd_io_batch_t **head, bbd_io_batch_t **tail, bbd_io_batch_t *b
 
 static void run_batch(bbd_io_batch_t *b)
 {
+    int last = -1;
+    uint64_t size = 0;
     for (uint32_t i = 0; i < b->nruns; i++) {
         bbd_io_run_t *r = &b->runs[i];
         if (b->results[r->region] != PDCBB_OK)
             continue;
-        uint64_t done = 0;
-        while (done < r->len) {
-            ssize_t w = pwrite(r->fd, r->src + done, r->len - done, (off_t)(r->off + done));
-            if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                b->results[r->region] = (uint64_t)(uint32_t)pdcbb_err_from_errno(errno);
-                PDCBB_ERROR("write to object %#llx failed: %s", (unsigned long long)r->obj,
-                            strerror(errno));
-                break;
-            }
-            done += (uint64_t)w;
+        struct stat st;
+        int err = 0;
+        pdcbb_err_t rc = PDCBB_OK;
+        if (r->fd != last) { /* runs of one region share a descriptor */
+            if (fstat(r->fd, &st) != 0)
+                err = errno, rc = PDCBB_ERR_IO;
+            size = (uint64_t)st.st_size;
+            last = r->fd;
+        }
+        if (rc == PDCBB_OK)
+            rc = pdcbb_csum_pwrite(r->fd, &size, r->obj, r->off, r->src, r->len, &b->csum, &err,
+                                   0);
+        if (rc != PDCBB_OK) {
+            /* updates of bytes not written may be in the list: send none, the blocks are then
+             * checksummed from their files (bbd_csum_end) */
+            b->csum.n = 0;
+            b->results[r->region] = (uint64_t)(uint32_t)(err ? pdcbb_err_from_errno(err) : rc);
+            last = -1;
+            PDCBB_ERROR("write to object %#llx failed: %s", (unsigned long long)r->obj,
+                        err ? strerror(err) : pdcbb_strerror(rc));
         }
     }
 }
@@ -172,5 +183,7 @@ void bbd_io_batch_free(bbd_io_batch_t *b)
         }
     free(b->runs);
     free(b->results);
+    bbd_csum_touch_free(&b->touch);
+    pdcbb_csum_list_free(&b->csum);
     free(b);
 }

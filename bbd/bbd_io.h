@@ -8,7 +8,8 @@
  * the next message while the file write happens; the reply is sent when the write is done, so
  * a client still learns of success only once its data is in the file.
  *
- * Threads: the I/O thread only runs pwrite(2) on descriptors it owns (dup'ed) and touches no
+ * Threads: the I/O thread only runs pwrite(2) on descriptors it owns (dup'ed), computing each
+ * block's checksum update just before its bytes are written (pdcbb_csum_pwrite), and touches no
  * UCX or LMDB state; finished batches come back through an eventfd that the event loop polls,
  * and everything else (replies, accounting, buffers) happens on the event thread. Batches run
  * in submission order, and the event thread drains them before any read or other data op, so
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bbd_csum.h"
 #include "pdcbb_error.h"
 #include "pdcbb_proto.h"
 
@@ -46,6 +48,8 @@ typedef struct bbd_io_batch {
     size_t cap;
     void *staging;           /* the received bulk part, released when done */
     uint64_t bytes;          /* reserved against capacity until done */
+    bbd_csum_touch_t touch;  /* the blocks its regions write (counted as writers) */
+    pdcbb_csum_list_t csum;  /* their checksum updates, computed by the I/O thread */
 } bbd_io_batch_t;
 
 pdcbb_err_t bbd_io_start(struct bbd *d);

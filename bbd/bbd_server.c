@@ -372,6 +372,7 @@ static void io_reap(bbd_t *d)
     while (b) {
         bbd_io_batch_t *next = b->next;
         bbd_data_account(d, b);
+        bbd_csum_batch_end(d, b); /* checksummed before the client hears of it */
         pdcbb_data_write_rep_t rep = {.results = b->results, .results_count = b->nresults};
         void *reply = NULL;
         size_t reply_len = 0;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "bbd.h"
+#include "bbd_csum.h"
 #include "pdcbb_log.h"
 #include "pdcbb_select.h"
 
@@ -361,6 +362,17 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
                 one = PDCBB_ERR_NOSPC;
             }
         }
+        bbd_csum_touch_t touch = {0};
+        if (one == PDCBB_OK) {
+            /* the blocks it changes are checked first, checksummed again after */
+            pdcbb_box_t bb;
+            bbd_csum_bad_t bad;
+            pdcbb_sel_bbox(&s.sel, &bb);
+            pdcbb_box_intersect(&bb, &s.clip, &bb);
+            one = bbd_csum_touch_box(&touch, s.obj, &bb, s.ndim, s.dims, s.unit);
+            if (one == PDCBB_OK)
+                one = bbd_csum_serve(r, fd, &touch, 0, &bad);
+        }
         if (one == PDCBB_OK) {
             pdcbb_box_t bb;
             pdcbb_sel_bbox(&s.sel, &bb);
@@ -377,8 +389,12 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
                 PDCBB_ERROR("strided write to object %#" PRIx64 " failed: %s", s.obj,
                             pdcbb_strerror(one));
             }
+            pdcbb_err_t crc = bbd_csum_rewrite(r, fd, &touch);
+            if (one == PDCBB_OK)
+                one = crc;
             bbd_data_recount(d, s.obj);
         }
+        bbd_csum_touch_free(&touch);
         results[n++] = (uint64_t)(uint32_t)one;
         data_off += s.bytes;
     }
@@ -434,7 +450,14 @@ pdcbb_err_t bbd_op_strided_read(bbd_req_t *r, const pdcbb_strided_read_req_t *q,
             one = PDCBB_OK;
             memset(out + off, 0, s.bytes); /* nothing of this object here: zeros */
         } else if (one == PDCBB_OK) {
-            if (c.span == NULL && (c.span = malloc(SPAN_MAX)) == NULL) {
+            pdcbb_box_t bb;
+            bbd_csum_bad_t bad;
+            pdcbb_sel_bbox(&s.sel, &bb);
+            pdcbb_box_intersect(&bb, &s.clip, &bb);
+            one = bbd_csum_serve_box(r, fd, s.obj, &bb, s.ndim, s.dims, s.unit, &bad);
+            if (one != PDCBB_OK) {
+                /* damaged (logged with its range) or unreadable */
+            } else if (c.span == NULL && (c.span = malloc(SPAN_MAX)) == NULL) {
                 one = PDCBB_ERR_NOMEM;
             } else {
                 c.fd = fd;

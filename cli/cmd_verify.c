@@ -27,8 +27,11 @@ static void verify_usage(FILE *out)
             "  verified N extents, X bytes: OK\n"
             "  verified N extents, X bytes: K bad, M missing\n"
             "An extent is bad when its checksum differs or it cannot be read, and missing\n"
-            "when its data file is missing or too short. Data files are read sequentially in\n"
-            "8 MiB requests; progress is shown on standard error when it is a terminal.\n"
+            "when its data file is missing or too short. An extent the manifest marks damaged\n"
+            "(its bytes were damaged on the node before the drain) is printed as DAMAGED and\n"
+            "counted: the summary then ends with \", K damaged\". Data files are read\n"
+            "sequentially in 8 MiB requests; progress is shown on standard error when it is a\n"
+            "terminal.\n"
             "\n"
             "Options:\n"
             "  -p, --partial   verify an incomplete drain: the ranks drained so far\n"
@@ -38,17 +41,27 @@ static void verify_usage(FILE *out)
             "  -h, --help      show this help\n"
             "\n"
             "Exit status: 0 every checksum matches (and the drain is complete, or --partial\n"
-            "is given); 1 an extent is bad or missing, the drain is incomplete, or it cannot\n"
-            "be read; 2 bad command line.\n");
+            "is given); 1 an extent is bad, missing or damaged, the drain is incomplete, or\n"
+            "it cannot be read; 2 bad command line.\n");
 }
 
-static void verify_report(const char *line, void *arg)
+static void verify_line(const char *tag, const char *line, void *arg)
 {
     cmd_progress_t *p = arg;
     if (p->on && p->tty && p->printed)
         fprintf(stderr, "\r%60s\r", "");
-    printf("BAD %s\n", pdcbb_esc(line)); /* names the object: escaped */
+    printf("%s %s\n", tag, pdcbb_esc(line)); /* names the object: escaped */
     fflush(stdout);
+}
+
+static void verify_report(const char *line, void *arg)
+{
+    verify_line("BAD", line, arg);
+}
+
+static void verify_damaged(const char *line, void *arg)
+{
+    verify_line("DAMAGED", line, arg);
 }
 
 static void verify_progress(uint64_t done, uint64_t total, void *arg)
@@ -113,6 +126,7 @@ int cli_cmd_verify(int argc, char **argv)
     pdcbb_err_t rc = pdcbb_drain_verify(m, (int)rank, &st, verify_report, verify_progress,
                                         &prog, err, sizeof(err));
     cmd_progress(&prog, st.bytes, st.bytes, true);
+    uint64_t damaged = pdcbb_drain_damaged_extents(m, (int)rank, verify_damaged, &prog);
     int status = 0;
     if (rc != PDCBB_OK && rc != PDCBB_ERR_IO) {
         fprintf(stderr, "pdcbb verify: %s\n", err[0] ? pdcbb_esc(err) : pdcbb_strerror(rc));
@@ -121,8 +135,10 @@ int cli_cmd_verify(int argc, char **argv)
         printf("verified %" PRIu64 " extents, %" PRIu64 " bytes", st.extents, st.bytes);
         if (st.kv_dumps > 0)
             printf(", %" PRIu64 " KV dumps (%" PRIu64 " records)", st.kv_dumps, st.kv_records);
-        if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0)
+        if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0 && damaged == 0)
             printf(": OK");
+        else if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0)
+            printf(": %" PRIu64 " damaged", damaged);
         else if (st.kv_dumps > 0)
             printf(": %" PRIu64 " bad, %" PRIu64 " missing, %" PRIu64 " bad KV dumps", st.bad,
                    st.missing, st.kv_bad);
@@ -131,8 +147,10 @@ int cli_cmd_verify(int argc, char **argv)
         if (!m->complete)
             printf(" (INCOMPLETE drain: %" PRIu32 " of %" PRIu32 " ranks)", m->nranks,
                    m->nservers);
+        if (damaged > 0 && (st.bad || st.missing || st.kv_bad))
+            printf(", %" PRIu64 " damaged", damaged);
         printf("\n");
-        status = (st.bad || st.missing || st.kv_bad) ? 1 : 0;
+        status = (st.bad || st.missing || st.kv_bad || damaged) ? 1 : 0;
     }
     pdcbb_drain_free(m);
     if (fflush(stdout) != 0)

@@ -130,7 +130,8 @@ static int file_of(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino, pd
 
 typedef struct io_ctx {
     int fd;
-    int write;
+    pdcbb_csum_list_t *csum; /* a write's checksum updates; NULL: a read */
+    uint64_t obj, size;
     uint8_t *data;
     int err;
 } io_ctx_t;
@@ -139,11 +140,18 @@ static int run_io(uint64_t array_off, uint64_t len, uint64_t packed_off, void *a
 {
     io_ctx_t *c = arg;
     uint64_t done = 0;
+    if (c->csum) {
+        /* the daemon is idle meanwhile: its core checksums while this one writes */
+        pdcbb_err_t rc = pdcbb_csum_pwrite(c->fd, &c->size, c->obj, array_off,
+                                           c->data + packed_off, len, c->csum, &c->err, 1);
+        if (rc != PDCBB_OK && c->err == 0)
+            c->err = rc == PDCBB_ERR_NOMEM ? ENOMEM : EIO;
+        return rc == PDCBB_OK ? 0 : -1;
+    }
     while (done < len) {
         uint8_t *p = c->data + packed_off + done;
         size_t want = (size_t)(len - done);
-        off_t at = (off_t)(array_off + done);
-        ssize_t n = c->write ? pwrite(c->fd, p, want, at) : pread(c->fd, p, want, at);
+        ssize_t n = pread(c->fd, p, want, (off_t)(array_off + done));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -151,10 +159,6 @@ static int run_io(uint64_t array_off, uint64_t len, uint64_t packed_off, void *a
             return -1;
         }
         if (n == 0) {
-            if (c->write) {
-                c->err = EIO;
-                return -1;
-            }
             memset(p, 0, want); /* past the end of the file: never written */
             break;
         }
@@ -164,15 +168,22 @@ static int run_io(uint64_t array_off, uint64_t len, uint64_t packed_off, void *a
 }
 
 pdcbb_err_t client_direct_io(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino,
-                             int write, const pdcbb_box_t *box, uint32_t ndim,
+                             pdcbb_csum_list_t *csum, const pdcbb_box_t *box, uint32_t ndim,
                              const uint64_t *dims, size_t unit, uint8_t *data)
 {
     pdcbb_err_t rc = PDCBB_OK;
+    int write = csum != NULL;
+    struct stat st;
     if (!client_direct_usable(daemon))
         return client_fail(PDCBB_ERR_INTERNAL, "daemon %u is not on this node", daemon);
-    io_ctx_t c = {.fd = file_of(daemon, obj, dev, ino, &rc), .write = write, .data = data};
+    io_ctx_t c = {.fd = file_of(daemon, obj, dev, ino, &rc), .csum = csum, .obj = obj,
+                  .data = data};
     if (c.fd < 0)
         return rc;
+    if (write && fstat(c.fd, &st) != 0)
+        return client_fail(pdcbb_err_from_errno(errno), "the data file of the object on daemon "
+                           "%u: %s", daemon, strerror(errno));
+    c.size = write ? (uint64_t)st.st_size : 0;
     if (pdcbb_box_runs(box, ndim, dims, unit, run_io, &c) != 0) {
         rc = c.err ? pdcbb_err_from_errno(c.err) : PDCBB_ERR_IO;
         return client_fail(rc, "%s the data file of the object on daemon %u: %s",

@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 
+#include "pdcbb_csum.h"
 #include "pdcbb_error.h"
 #include "pdcbb_region.h"
 
@@ -27,11 +28,13 @@ int client_direct_usable(unsigned daemon);
 /*
  * Move the elements of box (in the coordinates of an object of ndim dims, elements of unit
  * bytes) between data (packed row-major) and the data file of obj on daemon, which must have
- * the identity dev/ino: write if write, else read (elements past the end of the file read as
- * zero). The error names the cause.
+ * the identity dev/ino: write if csum is not NULL, else read (elements past the end of the file
+ * read as zero). A write adds the checksum updates of the blocks it writes to csum
+ * (pdcbb_csum_pwrite: the bytes are checksummed here, when they are accepted), for DONE. The
+ * error names the cause.
  */
 pdcbb_err_t client_direct_io(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino,
-                             int write, const pdcbb_box_t *box, uint32_t ndim,
+                             pdcbb_csum_list_t *csum, const pdcbb_box_t *box, uint32_t ndim,
                              const uint64_t *dims, size_t unit, uint8_t *data);
 /*
  * Close the data files opened since the last call. Called after each message's I/O: an open

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "client_direct.h"
+#include "pdcbb_csum.h"
 #include "client_transfer.h"
 #include "pdcbb_log.h"
 
@@ -42,6 +43,8 @@ typedef struct xfer_msg {
     unsigned *granted;      /* a write's pieces the daemon granted (indexes), ngranted */
     unsigned ngranted;
     char why[512];          /* the first failure of the client's own file I/O */
+    pdcbb_csum_list_t csum; /* a write's checksum updates, sent with DONE */
+    uint8_t *csum_wire;     /* ... encoded (DONE's bulk part) */
 } xfer_msg_t;
 
 /* Messages in flight, in the order they were posted: replies are handled in that order, so a
@@ -454,7 +457,24 @@ static void msg_free(xfer_msg_t *m)
     free(m->pieces);
     free(m->local);
     free(m->granted);
+    pdcbb_csum_list_free(&m->csum);
+    free(m->csum_wire);
     free(m);
+}
+
+/* The reason of a read the daemon refused because the stored bytes are damaged: the first
+ * damaged range's bytes and the kind of damage (docs/PROTOCOL.md). */
+static void corrupt_why(const uint64_t *v, const xfer_piece_t *pc, char *why, size_t len)
+{
+    uint64_t unit = pc->x->unit ? pc->x->unit : 1;
+    snprintf(why, len,
+             "%s: stored bytes %llu-%llu of the object (elements %llu-%llu, checksum block %llu "
+             "of %llu bytes) are damaged: %s",
+             pdcbb_errname(PDCBB_ERR_CORRUPT), (unsigned long long)v[0],
+             (unsigned long long)(v[1] - 1), (unsigned long long)(v[0] / unit),
+             (unsigned long long)((v[1] - 1) / unit),
+             (unsigned long long)(v[0] / PDCBB_CSUM_BLOCK), (unsigned long long)PDCBB_CSUM_BLOCK,
+             pdcbb_csum_kind_str((int)v[2]));
 }
 
 /* The reason of a region refused for space, from the capacity, used and needed bytes. */
@@ -494,7 +514,9 @@ static void complete_msg(xfer_msg_t *m)
     /* A write may carry, after the per-region statuses, the capacity, used and needed bytes of
      * a region the daemon refused for space (docs/PROTOCOL.md). */
     int space = m->write && rc == PDCBB_OK && rep.results_count == m->n + 3;
-    if (rc == PDCBB_OK && ((rep.results_count != m->n && !space) || (!m->write && got != expected))) {
+    int corrupt = !m->write && rc == PDCBB_OK && rep.results_count == m->n + 3;
+    if (rc == PDCBB_OK && ((rep.results_count != m->n && !space && !corrupt) ||
+                           (!m->write && got != expected))) {
         client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);
         rc = client_fail(PDCBB_ERR_PROTO,
                          "malformed data reply: %u results and %llu bytes for %u regions of "
@@ -508,10 +530,14 @@ static void complete_msg(xfer_msg_t *m)
         space_why(rep.results + m->n, why, sizeof(why));
     for (unsigned i = 0; i < m->n; i++) {
         pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[i] : rc;
+        if (corrupt && one == PDCBB_ERR_CORRUPT)
+            corrupt_why(rep.results + m->n, m->pieces[i], why, sizeof(why));
         piece_done(m->pieces[i], one,
-                   rc != PDCBB_OK || (space && one == PDCBB_ERR_NOSPC) ? why
-                   : drained_why[0] != '\0'                            ? drained_why
-                                                                       : NULL);
+                   rc != PDCBB_OK || (space && one == PDCBB_ERR_NOSPC) ||
+                           (corrupt && one == PDCBB_ERR_CORRUPT)
+                       ? why
+                   : drained_why[0] != '\0' ? drained_why
+                                            : NULL);
     }
     if (rc == PDCBB_OK)
         client_rpc_release(PDCBB_OP_DATA_WRITE, &rep, keep);
@@ -553,9 +579,18 @@ static size_t descs_budget(void)
     return (client_g.max_am_header - PDCBB_HDR_LEN - 64) / 8;
 }
 
-/* Post a DATA_DIRECT request of mode for pieces ps[0..n) of m's daemon as m->p. */
+/* Post a DATA_DIRECT request of mode for pieces ps[0..n) of m's daemon as m->p; DONE carries
+ * m's checksum updates. */
 static pdcbb_err_t direct_post(xfer_msg_t *m, unsigned mode, xfer_piece_t *const *ps, unsigned n)
 {
+    size_t wire = 0;
+    if (mode == PDCBB_DIRECT_DONE && m->csum.n > 0) {
+        wire = m->csum.n * (size_t)PDCBB_CSUM_WIRE_LEN;
+        if ((m->csum_wire = malloc(wire)) == NULL)
+            return client_fail(PDCBB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < m->csum.n; i++)
+            pdcbb_csum_upd_encode(&m->csum.v[i], m->csum_wire + i * PDCBB_CSUM_WIRE_LEN);
+    }
     size_t words = 0;
     for (unsigned k = 0; k < n; k++)
         words += descs_words(ps[k]);
@@ -564,7 +599,8 @@ static pdcbb_err_t direct_post(xfer_msg_t *m, unsigned mode, xfer_piece_t *const
         return client_fail(PDCBB_ERR_NOMEM, "out of memory");
     descs_fill(ps, n, descs);
     pdcbb_data_direct_req_t q = {.mode = mode, .descs = descs, .descs_count = (uint32_t)words};
-    pdcbb_err_t rc = client_rpc_post(m->daemon, PDCBB_OP_DATA_DIRECT, &q, NULL, 0, NULL, 0, &m->p);
+    pdcbb_err_t rc = client_rpc_post(m->daemon, PDCBB_OP_DATA_DIRECT, &q, m->csum_wire, wire,
+                                     NULL, 0, &m->p);
     free(descs);
     if (rc == PDCBB_OK)
         m->p->owner = m;
@@ -601,7 +637,8 @@ static int direct_step(xfer_msg_t *m)
         return 1;
     }
     int space = m->write && rc == PDCBB_OK && rep.results_count == 3 * m->n + 3;
-    if (rc == PDCBB_OK && rep.results_count != 3 * m->n && !space) {
+    int corrupt = !m->write && rc == PDCBB_OK && rep.results_count == 3 * m->n + 3;
+    if (rc == PDCBB_OK && rep.results_count != 3 * m->n && !space && !corrupt) {
         client_rpc_release(PDCBB_OP_DATA_DIRECT, &rep, keep);
         rc = client_fail(PDCBB_ERR_PROTO, "malformed direct reply: %u results for %u regions",
                          rep.results_count, m->n);
@@ -614,7 +651,12 @@ static int direct_step(xfer_msg_t *m)
         xfer_piece_t *pc = m->pieces[i];
         pdcbb_err_t one = rc == PDCBB_OK ? (pdcbb_err_t)(int32_t)rep.results[3 * i] : rc;
         if (one != PDCBB_OK) {
-            piece_done(pc, one, rc != PDCBB_OK ? why : one == PDCBB_ERR_NOSPC ? nospc : NULL);
+            if (corrupt && one == PDCBB_ERR_CORRUPT)
+                corrupt_why(rep.results + 3 * m->n, pc, nospc, sizeof(nospc));
+            piece_done(pc, one,
+                       rc != PDCBB_OK                                            ? why
+                       : one == PDCBB_ERR_NOSPC || (corrupt && one == PDCBB_ERR_CORRUPT) ? nospc
+                                                                                 : NULL);
             continue;
         }
         uint64_t dev = rep.results[3 * i + 1], ino = rep.results[3 * i + 2];
@@ -624,8 +666,9 @@ static int direct_step(xfer_msg_t *m)
             continue;
         }
         const client_xfer_t *x = pc->x;
-        pdcbb_err_t io = client_direct_io(m->daemon, x->obj_meta, dev, ino, m->write, &pc->box,
-                                          x->ndim, x->dims, x->unit, pc->data);
+        pdcbb_err_t io = client_direct_io(m->daemon, x->obj_meta, dev, ino,
+                                          m->write ? &m->csum : NULL, &pc->box, x->ndim, x->dims,
+                                          x->unit, pc->data);
         if (io != PDCBB_OK && m->why[0] == '\0')
             snprintf(m->why, sizeof(m->why), "%s", PDCbb_last_error_message());
         if (!m->write) {
@@ -640,6 +683,13 @@ static int direct_step(xfer_msg_t *m)
         client_rpc_release(PDCBB_OP_DATA_DIRECT, &rep, keep);
     if (m->ngranted == 0)
         return 1;
+    for (unsigned k = 0; k < m->ngranted; k++)
+        if (m->local[m->granted[k]] != PDCBB_OK) {
+            /* a failed write may have changed part of what it checksummed: send no updates,
+             * the daemon then checksums the blocks from the file */
+            m->csum.n = 0;
+            break;
+        }
     /* The reservation is given back by DONE even when the client's own write failed. */
     xfer_piece_t **granted = malloc(m->ngranted * sizeof(*granted));
     pdcbb_err_t prc = granted ? PDCBB_OK : client_fail(PDCBB_ERR_NOMEM, "out of memory");

@@ -442,8 +442,8 @@ static pdcbb_err_t mf_dropped_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
 {
     static const char *const keys[] = {"object", "rank", "object_offset", "length", "file",
-                                       "file_offset", "crc32c", NULL};
-    mf_node_t *f[7];
+                                       "file_offset", "crc32c", "damaged", NULL};
+    mf_node_t *f[8];
     char what[64];
     pdcbb_drain_extent_t x = {0};
     pdcbb_err_t rc;
@@ -463,6 +463,14 @@ static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
         return rc;
     if ((rc = mf_crc(c, f[6], what, &x.crc32c)) != PDCBB_OK)
         return rc;
+    if (f[7] != NULL) { /* optional: bytes that were damaged on the node */
+        const char *t = f[7]->text ? f[7]->text : "";
+        for (uint32_t k = 1; k <= PDCBB_DRAIN_DAMAGED_TRUNCATED; k++)
+            if (strcmp(t, pdcbb_drain_damaged_name(k)) == 0)
+                x.damaged = k;
+        if (x.damaged == 0)
+            return mf_bad(c, f[7], what, "damaged", "must be checksum or truncated");
+    }
     if (x.object_offset > PDCBB_REGION_OFFSET_MAX - x.length)
         return mf_bad(c, f[3], what, "length", "the extent ends past 2^63");
     x.file = f[4]->text;

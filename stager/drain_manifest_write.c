@@ -267,6 +267,7 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
             !mw_kv_u64(e, "rank", x->rank) || !mw_kv_u64(e, "object_offset", x->object_offset) ||
             !mw_kv_u64(e, "length", x->length) || !mw_kv_str(e, "file", x->file) ||
             !mw_kv_u64(e, "file_offset", x->file_offset) || !mw_kv_plain(e, "crc32c", num) ||
+            (x->damaged && !mw_kv_plain(e, "damaged", pdcbb_drain_damaged_name(x->damaged))) ||
             !mw_map_end(e))
             return 0;
     }

@@ -303,6 +303,43 @@ pdcbb_err_t pdcbb_drain_add_extent(pdcbb_drain_t *m, const pdcbb_drain_extent_t 
     return PDCBB_OK;
 }
 
+const char *pdcbb_drain_damaged_name(uint32_t damaged)
+{
+    return damaged == PDCBB_DRAIN_DAMAGED_CHECKSUM    ? "checksum"
+           : damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED ? "truncated"
+                                                      : NULL;
+}
+
+uint64_t pdcbb_drain_damaged_extents(const pdcbb_drain_t *m, int rank,
+                                     void (*report)(const char *line, void *arg), void *arg)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < m->nextents; i++) {
+        const pdcbb_drain_extent_t *x = &m->extents[i];
+        if (x->damaged == 0 || (rank >= 0 && x->rank != (uint32_t)rank))
+            continue;
+        n++;
+        if (report == NULL)
+            continue;
+        const char *name = "?";
+        for (uint32_t j = 0; j < m->nobjs; j++)
+            if (m->objs[j].id == x->object_id)
+                name = m->objs[j].name;
+        char line[1024];
+        snprintf(line, sizeof(line),
+                 "damaged extent: object '%s' (id %" PRIu64 ") rank %" PRIu32 " bytes %" PRIu64
+                 "-%" PRIu64 " (%s at %" PRIu64 "): %s",
+                 name, x->object_id, x->rank, x->object_offset,
+                 x->object_offset + x->length - 1, x->file, x->file_offset,
+                 x->damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED
+                     ? "lost on the node (its data file was truncated), drained as zeros"
+                     : "its node-local bytes did not match the checksum taken when they were "
+                       "written; drained as found");
+        report(line, arg);
+    }
+    return n;
+}
+
 const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *container,
                                             const char *name, int *ambiguous)
 {

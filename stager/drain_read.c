@@ -341,6 +341,18 @@ static pdcbb_err_t rd_piece(rd_walk_t *w, uint64_t xi, uint64_t s, uint64_t e, u
         memset(dest, 0, (size_t)len);
         return PDCBB_OK;
     }
+    if (x->damaged != 0) {
+        /* the drain found these bytes damaged on the node (manifest key `damaged`): their
+         * checksum here is of what was found, so it proves nothing */
+        snprintf(what, sizeof(what),
+                 "damaged on the node before the drain (%s): %s",
+                 pdcbb_drain_damaged_name(x->damaged) ? pdcbb_drain_damaged_name(x->damaged)
+                                                      : "?",
+                 x->damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED
+                     ? "its data file there was cut short, the bytes are lost"
+                     : "its bytes did not match the checksum taken when they were written");
+        return rd_damaged(w, xi, PDCBB_ERR_CORRUPT, what, dest, len);
+    }
     if (p->checked[xi] == DRAIN_X_GOOD) {
         if (p->xbuf_ext == xi) {
             memcpy(dest, p->xbuf + off, (size_t)len);

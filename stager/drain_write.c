@@ -220,17 +220,22 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
                 t_copy - t0, t_sync - t_copy, dw_now() - t_sync);
 
     /* the part: extents, the rank, then written atomically */
-    uint64_t nextents = 0;
+    uint64_t nextents = 0, ndamaged = 0;
     for (size_t i = 0; i < plan.npieces && rc == PDCBB_OK; i++) {
         const dw_piece_t *pc = &plan.pieces[i];
         if (!pc->kept)
             continue;
         pdcbb_drain_extent_t e = {.object_id = pc->obj, .rank = rank, .object_offset = pc->off,
                                   .length = pc->len, .file = rel, .file_offset = pc->file_offset,
-                                  .crc32c = pc->crc};
+                                  .crc32c = pc->crc, .damaged = pc->damaged};
         rc = pdcbb_drain_add_extent(r.m, &e);
         nextents++;
+        ndamaged += pc->damaged != 0;
     }
+    if (ndamaged > 0)
+        PDCBB_ERROR("rank %u: %" PRIu64 " extents were damaged on the node (see the daemon's log):"
+                    " drained, and marked damaged in the manifest (pdcbb verify lists them)",
+                    rank, ndamaged);
     double secs = dw_now() - t0;
     pdcbb_drain_rank_t dr = {.rank = rank, .node = (char *)(job->node ? job->node : ""),
                              .data_file = rel, .data_bytes = size, .seconds = secs};
@@ -261,6 +266,7 @@ out:
     dw_plan_free(&plan);
     free(r.layouts);
     free(r.objs);
+    free(r.csums);
     pdcbb_drain_free(r.m);
     return rc;
 }

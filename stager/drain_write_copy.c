@@ -141,9 +141,11 @@ static void *dw_reader(void *arg)
             if (fd >= 0)
                 close(fd);
             fd_src = pc->src;
-            if ((fd = open(p->paths[fd_src], O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-                goto read_failed;
-            posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+            fd = open(p->paths[fd_src], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            if (fd < 0 && !(errno == ENOENT && pc->damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED))
+                goto read_failed; /* (a lost file has only missing bytes: zeros) */
+            if (fd >= 0)
+                posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         }
         if (pc->conditional) {
             /* whole in one buffer (planned at most DW_BUF_SIZE), kept only if non-zero */
@@ -176,7 +178,9 @@ static void *dw_reader(void *arg)
             size_t n = DW_BUF_SIZE - b->used;
             if (n > pc->len - done)
                 n = (size_t)(pc->len - done);
-            if (dw_pread_full(fd, b->data + b->used, n, pc->off + done) != 0)
+            if (pc->damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED) /* past the file's end: lost */
+                memset(b->data + b->used, 0, n);
+            else if (dw_pread_full(fd, b->data + b->used, n, pc->off + done) != 0)
                 goto read_failed;
             pc->crc = pdcbb_crc32c(pc->crc, b->data + b->used, n);
             b->used += n;

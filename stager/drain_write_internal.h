@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pdcbb_csum.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_error.h"
 
@@ -48,6 +49,12 @@ typedef struct dw_objinfo {
     uint64_t dims[PDCBB_REGION_NDIM_MAX];
 } dw_objinfo_t;
 
+/* The checksum of one block of a data file, as the daemon kept it (common/pdcbb_csum.h). */
+typedef struct dw_csum {
+    uint64_t obj, block;
+    pdcbb_csum_rec_t rec;
+} dw_csum_t;
+
 typedef struct dw_rank {
     uint32_t rank;
     pdcbb_drain_t *m;      /* the part being built */
@@ -55,6 +62,8 @@ typedef struct dw_rank {
     size_t nlayouts;
     dw_objinfo_t *objs;
     size_t nobjs;
+    dw_csum_t *csums;      /* sorted by (obj, block) */
+    size_t ncsums;
 } dw_rank_t;
 
 /* A candidate extent: bytes [off, off+len) of a node-local data file (= of the object). */
@@ -62,6 +71,8 @@ typedef struct dw_piece {
     uint64_t obj;
     uint32_t src;          /* index into the plan's source files */
     int conditional;       /* kept only if some byte is non-zero (drain_write_plan.c) */
+    uint32_t damaged;      /* PDCBB_DRAIN_DAMAGED_*: found damaged on the node (kept whatever
+                            * its bytes; TRUNCATED: past the file's end, copied as zeros) */
     uint64_t off, len;
     /* filled by the reader */
     int kept;

@@ -17,6 +17,13 @@
  *     for a map object, the reader only takes the boxes the map assigns to this rank and reads
  *     positions without extents as zero, so dropping all-zero runs changes nothing.
  *   - home rank without a record (a deleted object whose data file survived): skipped.
+ *
+ * Damage (dw_plan_damage). Before its extents are copied, every block of the file is checked
+ * against the checksum the daemon kept (common/pdcbb_csum.h): the file must reach what was
+ * written (else the missing bytes become extents of their own, copied as zeros, marked
+ * `truncated`), and each block's bytes must match its CRC (else the extents are cut at the
+ * block's bounds and those inside are marked `checksum`). Damaged extents are copied like the
+ * others, so the rest of the job drains, and the manifest says which bytes are not the job's.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -146,6 +153,155 @@ static pdcbb_err_t dw_plan_striped(dw_plan_t *p, uint64_t obj, uint32_t src, uin
     return rc;
 }
 
+/* A damaged byte range of one data file. */
+typedef struct dw_bad {
+    uint64_t a, b;
+    uint32_t kind; /* PDCBB_DRAIN_DAMAGED_* */
+} dw_bad_t;
+
+/* The checksums of obj in r: *first and the count. */
+static size_t dw_csums_of(const dw_rank_t *r, uint64_t obj, size_t *first)
+{
+    size_t lo = 0, hi = r->ncsums;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->csums[mid].obj < obj)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < r->ncsums && r->csums[lo + n].obj == obj)
+        n++;
+    *first = lo;
+    return n;
+}
+
+/* Re-add pieces [before, npieces) of p cut at the bounds of bad[0..nbad) (sorted, disjoint),
+ * the pieces inside a damaged range marked (and kept whatever their bytes). */
+static pdcbb_err_t dw_plan_cut(dw_plan_t *p, size_t before, const dw_bad_t *bad, size_t nbad)
+{
+    size_t n = p->npieces - before;
+    dw_piece_t *old = malloc((n ? n : 1) * sizeof(*old));
+    if (old == NULL)
+        return PDCBB_ERR_NOMEM;
+    memcpy(old, p->pieces + before, n * sizeof(*old));
+    for (size_t i = 0; i < n; i++)
+        p->bytes -= old[i].len;
+    p->npieces = before;
+    pdcbb_err_t rc = PDCBB_OK;
+    for (size_t i = 0; i < n && rc == PDCBB_OK; i++) {
+        uint64_t pos = old[i].off, end = old[i].off + old[i].len;
+        while (pos < end && rc == PDCBB_OK) {
+            uint64_t next = end;
+            uint32_t kind = 0;
+            for (size_t k = 0; k < nbad; k++) {
+                if (pos >= bad[k].a && pos < bad[k].b) {
+                    kind = bad[k].kind;
+                    next = bad[k].b < end ? bad[k].b : end;
+                    break;
+                }
+                if (bad[k].a > pos && bad[k].a < next)
+                    next = bad[k].a;
+            }
+            size_t at = p->npieces;
+            rc = dw_plan_add(p, old[i].obj, old[i].src, pos, next - pos,
+                             kind ? 0 : old[i].conditional);
+            for (; rc == PDCBB_OK && at < p->npieces; at++)
+                p->pieces[at].damaged = kind;
+            pos = next;
+        }
+    }
+    free(old);
+    return rc;
+}
+
+/*
+ * Check the data file fd (size bytes, planned as pieces [before, npieces) of p) of layout l
+ * against r's checksums; plan the missing bytes of a truncated file, and mark the damaged
+ * pieces (see the file comment). limit: the object's size in bytes.
+ */
+static pdcbb_err_t dw_plan_damage(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, size_t before,
+                                  uint32_t src, const dw_layout_t *l, int fd, uint64_t size,
+                                  uint64_t limit, const char *path, dw_clip_t clip,
+                                  const dw_stripe_t *s)
+{
+    size_t first, n = dw_csums_of(r, l->obj, &first);
+    dw_bad_t *bad = NULL;
+    size_t nbad = 0, cap = 0, pending = 0;
+    uint8_t *scratch = n ? malloc(PDCBB_CSUM_BLOCK) : NULL;
+    pdcbb_err_t rc = n && scratch == NULL ? PDCBB_ERR_NOMEM : PDCBB_OK;
+    for (size_t i = 0; i < n && rc == PDCBB_OK; i++) {
+        const dw_csum_t *x = &r->csums[first + i];
+        if (x->rec.flags & PDCBB_CSUM_PENDING) {
+            pending++; /* a write that was never acknowledged: nothing to hold it to */
+            continue;
+        }
+        int kind = 0, err = 0;
+        rc = pdcbb_csum_check(fd, size, x->block, &x->rec, scratch, &kind, &err);
+        if (rc == PDCBB_ERR_IO) {
+            rc = dw_fail(c, pdcbb_err_from_errno(err), "cannot read %s: %s", path,
+                         strerror(err));
+            break;
+        }
+        if (rc != PDCBB_ERR_CORRUPT)
+            continue;
+        rc = PDCBB_OK;
+        uint64_t a = x->block * PDCBB_CSUM_BLOCK, b = a + x->rec.end;
+        if (kind == PDCBB_CSUM_BAD_CRC)
+            b = a + PDCBB_CSUM_BLOCK < size ? a + PDCBB_CSUM_BLOCK : size;
+        else if (a < size)
+            a = size; /* what is missing */
+        if (b > limit)
+            b = limit;
+        a -= a % l->unit; /* whole elements */
+        if (b % l->unit)
+            b += l->unit - b % l->unit;
+        if (a >= b)
+            continue;
+        PDCBB_ERROR("rank %u: object %#" PRIx64 ": bytes %" PRIu64 "-%" PRIu64 " of %s (checksum"
+                    " block %" PRIu64 ") are damaged: %s",
+                    r->rank, l->obj, a, b - 1, path, x->block, pdcbb_csum_kind_str(kind));
+        dw_bad_t *g = pdcbb_grow(bad, nbad, &cap, sizeof(*g), 8);
+        if (g == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
+        }
+        bad = g;
+        if (nbad > 0 && bad[nbad - 1].b >= a &&
+            bad[nbad - 1].kind == PDCBB_DRAIN_DAMAGED_TRUNCATED && kind == PDCBB_CSUM_BAD_SIZE) {
+            bad[nbad - 1].b = b; /* one missing range */
+            continue;
+        }
+        bad[nbad++] = (dw_bad_t){a, b, kind == PDCBB_CSUM_BAD_SIZE ? PDCBB_DRAIN_DAMAGED_TRUNCATED
+                                                                 : PDCBB_DRAIN_DAMAGED_CHECKSUM};
+    }
+    free(scratch);
+    if (pending > 0)
+        PDCBB_WARN("rank %u: object %#" PRIx64 ": %zu blocks were being written when the daemon "
+                   "stopped: drained as found, not checked",
+                   r->rank, l->obj, pending);
+    if (rc == PDCBB_OK && nbad > 0)
+        rc = dw_plan_cut(p, before, bad, nbad);
+    /* the missing bytes: extents of their own (past every planned piece: beyond the end) */
+    for (size_t k = 0; k < nbad && rc == PDCBB_OK; k++) {
+        if (bad[k].kind != PDCBB_DRAIN_DAMAGED_TRUNCATED)
+            continue;
+        size_t at = p->npieces;
+        /* a REGION_STATIC object's home rank clips to its stripe, as for the written ranges;
+         * elsewhere the rank cannot tell the partition and keeps every missing byte */
+        rc = clip != DW_CLIP_STRIPE
+                 ? dw_plan_add(p, l->obj, src, bad[k].a, bad[k].b - bad[k].a, 0)
+                 : dw_plan_striped(p, l->obj, src, bad[k].a, bad[k].b, s, DW_CLIP_STRIPE);
+        for (; rc == PDCBB_OK && at < p->npieces; at++)
+            p->pieces[at].damaged = PDCBB_DRAIN_DAMAGED_TRUNCATED;
+    }
+    free(bad);
+    if (rc == PDCBB_ERR_NOMEM)
+        return dw_fail(c, rc, "out of memory checking the data of rank %u", r->rank);
+    return rc;
+}
+
 /* Plan the extents of one data file. */
 pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_layout_t *l,
                            const char *store_dir)
@@ -156,14 +312,20 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
         return dw_fail(c, PDCBB_ERR_TOO_BIG, "path of the data of object %#" PRIx64 " too long",
                        l->obj);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    size_t first;
     if (fd < 0) {
-        if (errno == ENOENT)
-            return PDCBB_OK; /* a layout without data (the object was created, never written) */
-        return dw_fail(c, pdcbb_err_from_errno(errno), "cannot open %s: %s", path,
-                       strerror(errno));
+        /* a layout without data (the object was created, never written), unless the daemon
+         * checksummed data of it: then the file was lost, and is drained as an empty one */
+        if (errno != ENOENT)
+            return dw_fail(c, pdcbb_err_from_errno(errno), "cannot open %s: %s", path,
+                           strerror(errno));
+        if (dw_csums_of(r, l->obj, &first) == 0)
+            return PDCBB_OK;
+        PDCBB_ERROR("rank %u: the data file %s of object %#" PRIx64 " is missing", r->rank,
+                    path, l->obj);
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    struct stat st = {0};
+    if (fd >= 0 && fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
         return dw_fail(c, pdcbb_err_from_errno(e), "cannot stat %s: %s", path, strerror(e));
@@ -180,7 +342,8 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
         if (oi == NULL) {
             PDCBB_WARN("rank %u: data file %s has no object record (a deleted object): skipped",
                        r->rank, path);
-            close(fd);
+            if (fd >= 0)
+                close(fd);
             return PDCBB_OK;
         }
         if (oi->partition == DW_PARTITION_REGION_STATIC) {
@@ -215,7 +378,7 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
     uint64_t pos = 0, ra = 0, rb = 0;
     int have = 0;
     pdcbb_err_t rc = PDCBB_OK;
-    while (pos < size && rc == PDCBB_OK) {
+    while (fd >= 0 && pos < size && rc == PDCBB_OK) {
         off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
         if (d < 0) {
             if (errno != ENXIO) /* ENXIO: no data after pos */
@@ -252,16 +415,22 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
         rc = clip == DW_CLIP_NONE ? dw_plan_add(p, l->obj, src, ra, rb - ra, 0)
                                   : dw_plan_striped(p, l->obj, src, ra, rb, &s, clip);
     if (rc != PDCBB_OK) {
-        close(fd);
+        if (fd >= 0)
+            close(fd);
         if (rc == PDCBB_ERR_NOMEM)
             return dw_fail(c, rc, "out of memory planning the data of rank %u", r->rank);
         return rc;
     }
-    if (p->npieces == before) {
-        close(fd);
-        return PDCBB_OK;
+    if ((rc = dw_plan_damage(c, r, p, before, src, l, fd, (uint64_t)st.st_size, limit, path, clip,
+                             &s)) != PDCBB_OK) {
+        if (fd >= 0)
+            close(fd);
+        return rc;
     }
-    close(fd); /* the reader opens the files one at a time */
+    if (fd >= 0)
+        close(fd); /* the reader opens the files one at a time */
+    if (p->npieces == before)
+        return PDCBB_OK;
     char **gp = pdcbb_grow(p->paths, p->nsrc, &p->capsrc, sizeof(*gp), 16);
     if (gp == NULL || (gp[p->nsrc] = strdup(path)) == NULL) {
         if (gp != NULL)

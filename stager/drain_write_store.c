@@ -307,6 +307,34 @@ static pdcbb_err_t dw_read_layouts(dw_rank_t *r, const pdcbb_store_ops_t *ops, p
     return rc;
 }
 
+/* The block checksums of the rank's data files (sorted by object and block, as stored). */
+static pdcbb_err_t dw_read_csums(dw_rank_t *r, const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn)
+{
+    drain_scan_t s;
+    size_t cap = 0;
+    pdcbb_err_t rc = drain_scan_open(&s, ops, txn, PDCBB_T_CSUM, NULL, 0, 0, SIZE_MAX);
+    if (rc != PDCBB_OK)
+        return rc;
+    while (rc == PDCBB_OK && drain_scan_next(&s)) {
+        dw_csum_t x;
+        if (s.k.len != PDCBB_CSUM_KEY_LEN ||
+            pdcbb_csum_rec_decode(s.v.data, s.v.len, &x.rec) != PDCBB_OK) {
+            rc = PDCBB_ERR_STORE;
+            break;
+        }
+        x.obj = pdcbb_key_get_u64(s.k.data);
+        x.block = pdcbb_key_get_u64((const uint8_t *)s.k.data + 8);
+        dw_csum_t *g = pdcbb_grow(r->csums, r->ncsums, &cap, sizeof(*g), 64);
+        if (g == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
+        }
+        r->csums = g;
+        r->csums[r->ncsums++] = x;
+    }
+    return drain_scan_close(&s, rc);
+}
+
 /* Read everything of rank r's store into r (one read transaction). */
 pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir)
 {
@@ -321,6 +349,8 @@ pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir)
     if ((rc = ops->txn_begin(st, 0, &txn)) == PDCBB_OK) {
         /* layouts first: objects take their element size from them */
         rc = dw_read_layouts(r, ops, txn);
+        if (rc == PDCBB_OK)
+            rc = dw_read_csums(r, ops, txn);
         if (rc == PDCBB_OK)
             rc = dw_read_conts(c, r, ops, txn);
         if (rc == PDCBB_OK)

@@ -105,7 +105,17 @@ typedef struct pdcbb_drain_extent {
     char *file;             /* relative to the drain directory, e.g. "data/rank-00000.dat" */
     uint64_t file_offset;
     uint32_t crc32c;
+    /* 0, or why these bytes are not the job's (manifest key `damaged`, docs/DRAIN-FORMAT.md):
+     * their node-local copy did not match the checksum taken when they were written. */
+    uint32_t damaged;
 } pdcbb_drain_extent_t;
+
+/* pdcbb_drain_extent_t.damaged */
+#define PDCBB_DRAIN_DAMAGED_CHECKSUM 1  /* `damaged: checksum`: drained as found on the node */
+#define PDCBB_DRAIN_DAMAGED_TRUNCATED 2 /* `damaged: truncated`: lost on the node, drained as
+                                         * zeros */
+/* The manifest word of a damaged value ("checksum", "truncated"), NULL for 0 or unknown. */
+const char *pdcbb_drain_damaged_name(uint32_t damaged);
 
 /* A KV object (include/pdc_kv.h): what its home rank knew of it. Its records are in dumps
  * (pdcbb_drain_kvdump_t, stager/pdcbb_drain_kv.h). A part knows its container's name only
@@ -216,6 +226,12 @@ const pdcbb_drain_kv_t *pdcbb_drain_find_kv(const pdcbb_drain_t *m, const char *
                                             const char *name, int *ambiguous);
 const pdcbb_drain_kv_t *pdcbb_drain_find_kv_id(const pdcbb_drain_t *m, uint64_t id);
 pdcbb_err_t pdcbb_drain_add_dropped(pdcbb_drain_t *m, const pdcbb_drain_dropped_t *d);
+/*
+ * The damaged extents of m (of rank when rank >= 0): report (may be NULL) gets one line per
+ * extent naming the object, rank, byte range and the damage; returns how many.
+ */
+uint64_t pdcbb_drain_damaged_extents(const pdcbb_drain_t *m, int rank,
+                                     void (*report)(const char *line, void *arg), void *arg);
 /* Totals of m->dropped: *extents and *bytes (either may be NULL). */
 void pdcbb_drain_dropped_totals(const pdcbb_drain_t *m, uint64_t *extents, uint64_t *bytes);
 /* Append everything of part to into (job fields are taken from part when into has none). */

@@ -40,6 +40,8 @@ typedef enum pdcbb_table {
     PDCBB_T_KV,        /* KV records: kv id + key group + tag -> flags + value (pdcbb_kv.h) */
     PDCBB_T_KVMETA,    /* KV objects: 'N' + container + name -> id; 'I' + id -> meta record */
     PDCBB_T_KVTX,      /* KV transactions: id + 'P'/'C' + tag -> state */
+    PDCBB_T_CSUM,      /* object id + block -> checksum of that block of its data file
+                          (common/pdcbb_csum.h) */
     PDCBB_T_COUNT_
 } pdcbb_table_t;
 

@@ -40,7 +40,7 @@
 
 static const char *const table_names[PDCBB_T_COUNT_] = {
     "state", "cont_name", "cont",   "obj_name", "obj", "tag",    "objids",
-    "data",  "map",       "tagidx", "dart",     "kv",  "kvmeta", "kvtx",
+    "data",  "map",       "tagidx", "dart",     "kv",  "kvmeta", "kvtx",   "csum",
 };
 
 struct pdcbb_store {
