@@ -147,5 +147,20 @@ model_checked() {
     [ "$(stat -c %s "$WORKDIR/good.raw")" -eq $((8 << 20)) ]
     # what the job wrote: the pattern of pdc_damage (both objects hold the same bytes)
     [ "$(od -An -tu1 -j 4194305 -N1 "$WORKDIR/good.raw" | tr -d " ")" -eq $(( (4194305 * 131 + (4194305 >> 12) + 1) % 256 )) ]
+    # every reader refuses the damaged extents (their drained checksum is of what was found)
+    run "$PDCBB" get -o "$WORKDIR/flip.raw" "$d" flip
+    assert_failure 1
+    assert_output --partial "damaged on the node before the drain (checksum): its bytes did not match the checksum taken when they were written"
+    [ ! -e "$WORKDIR/flip.raw" ]
+    run "$PDCBB" get -o "$WORKDIR/trunc.raw" "$d" trunc
+    assert_failure 1
+    assert_output --partial "damaged on the node before the drain (truncated)"
+    run "$PDCBB" export --format raw -o "$WORKDIR/exp" "$d"
+    assert_failure 1
+    assert_output --partial "damaged on the node before the drain"
+    # --partial reads what is intact, the damaged bytes as zeros, and says so
+    run "$PDCBB" get --partial -o "$WORKDIR/flip.raw" "$d" flip
+    assert_success
+    assert_output --partial "damaged extent read as zeros"
     assert_no_daemons "$WORKDIR"
 }
