@@ -60,8 +60,10 @@ act() {
 # Pids of processes whose command line names a path under /tmp/pdcbb, among the given names.
 leftover_pids() {
     local pid cmd
-    command -v pgrep >/dev/null || return 0    # no procps yet: a fresh machine
-    for pid in $(pgrep -x "$(IFS='|'; echo "$*")" 2>/dev/null || true); do
+    command -v ps >/dev/null || return 0    # no procps yet: a fresh machine
+    # by name through ps: pgrep -x matches nothing with a pattern over 15 characters
+    for pid in $(ps -e -o pid=,stat=,comm= |
+        awk -v names=" $* " '$2 !~ /^Z/ && index(names, " " $3 " ") {print $1}'); do
         cmd="$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" || continue
         case "$cmd" in *" /tmp/pdcbb"* | *"=/tmp/pdcbb"*) echo "$pid" ;; esac
     done

@@ -35,7 +35,9 @@ shuffled() {
 leftovers() {
     local pid cmd
     ls -d /tmp/pdcbb /tmp/pdcbb-* 2>/dev/null || true
-    for pid in $(pgrep -x 'pdc_bbd|munged|slurmctld|slurmd|slurmstepd|mariadbd' || true); do
+    # by name through ps: pgrep -x matches nothing with a pattern over 15 characters
+    for pid in $(ps -e -o pid=,stat=,comm= |
+        awk '$2 !~ /^Z/ && $3 ~ /^(pdc_bbd|munged|slurmctld|slurmd|slurmstepd|mariadbd)$/ {print $1}'); do
         cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || continue
         case "$cmd" in *" /tmp/pdcbb"* | *"=/tmp/pdcbb"*) echo "process $pid $cmd" ;; esac
     done
@@ -57,8 +59,13 @@ run_bats() {
         if ! PDCBB_BUILD_DIR="$bld" bats --timing "$f" </dev/null; then
             failed+=("${f#"$repo"/}")
         fi
-        after="$(leftovers | sort)"
-        new="$(comm -13 <(echo "$before") <(echo "$after"))"
+        # a process may take a moment to go (this sandbox reaps orphans late): 5 s at most
+        for _ in 1 2 3 4 5 6; do
+            after="$(leftovers | sort)"
+            new="$(comm -13 <(echo "$before") <(echo "$after"))"
+            grep -q '^process ' <<<"$new" || break
+            sleep 1
+        done
         if [ -n "$new" ]; then
             echo "${f#"$repo"/} left behind:" >&2
             echo "$new" | sed 's/^/    /' >&2
