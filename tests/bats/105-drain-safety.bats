@@ -152,6 +152,8 @@ EOF
     rep="$(ls "$WORKDIR"/small/pdcbb.5211.node*.FAILED | head -1)"
     [ -f "$rep" ]
     assert_output --partial "report in $rep"
+    # the run ends by saying so, with the command that explains it
+    assert_output --partial "pdcbb run: job 5211: the drain FAILED (above): node-local data kept in $WORKDIR/w; see: pdcbb why --job 5211 $WORKDIR/small"
     grep -q "^reason: .*destination full" "$rep"
     grep -q "^uid: 0$" "$rep"
     grep -qE "^instance: [0-9a-f]{8,}$" "$rep"
@@ -203,6 +205,8 @@ EOF
     assert_success
     assert_output --partial "$shared/pdcbb.$id belongs to $SQUATTER (uid"
     assert_output --regexp "draining into $shared/pdcbb\.$id\.[0-9a-f]{8} instead"
+    # and ends with where the data went
+    assert_output --regexp "pdcbb run: job $id: data drained to $shared/pdcbb\.$id\.[0-9a-f]{8} \(complete\)"
     assert_no_daemons "$WORKDIR"
     # the squatter's directory got nothing; the job's own is private to the victim
     run ls -A "$shared/pdcbb.$id"
