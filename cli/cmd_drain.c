@@ -409,12 +409,20 @@ int cli_cmd_drain(int argc, char **argv)
     job->node_index = first / spn;
     job->nnodes = in.nservers / spn;
     snprintf(job->local_root, sizeof(job->local_root), "%s", parent);
-    drain_arg_t da = {
-        .job = {.job_id = job_id, .uid = owner, .user = user, .node = in.node,
-                .node_index = first / spn, .nnodes = in.nservers / spn,
-                .servers_per_node = spn, .job_dir = dir, .destination = dest,
-                .instance = ji.instance, .may_create = 1, .share = share},
-        .show_progress = !quiet && isatty(STDERR_FILENO)};
+    drain_arg_t da = {.job = {.job_id = job_id,
+                              .uid = owner,
+                              .user = user,
+                              .node = in.node,
+                              .node_index = first / spn,
+                              .nnodes = in.nservers / spn,
+                              .servers_per_node = spn,
+                              .job_dir = dir,
+                              .destination = dest,
+                              .instance = ji.instance,
+                              .cluster = ji.cluster,
+                              .may_create = 1,
+                              .share = share},
+                      .show_progress = !quiet && isatty(STDERR_FILENO)};
     static drain_result_t res;
     char xerr[PDCBB_JOB_ERR_LEN] = "";
     memset(&res, 0, sizeof(res));

@@ -548,6 +548,7 @@ int cli_cmd_run(int argc, char **argv)
     for (unsigned k = 0; k < nodes; k++) {
         pdcbb_job_t *j = &jobs[k];
         snprintf(j->instance, sizeof(j->instance), "%s", instance);
+        snprintf(j->cluster, sizeof(j->cluster), "local");
         j->job_id = job_id;
         j->uid = getuid();
         j->gid = getgid();

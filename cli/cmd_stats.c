@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "pdc.h"
 #include "pdcbb_jobdir.h"
+#include "pdcbb_name.h"
 #include "pdcbb_proto.h"
 #include "pdcbb_stats.h"
 
@@ -221,7 +222,7 @@ static void stats_print_table(const char *ts, int n, const stats_daemon_t *cur,
     for (int r = 0; r < n; r++) {
         const stats_daemon_t *s = &cur[r];
         if (!s->ok) {
-            printf("%-4d error: %s\n", r, s->err);
+            printf("%-4d error: %s\n", r, pdcbb_esc(s->err));
             continue;
         }
         for (unsigned k = 0; k < PDCBB_KIND_COUNT_; k++) {
@@ -235,19 +236,20 @@ static void stats_print_table(const char *ts, int n, const stats_daemon_t *cur,
                         sizeof(rb[f]));
                 printf("%-4d %-12s %-9s %10" PRIu64 " %9s %14" PRIu64 " %12s %10" PRIu64
                        " %9s %14" PRIu64 " %12s %7" PRIu64 "\n",
-                       r, s->node, pdcbb_stat_kind_name(k), v[0], rt[0], v[1], rt[1], v[2], rt[2],
-                       v[3], rt[3], v[4]);
+                       r, pdcbb_esc(s->node), pdcbb_stat_kind_name(k), v[0], rt[0], v[1], rt[1],
+                       v[2], rt[2], v[3], rt[3], v[4]);
             } else {
                 printf("%-4d %-12s %-9s %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %14" PRIu64
                        " %7" PRIu64 "\n",
-                       r, s->node, pdcbb_stat_kind_name(k), v[0], v[1], v[2], v[3], v[4]);
+                       r, pdcbb_esc(s->node), pdcbb_stat_kind_name(k), v[0], v[1], v[2], v[3],
+                       v[4]);
             }
         }
         printf("%-4d %-12s up %.1f s, %" PRIu64 " requests, %" PRIu64
                " in flight, capacity %" PRIu64 " of %" PRIu64 " bytes used, %" PRIu64
                " errors (%" PRIu64 " auth, %" PRIu64 " protocol)\n",
-               r, s->node, (double)s->uptime_ms / 1000.0, s->requests, s->in_flight, s->used,
-               s->limit, s->errors, s->auth, s->proto);
+               r, pdcbb_esc(s->node), (double)s->uptime_ms / 1000.0, s->requests, s->in_flight,
+               s->used, s->limit, s->errors, s->auth, s->proto);
     }
     printf("\n");
 }

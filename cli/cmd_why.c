@@ -347,15 +347,16 @@ int cli_cmd_why(int argc, char **argv)
         snprintf(cpath, sizeof(cpath), "%s/%s", path, PDCBB_DRAIN_COMPLETE);
         if (access(cpath, F_OK) == 0) {
             complete = 1;
-            printf("  %s: complete (job instance %s, created %s); read it with pdcbb "
+            printf("  %s: complete (job instance %s%s%s, created %s); read it with pdcbb "
                    "ls/get/verify %s\n",
-                   pdcbb_esc(path), id.instance[0] ? pdcbb_esc(id.instance) : "none", created,
-                   pdcbb_esc(path));
+                   pdcbb_esc(path), id.instance[0] ? pdcbb_esc(id.instance) : "none",
+                   id.cluster[0] ? ", cluster " : "", id.cluster, created, pdcbb_esc(path));
         } else {
-            printf("  %s: INCOMPLETE, %u rank(s) drained so far (job instance %s, created %s): "
-                   "the other ranks' data is still on their nodes\n",
+            printf("  %s: INCOMPLETE, %u rank(s) drained so far (job instance %s%s%s, created "
+                   "%s): the other ranks' data is still on their nodes\n",
                    pdcbb_esc(path), pdcbb_drain_parts_count(path),
-                   id.instance[0] ? pdcbb_esc(id.instance) : "none", created);
+                   id.instance[0] ? pdcbb_esc(id.instance) : "none",
+                   id.cluster[0] ? ", cluster " : "", id.cluster, created);
         }
     }
     if (dirs > 1)

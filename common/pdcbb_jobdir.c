@@ -338,15 +338,16 @@ pdcbb_err_t pdcbb_jobinfo_write(const char *dir, const pdcbb_jobinfo_t *ji)
     if (strpbrk(ji->node, " \n") != NULL || ji->node[0] == '\0' || ji->nnodes == 0 ||
         ji->node_index >= ji->nnodes || ji->servers_per_node == 0)
         return PDCBB_ERR_INVAL;
-    if (strchr(ji->rendezvous, '\n') != NULL)
+    if (strchr(ji->rendezvous, '\n') != NULL ||
+        (ji->cluster[0] && !pdcbb_cluster_name_ok(ji->cluster)))
         return PDCBB_ERR_INVAL;
     char buf2[sizeof(buf) + sizeof(ji->rendezvous)];
     int n = snprintf(buf2, sizeof(buf2),
-                     "job_id %" PRIu64 "\ninstance %s\nnode %s\nnode_index %" PRIu32
+                     "job_id %" PRIu64 "\ninstance %s\ncluster %s\nnode %s\nnode_index %" PRIu32
                      "\nnnodes %" PRIu32 "\nservers_per_node %" PRIu32 "\nrendezvous %s\n",
-                     ji->job_id, ji->instance[0] ? ji->instance : "-", ji->node, ji->node_index,
-                     ji->nnodes, ji->servers_per_node,
-                     ji->rendezvous[0] ? ji->rendezvous : "-");
+                     ji->job_id, ji->instance[0] ? ji->instance : "-",
+                     ji->cluster[0] ? ji->cluster : "-", ji->node, ji->node_index, ji->nnodes,
+                     ji->servers_per_node, ji->rendezvous[0] ? ji->rendezvous : "-");
     if (n < 0 || (size_t)n >= sizeof(buf2))
         return PDCBB_ERR_TOO_BIG;
     return write_atomic(path, buf2, (size_t)n, 0644);
@@ -385,6 +386,9 @@ pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji)
         } else if (strcmp(key, "instance") == 0 && strlen(val) <= PDCBB_INSTANCE_LEN) {
             snprintf(x.instance, sizeof(x.instance), "%s", strcmp(val, "-") ? val : "");
             seen |= 2;
+        } else if (strcmp(key, "cluster") == 0 &&
+                   (strcmp(val, "-") == 0 || pdcbb_cluster_name_ok(val))) {
+            snprintf(x.cluster, sizeof(x.cluster), "%s", strcmp(val, "-") ? val : "");
         } else if (strcmp(key, "node") == 0) {
             snprintf(x.node, sizeof(x.node), "%s", val);
             seen |= 4;
@@ -405,6 +409,13 @@ pdcbb_err_t pdcbb_jobinfo_read(const char *dir, pdcbb_jobinfo_t *ji)
         return PDCBB_ERR_PROTO;
     *ji = x;
     return PDCBB_OK;
+}
+
+int pdcbb_cluster_name_ok(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    return n > 0 && n < PDCBB_CLUSTER_NAME_MAX && isalnum((unsigned char)name[0]) &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
 pdcbb_err_t pdcbb_instance_generate(char *out)

@@ -65,9 +65,17 @@ typedef struct pdcbb_endpoint {
  * are gone. instance is a random id shared by all nodes of one job (32 hex digits; "" if the
  * launcher gave none), so that a job id used twice cannot mix two jobs' drains. */
 #define PDCBB_INSTANCE_LEN 32
+#define PDCBB_CLUSTER_NAME_MAX 64
+
+/* 1 when name is a cluster name job.info and a drain IDENTITY can hold: 1-63 characters
+ * [A-Za-z0-9._-], the first a letter or digit (Slurm's ClusterName is lower case letters,
+ * digits and _-). */
+int pdcbb_cluster_name_ok(const char *name);
 typedef struct pdcbb_jobinfo {
     uint64_t job_id;
     char instance[PDCBB_INSTANCE_LEN + 1];
+    char cluster[PDCBB_CLUSTER_NAME_MAX]; /* the Slurm cluster's name, "local" for pdcbb run
+                                           * ("" if unknown) */
     char node[PDCBB_NODE_NAME_MAX];
     uint32_t node_index;
     uint32_t nnodes;

@@ -130,6 +130,14 @@ pdcbb_err_t pdcbb_text_validate(const char *kind, const char *text, char *why, s
     return PDCBB_ERR_BAD_NAME;
 }
 
+/* Bidirectional formatting characters (U+061C, U+200E-200F, U+202A-202E, U+2066-2069): they
+ * reorder what a terminal shows after them, so a name could disguise what follows it. */
+static int is_bidi(uint32_t cp)
+{
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* The escaped form of the character at s[0..n): into e (at least 9 bytes); its length. */
 static size_t esc_one(const uint8_t *s, size_t n, char *e, size_t *used)
 {
@@ -156,6 +164,11 @@ static size_t esc_one(const uint8_t *s, size_t n, char *e, size_t *used)
         }
         *used = k;
         return o;
+    }
+    if (is_bidi(cp)) {
+        snprintf(e, 9, "\\u%04x", (unsigned)cp);
+        *used = l;
+        return 6;
     }
     if (l == 1 && (cp == '\\' || cp == '"')) {
         e[0] = '\\', e[1] = (char)cp;

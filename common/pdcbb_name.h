@@ -90,9 +90,10 @@ pdcbb_err_t pdcbb_text_validate(const char *kind, const char *text, char *why, s
  * points above U+009F are copied; a backslash and a double quote become "\\" and "\"", \n \r
  * \t become "\n" "\r" "\t",
  * every other C0 control, DEL and each byte of a C1 control or of invalid UTF-8 becomes
- * "\xHH". The result (NUL-terminated) goes to dst of dstlen bytes; when it does not fit it is
- * cut at a character boundary and ends with "...". Returns dst. A NULL s prints "(null)".
- * PDCBB_ESC_LEN(n) bytes always suffice for n bytes of input.
+ * "\xHH"; a bidirectional formatting character (U+061C, U+200E-200F, U+202A-202E,
+ * U+2066-2069) becomes "\uHHHH". The result (NUL-terminated) goes to dst of dstlen bytes; when it
+ * does not fit it is cut at a character boundary and ends with "...". Returns dst. A NULL s prints
+ * "(null)". PDCBB_ESC_LEN(n) bytes always suffice for n bytes of input.
  */
 #define PDCBB_ESC_LEN(n) (4 * (size_t)(n) + 1)
 char *pdcbb_escape(char *dst, size_t dstlen, const void *s, size_t n);

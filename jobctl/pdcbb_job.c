@@ -108,6 +108,8 @@ static pdcbb_err_t job_write_files(void *arg)
                           .nnodes = f->job->nnodes,
                           .servers_per_node = f->cfg->servers_per_node};
     snprintf(ji.instance, sizeof(ji.instance), "%s", f->job->instance);
+    if (pdcbb_cluster_name_ok(f->job->cluster))
+        snprintf(ji.cluster, sizeof(ji.cluster), "%s", f->job->cluster);
     snprintf(ji.node, sizeof(ji.node), "%s", f->job->node_name);
     snprintf(ji.rendezvous, sizeof(ji.rendezvous), "%s", f->rendezvous ? f->rendezvous : "");
     return pdcbb_jobinfo_write(f->dir, &ji);
@@ -152,10 +154,9 @@ static pdcbb_err_t job_drain_prepare(void *arg, void *out)
     if (rc != PDCBB_OK || job->node_index != 0)
         return rc;
     int share = pdcbb_drain_share_parse(job->cfg.drain_share);
-    return pdcbb_drain_dir_create(job->cfg.drain, job->job_id, job->instance,
+    return pdcbb_drain_dir_create(job->cfg.drain, job->job_id, job->instance, job->cluster,
                                   share < 0 ? PDCBB_DRAIN_SHARE_NONE : share, p->dir,
-                                  sizeof(p->dir), p->note, sizeof(p->note), p->err,
-                                  sizeof(p->err));
+                                  sizeof(p->dir), p->note, sizeof(p->note), p->err, sizeof(p->err));
 }
 
 pdcbb_err_t pdcbb_job_prolog(const pdcbb_job_t *job, const uint8_t *token, char *err,

@@ -35,6 +35,8 @@ typedef struct pdcbb_job {
     pdcbb_config_t cfg;   /* resolved: defaults < site < user < --pdc */
     char local_root[PATH_MAX]; /* overrides cfg.local_root when non-empty (local launcher) */
     char instance[PDCBB_INSTANCE_LEN + 1]; /* random id shared by the job's nodes ("": none) */
+    char cluster[PDCBB_CLUSTER_NAME_MAX];  /* the cluster's name (Slurm's ClusterName, "local"
+                                            * for pdcbb run; "": unknown) */
     char rendezvous_root[PATH_MAX]; /* overrides cfg.rendezvous_dir when non-empty */
 } pdcbb_job_t;
 

@@ -177,10 +177,17 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
     else
         snprintf(user, sizeof(user), "%ld", (long)job->uid);
     pdcbb_drain_job_t dj = {
-        .job_id = job->job_id, .uid = job->uid, .user = user, .node = job->node_name,
-        .node_index = job->node_index, .nnodes = job->nnodes,
-        .servers_per_node = job->cfg.servers_per_node, .job_dir = dir,
-        .destination = job->cfg.drain, .instance = job->instance,
+        .job_id = job->job_id,
+        .uid = job->uid,
+        .user = user,
+        .node = job->node_name,
+        .node_index = job->node_index,
+        .nnodes = job->nnodes,
+        .servers_per_node = job->cfg.servers_per_node,
+        .job_dir = dir,
+        .destination = job->cfg.drain,
+        .instance = job->instance,
+        .cluster = job->cluster,
         .may_create = 0 /* only the prolog creates it: never one someone else prepared */};
     static drain_result_t res; /* large: not on the stack of a plugin */
     memset(&res, 0, sizeof(res));

@@ -496,6 +496,11 @@ static int job_from_slurm(spank_t sp, pdcbb_job_t *job, char *err, size_t errlen
     if (rc != PDCBB_OK)
         return -1;
     expand_root(job->cfg.local_root, job->node_name, job->local_root, sizeof(job->local_root));
+    /* slurmd gives the prolog the cluster's name; "" (not recorded) when it is not one we can
+     * write into a drain's IDENTITY */
+    const char *cl = getenv("SLURM_CLUSTER_NAME");
+    if (cl != NULL && pdcbb_cluster_name_ok(cl))
+        snprintf(job->cluster, sizeof(job->cluster), "%s", cl);
     const char *inst = getenv("SPANK_PDCBB_INSTANCE");
     if (inst != NULL && strlen(inst) == PDCBB_INSTANCE_LEN &&
         strspn(inst, "0123456789abcdef") == PDCBB_INSTANCE_LEN)

@@ -31,6 +31,7 @@
 
 #include "drain_internal.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_jobdir.h"
 #include "pdcbb_log.h"
 #include "pdcbb_name.h"
 
@@ -201,6 +202,8 @@ pdcbb_err_t pdcbb_drain_identity_read(const char *path, uid_t uid, pdcbb_drain_i
             id->job_id = strtoull(l + 7, NULL, 10);
         else if (strncmp(l, "instance ", 9) == 0)
             snprintf(id->instance, sizeof(id->instance), "%s", strcmp(l + 9, "-") ? l + 9 : "");
+        else if (strncmp(l, "cluster ", 8) == 0 && pdcbb_cluster_name_ok(l + 8))
+            snprintf(id->cluster, sizeof(id->cluster), "%s", l + 8);
         else if (strncmp(l, "uid ", 4) == 0)
             id->uid = strtol(l + 4, NULL, 10);
     }
@@ -232,12 +235,13 @@ static int dd_is_ours(const char *path, uint64_t job_id, const char *instance, u
     return 1;
 }
 
-static int dd_write_identity(int dfd, uint64_t job_id, const char *instance, mode_t fmode)
+static int dd_write_identity(int dfd, uint64_t job_id, const char *instance, const char *cluster,
+                             mode_t fmode)
 {
     char buf[256];
-    int n = snprintf(buf, sizeof(buf), "%s\njob_id %" PRIu64 "\ninstance %s\nuid %ld\n",
+    int n = snprintf(buf, sizeof(buf), "%s\njob_id %" PRIu64 "\ninstance %s\ncluster %s\nuid %ld\n",
                      DD_IDENTITY_MAGIC, job_id, instance && instance[0] ? instance : "-",
-                     (long)geteuid());
+                     cluster && pdcbb_cluster_name_ok(cluster) ? cluster : "-", (long)geteuid());
     int fd = openat(dfd, PDCBB_DRAIN_IDENTITY ".tmp",
                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fmode);
     if (fd < 0)
@@ -259,8 +263,8 @@ static int dd_write_identity(int dfd, uint64_t job_id, const char *instance, mod
 }
 
 pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char *instance,
-                                   int share, char *out, size_t outlen, char *note,
-                                   size_t notelen, char *err, size_t errlen)
+                                   const char *cluster, int share, char *out, size_t outlen,
+                                   char *note, size_t notelen, char *err, size_t errlen)
 {
     char path[PATH_MAX], first[PATH_MAX], why[PATH_MAX + 256], suffix[16];
     mode_t dmode = dd_dir_mode(share), fmode = dmode & 0644;
@@ -318,7 +322,7 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
         /* ours: the mode we want (umask may have taken bits), then the identity */
         int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0 || fchmod(dfd, dmode) != 0 ||
-            dd_write_identity(dfd, job_id, instance, fmode) != 0) {
+            dd_write_identity(dfd, job_id, instance, cluster, fmode) != 0) {
             int e = errno;
             if (dfd >= 0)
                 close(dfd);

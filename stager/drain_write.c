@@ -327,9 +327,9 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
                                c.drain_dir, sizeof(c.drain_dir), derr, sizeof(derr));
     if (drc == PDCBB_ERR_NOT_FOUND && job->may_create) {
         char note[PDCBB_DRAIN_ERR_LEN];
-        drc = pdcbb_drain_dir_create(job->destination, job->job_id, job->instance, job->share,
-                                     c.drain_dir, sizeof(c.drain_dir), note, sizeof(note), derr,
-                                     sizeof(derr));
+        drc = pdcbb_drain_dir_create(job->destination, job->job_id, job->instance, job->cluster,
+                                     job->share, c.drain_dir, sizeof(c.drain_dir), note,
+                                     sizeof(note), derr, sizeof(derr));
         if (drc == PDCBB_OK && note[0])
             PDCBB_WARN("%s", note);
     }

@@ -397,6 +397,7 @@ typedef struct pdcbb_drain_job {
     const char *job_dir;      /* the node-local job directory (bbd-R/ inside) */
     const char *destination;  /* the drain destination; the job's directory is made inside */
     const char *instance;     /* the job's instance id (pdcbb_jobinfo_t), or NULL/"" */
+    const char *cluster;      /* the job's cluster name (pdcbb_jobinfo_t), or NULL/"" */
     int may_create;           /* 1: create the job's drain directory when none of this job
                                * exists (a drain by hand, `pdcbb drain`); 0: only use the one
                                * the prolog created (the epilog) */
@@ -474,7 +475,8 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen);
 
 /*
  * Create the job's drain directory in dest, as the caller (the job user): mkdir of
- * "pdcbb.<job id>" with the share's mode, then IDENTITY. If that name exists and is not this
+ * "pdcbb.<job id>" with the share's mode, then IDENTITY (job id, instance, cluster name or NULL,
+ * uid). If that name exists and is not this
  * job's (pdcbb_drain_dir_find's test), a fresh name is used: "pdcbb.<job id>.<first 8 hex
  * digits of instance>", then random suffixes; note (may be NULL) then says why the name was not
  * taken and which was used ("D/pdcbb.7 belongs to bob (uid 1002): draining into D/pdcbb.7.1a2b3c4d
@@ -483,8 +485,8 @@ pdcbb_err_t pdcbb_drain_dest_check(const char *dest, char *err, size_t errlen);
  * Errors: PDCBB_ERR_PERM ("... not writable"), PDCBB_ERR_EXISTS (every name taken), errno codes.
  */
 pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char *instance,
-                                   int share, char *out, size_t outlen, char *note,
-                                   size_t notelen, char *err, size_t errlen);
+                                   const char *cluster, int share, char *out, size_t outlen,
+                                   char *note, size_t notelen, char *err, size_t errlen);
 
 /*
  * Find the job's drain directory in dest: "pdcbb.<job id>" or "pdcbb.<job id>.*" that is a real
@@ -499,6 +501,7 @@ pdcbb_err_t pdcbb_drain_dir_find(const char *dest, uint64_t job_id, const char *
 typedef struct pdcbb_drain_identity {
     uint64_t job_id;
     char instance[PDCBB_DRAIN_ERR_LEN]; /* the job's random instance id; "" if it had none */
+    char cluster[64];                   /* the job's cluster name; "" if not recorded */
     long uid;                           /* the job user */
     time_t created;                     /* when IDENTITY was written (its mtime) */
 } pdcbb_drain_identity_t;

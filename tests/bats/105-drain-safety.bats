@@ -323,7 +323,7 @@ plant_report() {
     assert_success
     run as "$VICTIM" "$PDCBB" why --job "$id" "$shared"
     assert_success
-    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, created " <<<"$output")" -eq 2 ]
+    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, cluster local, created " <<<"$output")" -eq 2 ]
     assert_output --partial "2 drain directories of job id $id (job ids were used again)"
     assert_no_daemons "$WORKDIR"
 }

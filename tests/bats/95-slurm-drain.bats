@@ -213,8 +213,12 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     run runuser -u pdcbbtest -- "$SITE/bin/pdcbb" why --job "$JOB" "$dest"
     echo "$output"
     assert_success
-    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, created " <<<"$output")" -eq 2 ]
+    [ "$(grep -c ": complete (job instance [0-9a-f]\{8,\}, cluster pdcbb, created " <<<"$output")" -eq 2 ]
     assert_output --partial "2 drain directories of job id $JOB (job ids were used again)"
+    # each drain's IDENTITY names the cluster (slurm.conf's ClusterName), the job and its user
+    grep -qx "cluster pdcbb" "$second/IDENTITY"
+    grep -qx "job_id $JOB" "$second/IDENTITY"
+    grep -qx "uid $(id -u pdcbbtest)" "$second/IDENTITY"
     # --job reads the newest: the second job's data
     run runuser -u pdcbbtest -- env LD_LIBRARY_PATH="$SITE/lib" PDCBB_DRAINED_DIR="$second" \
         "$SITE/bin/pdc_stage_check" check 6

@@ -642,7 +642,7 @@ static void check_drain_dir(void)
     unlink(p);
 
     /* creation, a second run of the same job, another job with the same id */
-    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ia, PDCBB_DRAIN_SHARE_NONE, a, sizeof(a), note,
+    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ia, "lab-1", PDCBB_DRAIN_SHARE_NONE, a, sizeof(a), note,
                                      sizeof(note), err, sizeof(err)),
               PDCBB_OK);
     snprintf(p, sizeof(p), "%s/pdcbb.9", dd);
@@ -650,18 +650,25 @@ static void check_drain_dir(void)
     CHECK(stat(a, &st) == 0 && (st.st_mode & 07777) == 0700);
     snprintf(p, sizeof(p), "%s/pdcbb.9/IDENTITY", dd);
     CHECK(stat(p, &st) == 0 && (st.st_mode & 022) == 0);
-    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ia, PDCBB_DRAIN_SHARE_NONE, b, sizeof(b), note,
+    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ia, "lab-1", PDCBB_DRAIN_SHARE_NONE, b, sizeof(b), note,
                                      sizeof(note), err, sizeof(err)),
               PDCBB_OK);
     CHECK(strcmp(a, b) == 0 && note[0] == '\0'); /* reused */
-    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ib, PDCBB_DRAIN_SHARE_GROUP, b, sizeof(b), note,
-                                     sizeof(note), err, sizeof(err)),
+    CHECK_ERR(pdcbb_drain_dir_create(dd, 9, ib, "bad name\n", PDCBB_DRAIN_SHARE_GROUP, b, sizeof(b),
+                                     note, sizeof(note), err, sizeof(err)),
               PDCBB_OK);
     snprintf(p, sizeof(p), "%s/pdcbb.9.fedcba98", dd);
     CHECK(strcmp(b, p) == 0);
     CHECK(strstr(note, "pdcbb.9 belongs to another job") != NULL);
     CHECK(strstr(note, "draining into") != NULL && strstr(note, "pdcbb.9.fedcba98 instead"));
     CHECK(stat(b, &st) == 0 && (st.st_mode & 07777) == 0750);
+    /* the identity names the cluster; a name it cannot hold is left out, never written */
+    pdcbb_drain_identity_t ident;
+    CHECK_ERR(pdcbb_drain_identity_read(a, geteuid(), &ident, err, sizeof(err)), PDCBB_OK);
+    CHECK(ident.job_id == 9 && strcmp(ident.instance, ia) == 0);
+    CHECK(strcmp(ident.cluster, "lab-1") == 0);
+    CHECK_ERR(pdcbb_drain_identity_read(b, geteuid(), &ident, err, sizeof(err)), PDCBB_OK);
+    CHECK(ident.cluster[0] == '\0');
     /* every node finds its own */
     char f[4400];
     CHECK_ERR(pdcbb_drain_dir_find(dd, 9, ia, geteuid(), f, sizeof(f), err, sizeof(err)),

@@ -115,7 +115,7 @@ int main(void)
     CHECK(pdcbb_utf8_valid("ab\xc3", 3, &off) == 0 && off == 2);
     CHECK(pdcbb_utf8_valid("", 0, &off) == 1);
 
-    /* Escaping: controls, backslash, invalid bytes, C1 escaped; valid UTF-8 kept. */
+    /* Escaping: controls, backslash, invalid bytes, C1, bidi escaped; other UTF-8 kept. */
     static const struct {
         const char *in;
         size_t n;
@@ -135,6 +135,12 @@ int main(void)
         {"nul\0x", 5, "nul\\x00x"},
         {"del\x7f", 4, "del\\x7f"},
         {"\xf0\x9f\x9a\x80", 4, "\xf0\x9f\x9a\x80"},
+        /* bidirectional overrides and isolates (a "Trojan Source" name) */
+        {"a\xe2\x80\xae" "b", 5, "a\\u202eb"},
+        {"\xe2\x81\xa6" "x\xe2\x81\xa9", 7, "\\u2066x\\u2069"},
+        {"\xe2\x80\x8f", 3, "\\u200f"},
+        {"\xd8\x9c", 2, "\\u061c"},
+        {"\xe2\x80\x94", 3, "\xe2\x80\x94"}, /* an em dash stays */
     };
     for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
         char out[64];
