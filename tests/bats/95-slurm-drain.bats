@@ -22,6 +22,41 @@ teardown_file() {
     pdc_cluster_stop
 }
 
+# The Nth ($2) fenced block of language $1 in docs/USER-GUIDE.md's section on the drain, verbatim.
+guide_drain_block() {
+    awk -v lang="$1" -v want="$2" '
+        /^## / {insec = ($0 == "## At the end of the job: the drain"); next}
+        !insec {next}
+        !fence && /^```/ {fence = 1; if ($0 == "```" lang) n++; take = ($0 == "```" lang && n == want); next}
+        fence && /^```$/ {fence = 0; take = 0; next}
+        fence && take {print}' "$REPO_DIR/docs/USER-GUIDE.md"
+}
+
+# The lines of stdin with this job's id ($1), destination ($2), drain directory ($3) and the
+# nodes' local root written as the guide's example (1234, /scratch/me/run1, /local/nvme/pdcbb),
+# and node names and sizes as placeholders: what is left must be the guide's text exactly.
+as_in_guide() {
+    sed -E -e "s#$3#/scratch/me/run1/pdcbb.1234#g" -e "s#$2#/scratch/me/run1#g" \
+        -e "s#$LOCAL/#/local/nvme/pdcbb/#g" -e 's/[0-9]+\.[0-9] MiB/N MiB/g' \
+        -e 's/node n[0-9]+/node nN/g' -e 's/\.n[0-9]+\.FAILED/.nN.FAILED/g' -e "s/\b$1\b/1234/g"
+}
+
+# The job's output and accounting record for job $1 (drain destination $2, drain directory $3)
+# read as the guide prints them: drain lines (guide text block $4) and the sacct command and its
+# line (line $5 of the guide's sacct output block).
+check_guide_drain_output() {
+    local want got cmd
+    want="$(guide_drain_block text "$4" | as_in_guide 1234 /scratch/me/run1 /scratch/me/run1/pdcbb.1234 | sort -u)"
+    got="$(grep "^pdcbb: job $1 node " <<<"$OUT" | as_in_guide "$1" "$2" "$3" | sort -u)"
+    [ -n "$want" ]
+    assert_equal "$got" "$want"
+    cmd="$(guide_drain_block sh 2)"
+    grep -q "^sacct " <<<"$cmd"
+    run bash -c "${cmd//1234/$1}"
+    want="$(guide_drain_block text 3 | sed -n "$5p" | as_in_guide 1234 /scratch/me/run1 /scratch/me/run1/pdcbb.1234)"
+    assert_equal "$(as_in_guide "$1" "$2" "$3" <<<"$output")" "$want"
+}
+
 @test "a drain destination that cannot work is refused at submission, naming it" {
     local u=pdcbbtest
     run runuser -u $u -- sbatch -N1 --pdc=drain=$SITE/missing --wrap true
@@ -91,6 +126,8 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     run sacct -j "$JOB" -X -n -P -o State,AdminComment
     echo "$output"
     assert_output --regexp "^COMPLETED\|pdcbb drain failed on node n[123]: run pdcbb why --job $JOB with the drain destination$"
+    # both as docs/USER-GUIDE.md prints them
+    check_guide_drain_output "$JOB" "$dest" "$dest/pdcbb.$JOB" 2 2
     for n in n1 n2 n3; do
         ls -d "$(node_dir $n)/pdcbb.$JOB"/bbd-[0-9]* >/dev/null
         local rep="$dest/pdcbb.$JOB.$n.FAILED"
@@ -193,6 +230,8 @@ rm -rf $dest/pdcbb.\$SLURM_JOB_ID" -N3 --pdc=capacity=1G,drain=$dest
     grep -q "write_exit=0" <<<"$OUT"
     local first=$JOB
     [ -f "$dest/pdcbb.$first/COMPLETE" ]
+    # the job's output and its sacct record as docs/USER-GUIDE.md prints them
+    check_guide_drain_output "$JOB" "$dest" "$dest/pdcbb.$JOB" 1 1
     # a new cluster start: job ids begin at 1 again; burn ids up to the old one
     { cat "$SITE/plugstack.conf"; echo "# the same plugin stack, restarted"; } > "$SITE/plugstack2.conf"
     pdc_cluster_restart "$SITE/plugstack2.conf"
