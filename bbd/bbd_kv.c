@@ -475,7 +475,8 @@ static pdcbb_err_t long_key_check(bbd_req_t *r, uint64_t id, const uint8_t *enc,
     return rc;
 }
 
-/* Assemble a value sent in KV_PART pieces (upload) of total bytes, then drop the pieces. */
+/* Assemble a value sent in KV_PART pieces (upload) of total bytes (checked against
+ * PDCBB_KV_VALUE_MAX by the caller) into dst, then drop the pieces. */
 static pdcbb_err_t take_upload(bbd_req_t *r, uint64_t id, uint64_t upload, uint64_t total,
                                uint8_t *dst)
 {
@@ -543,7 +544,8 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
             return rc;
         if (w.op != PDCBB_KV_OP_UNLINK && q->tag >= PDCBB_KV_MAXTAG)
             return PDCBB_ERR_INVAL; /* MAXTAG cannot be set */
-        if (w.op != PDCBB_KV_OP_UNLINK && m.max_value_len && w.value_len > m.max_value_len)
+        if (w.op != PDCBB_KV_OP_UNLINK &&
+            (w.value_len > PDCBB_KV_VALUE_MAX || (m.max_value_len && w.value_len > m.max_value_len)))
             return PDCBB_ERR_TOO_BIG;
         if (w.op == PDCBB_KV_OP_SET_PART && w.upload == 0)
             return PDCBB_ERR_INVAL;
@@ -623,7 +625,8 @@ pdcbb_err_t bbd_op_kv_part(bbd_req_t *r, const pdcbb_kv_part_req_t *q, pdcbb_kv_
         return rc;
     if (q->upload == 0 || q->data_len == 0 || q->offset > UINT64_MAX - q->data_len)
         return PDCBB_ERR_INVAL;
-    if (m.max_value_len && q->offset + q->data_len > m.max_value_len)
+    if (q->offset + q->data_len > PDCBB_KV_VALUE_MAX ||
+        (m.max_value_len && q->offset + q->data_len > m.max_value_len))
         return PDCBB_ERR_TOO_BIG;
     uint8_t k[25];
     put_be64(k, q->id);

@@ -113,6 +113,14 @@ static perr_t kv_write(pdcid_t kv_id, pdc_kv_tag_t tag, uint64_t n, const pdc_kv
                             (unsigned long long)i, (unsigned long long)recs[i].value_len);
                 goto out;
             }
+            if (recs[i].value_len > PDCBB_KV_VALUE_MAX) {
+                char kp[96];
+                kv_key_print(kv, enc, elen, kp, sizeof(kp));
+                client_fail(PDCBB_ERR_TOO_BIG, "%s: value of key %s is %llu bytes, a KV value is "
+                            "at most %llu (1 GiB)", fn, kp, (unsigned long long)recs[i].value_len,
+                            (unsigned long long)PDCBB_KV_VALUE_MAX);
+                goto out;
+            }
             if (kv->max_value_len && recs[i].value_len > kv->max_value_len) {
                 char kp[96];
                 kv_key_print(kv, enc, elen, kp, sizeof(kp));

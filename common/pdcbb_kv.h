@@ -63,6 +63,9 @@
 #define PDCBB_KV_NULLTAG 0ull
 #define PDCBB_KV_MAXTAG 0x0FFFFFFFFFFFFFFFull
 #define PDCBB_KV_KEY_MAXLEN 1024
+/* The largest value a record holds, whatever the object's max_value_len (0: this limit): the
+ * daemon assembles a value sent in KV_PART pieces in memory. */
+#define PDCBB_KV_VALUE_MAX ((uint64_t)1 << 30)
 /* Longest encoded key (a 1024-byte string and its terminator). */
 #define PDCBB_KV_ENC_MAX (PDCBB_KV_KEY_MAXLEN + 1)
 /* Bytes of a long string key kept in the LMDB key. */
@@ -133,6 +136,7 @@ static inline int pdcbb_kv_group_is_long(const uint8_t *g, size_t glen)
  * long keys (flags gets PDCBB_KV_F_LONGKEY then). value may be NULL (then only the header is
  * written and the caller copies the value bytes at out + size - vlen). */
 size_t pdcbb_kv_rec_val_size(const uint8_t *enc, size_t len, int deleted, uint64_t vlen);
+/* (vlen must be at most PDCBB_KV_VALUE_MAX: the size then cannot wrap.) */
 void pdcbb_kv_rec_val_build(const uint8_t *enc, size_t len, int deleted, const void *value,
                             uint64_t vlen, uint8_t *out);
 /* Parse a record value: flags, the full key of a long key (*fk NULL otherwise), the value.

@@ -138,7 +138,7 @@ MPIRUN="$NOLEAK timeout 300 mpirun --oversubscribe -x PDCBB_JOB_DIR -x PDCBB_JOB
         ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
         for c in kvgood kvbadtype kvnan kvnegzero kvlongkey kvnul kvcount kvtrailing kvrecop \
                  kvvaluelen kvmaxtag kvbigtag kvunknown kvtransmode kvtranstag kvlistflags \
-                 kvshards kvtoobig; do
+                 kvshards kvtoobig kvpartwrap kvpartbig; do
             echo -n "$c: "; "$RAWMSG" "$ep" "$tok" $c
         done
         "$RAWMSG" "$ep" "$tok" good'
@@ -161,6 +161,10 @@ MPIRUN="$NOLEAK timeout 300 mpirun --oversubscribe -x PDCBB_JOB_DIR -x PDCBB_JOB
     assert_output --partial "kvlistflags: status PDCBB_ERR_INVAL"
     assert_output --partial "kvshards: create status PDCBB_ERR_INVAL"
     assert_output --partial "kvtoobig: status PDCBB_ERR_TOO_BIG"
+    # a value's size is bounded (PDCBB_KV_VALUE_MAX) whatever the object allows: before, a
+    # SET_PART record of 2^64-1 bytes wrapped the record's size and overflowed the daemon's heap
+    assert_output --partial "kvpartwrap: status PDCBB_ERR_TOO_BIG"
+    assert_output --partial "kvpartbig: status PDCBB_ERR_TOO_BIG"
     assert_output --regexp "requests [0-9]+ auth_failures 0"
     assert_no_daemons "$WORKDIR"
 }

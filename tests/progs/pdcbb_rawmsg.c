@@ -24,7 +24,9 @@
  *       kvmaxtag (a set at MAXTAG), kvbigtag (a get above MAXTAG), kvunknown (a get on an id
  *       that does not exist), kvtransmode (KV_TRANS mode 9), kvtranstag (transaction 0),
  *       kvlistflags (KV_LIST flags 0x80), kvshards (KV_CREATE naming daemon 99),
- *       kvtoobig (a value above max_value_len).
+ *       kvtoobig (a value above max_value_len), kvpartwrap (64 KiB sent by KV_PART, then a
+ *       SET_PART record of 2^64-1 bytes, on an object without max_value_len), kvpartbig (a
+ *       KV_PART piece at offset 2^40).
  *       STRIDED_READ of a 10x10 object: stridedcount0, stridedblock (block >
  *       stride), stridedoutside (past the dims), stridedndim (17), stridedoverflow,
  *       stridedtruncated (a descriptor cut short); stridedwrite (STRIDED_WRITE without data).
@@ -99,6 +101,8 @@ static uint8_t *kv_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const 
         cq.key_type = PDCBB_KV_FLOAT;
     if (strcmp(c, "kvshards") == 0)
         shards[0] = 99;
+    if (strncmp(c, "kvpart", 6) == 0)
+        cq.max_value_len = 0; /* no limit of its own: PDCBB_KV_VALUE_MAX */
     pdcbb_msg_hdr_t ch = *h;
     ch.op = PDCBB_OP_KV_CREATE;
     void *msg;
@@ -137,6 +141,32 @@ static uint8_t *kv_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const 
         printf("KV_CREATE failed\n");
         return NULL;
     }
+    /* a value in pieces: 64 KiB uploaded, then (kvpartwrap) a SET_PART record claiming 2^64-1
+     * bytes, or (kvpartbig) a piece far beyond the largest value */
+    static uint8_t piece[64 << 10];
+    pdcbb_kv_part_req_t pq = {.id = id, .upload = 1, .offset = 0, .data = piece,
+                              .data_len = sizeof(piece)};
+    if (strcmp(c, "kvpartbig") == 0) {
+        pq.offset = (uint64_t)1 << 40;
+        h->op = PDCBB_OP_KV_PART;
+        pdcbb_msg_build(h, &pq, &msg, &ml);
+        *len = ml;
+        return msg;
+    }
+    if (strcmp(c, "kvpartwrap") == 0) {
+        pdcbb_msg_hdr_t ph = *h;
+        ph.op = PDCBB_OP_KV_PART;
+        pdcbb_msg_build(&ph, &pq, &msg, &ml);
+        ok = roundtrip(w, uep, msg, ml);
+        free(msg);
+        free(reply);
+        reply = NULL;
+        got_reply = 0;
+        if (!ok) {
+            printf("no reply to KV_PART\n");
+            return NULL;
+        }
+    }
     /* records */
     uint8_t recs[2048], key[1100];
     size_t rl = 0, kl;
@@ -164,6 +194,11 @@ static uint8_t *kv_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const 
         static uint8_t big[200];
         wr.value = big;
         wr.value_len = 200;
+    }
+    if (strcmp(c, "kvpartwrap") == 0) {
+        wr.op = PDCBB_KV_OP_SET_PART;
+        wr.upload = 1;
+        wr.value_len = UINT64_MAX;
     }
     wr.key = key;
     wr.key_len = kl;
