@@ -222,6 +222,9 @@ void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, v
                      size_t *reply_len);
 /* 1 if op changes the store (runs in a write transaction). */
 int bbd_op_is_write(unsigned op);
+/* The store transaction op runs in: PDCBB_TXN_READ, _WRITE, or _REMOVE for ops that only
+ * delete (they may use the store's reserve: pdcbb_store.h). */
+int bbd_op_txn_mode(unsigned op);
 
 /* Handlers, one per op (bbd_meta.c). */
 #define BBD_X_HANDLER(OP, val, lname, RQ, RP)                                                     \

@@ -309,7 +309,7 @@ pdcbb_err_t bbd_csum_open(struct bbd *d, char *err, size_t errlen)
     verify_always = v != NULL && strcmp(v, "always") == 0;
     if (scratch == NULL && (scratch = malloc(B)) == NULL)
         return PDCBB_ERR_NOMEM;
-    pdcbb_err_t rc = ops->txn_begin(d->store, 1, &txn);
+    pdcbb_err_t rc = ops->txn_begin(d->store, PDCBB_TXN_WRITE, &txn);
     if (rc != PDCBB_OK) {
         pdcbb_errf(err, errlen, "checksums: cannot begin a transaction: %s", pdcbb_strerror(rc));
         return rc;
@@ -597,7 +597,7 @@ void bbd_csum_batch_end(struct bbd *d, struct bbd_io_batch *b)
     pdcbb_txn_t *txn;
     if (b->touch.n == 0)
         return;
-    pdcbb_err_t rc = ops->txn_begin(d->store, 1, &txn);
+    pdcbb_err_t rc = ops->txn_begin(d->store, PDCBB_TXN_WRITE, &txn);
     if (rc == PDCBB_OK) {
         rc = bbd_csum_end(ops, txn, &b->touch, b->csum.v, b->csum.n);
         if (rc == PDCBB_OK)

@@ -86,6 +86,31 @@ int bbd_op_is_write(unsigned op)
     }
 }
 
+/* Ops that only remove: their transaction may use the store's reserve (a full metadata store
+ * never blocks a delete). */
+static int op_only_removes(unsigned op)
+{
+    switch (op) {
+    case PDCBB_OP_CONT_DEL:
+    case PDCBB_OP_CONT_OBJIDS_DEL:
+    case PDCBB_OP_TAG_DEL:
+    case PDCBB_OP_OBJ_DEL:
+    case PDCBB_OP_DATA_DROP:
+    case PDCBB_OP_DART_DELETE:
+    case PDCBB_OP_KV_DELETE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int bbd_op_txn_mode(unsigned op)
+{
+    return !bbd_op_is_write(op)  ? PDCBB_TXN_READ
+           : op_only_removes(op) ? PDCBB_TXN_REMOVE
+                                 : PDCBB_TXN_WRITE;
+}
+
 /* One typed trampoline per op so handlers keep their real signatures. */
 typedef pdcbb_err_t (*handler_fn)(bbd_req_t *r, const void *q, void *p);
 #define X_TRAMPOLINE(OP, val, lname, RQ, RP)                                                      \
@@ -231,7 +256,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
 
     int write = bbd_op_is_write(h.op);
     memset(&p, 0, sizeof(p));
-    rc = d->store_ops->txn_begin(d->store, write, &r.txn);
+    rc = d->store_ops->txn_begin(d->store, bbd_op_txn_mode(h.op), &r.txn);
     if (rc == PDCBB_OK) {
         rc = handlers[h.op](&r, &q, &p);
         bbd_reply_build(&h, rc, &p, reply, reply_len);
@@ -304,7 +329,7 @@ static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, 
     bbd_req_t r = {.d = d};
     int write = bbd_op_is_write(h->op);
     memset(&p, 0, sizeof(p));
-    pdcbb_err_t rc = d->store_ops->txn_begin(d->store, write, &r.txn);
+    pdcbb_err_t rc = d->store_ops->txn_begin(d->store, bbd_op_txn_mode(h->op), &r.txn);
     if (rc == PDCBB_OK) {
         rc = handlers[h->op](&r, q, &p);
         bbd_reply_build(h, rc, &p, &it->reply, &it->reply_len);
@@ -371,7 +396,9 @@ void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
      */
     int done = 0;
     pdcbb_txn_t *txn = NULL;
-    if (nready > 1 && d->store_ops->txn_begin(d->store, any_write, &txn) == PDCBB_OK) {
+    if (nready > 1 &&
+        d->store_ops->txn_begin(d->store, any_write ? PDCBB_TXN_WRITE : PDCBB_TXN_READ, &txn) ==
+            PDCBB_OK) {
         int failed = 0;
         for (size_t i = 0; i < n && !failed; i++) {
             if (!ready[i])

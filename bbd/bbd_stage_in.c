@@ -475,7 +475,7 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
     stage_t s = {.d = d, .err = err, .errlen = errlen, .r = {.d = d}};
     const pdcbb_store_ops_t *ops = d->store_ops;
     pdcbb_val_t key = {DONE_KEY, strlen(DONE_KEY)}, v;
-    pdcbb_err_t rc = ops->txn_begin(d->store, 1, &s.r.txn);
+    pdcbb_err_t rc = ops->txn_begin(d->store, PDCBB_TXN_WRITE, &s.r.txn);
     if (rc != PDCBB_OK) {
         snprintf(err, errlen, "stage-in: cannot open the store: %s", pdcbb_strerror(rc));
         return rc;

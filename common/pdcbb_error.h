@@ -12,39 +12,42 @@
 #include <stdint.h>
 
 /* X(symbol, value, message) */
-#define PDCBB_ERROR_LIST(X)                                                                       \
-    X(PDCBB_OK, 0, "success")                                                                     \
-    X(PDCBB_ERR_INTERNAL, 1, "internal error")                                                    \
-    X(PDCBB_ERR_NOMEM, 2, "out of memory")                                                        \
-    X(PDCBB_ERR_INVAL, 3, "invalid argument")                                                     \
-    X(PDCBB_ERR_NOT_FOUND, 4, "not found")                                                        \
-    X(PDCBB_ERR_EXISTS, 5, "already exists")                                                      \
-    X(PDCBB_ERR_BAD_ID, 6, "bad or stale id")                                                     \
-    X(PDCBB_ERR_WRONG_TYPE, 7, "id refers to an object of the wrong kind")                        \
-    X(PDCBB_ERR_NOSPC, 8, "no space left in the burst buffer")                                    \
-    X(PDCBB_ERR_IO, 9, "I/O error")                                                               \
-    X(PDCBB_ERR_PROTO, 10, "malformed message")                                                   \
-    X(PDCBB_ERR_VERSION, 11, "unsupported protocol version")                                      \
-    X(PDCBB_ERR_BAD_OP, 12, "unknown operation")                                                  \
-    X(PDCBB_ERR_TRUNCATED, 13, "message truncated")                                               \
-    X(PDCBB_ERR_TOO_BIG, 14, "message or value too large")                                        \
-    X(PDCBB_ERR_AUTH, 15, "authentication failed: request without the job's token")              \
-    X(PDCBB_ERR_TRANSPORT, 16, "transport error")                                                 \
-    X(PDCBB_ERR_TIMEOUT, 17, "timed out")                                                         \
-    X(PDCBB_ERR_UNREACHABLE, 18, "burst-buffer daemon unreachable")                               \
-    X(PDCBB_ERR_NOT_INIT, 19, "PDC not initialised (call PDCinit first)")                         \
-    X(PDCBB_ERR_CONFIG, 20, "configuration error")                                                \
-    X(PDCBB_ERR_DISCOVERY, 21, "cannot find the job's burst-buffer daemons")                      \
-    X(PDCBB_ERR_BAD_REGION, 22, "bad region")                                                     \
-    X(PDCBB_ERR_NOT_EMPTY, 23, "container is not empty")                                          \
-    X(PDCBB_ERR_PERM, 24, "permission denied")                                                    \
-    X(PDCBB_ERR_SHUTDOWN, 25, "daemon is shutting down")                                          \
-    X(PDCBB_ERR_STORE, 26, "metadata store error")                                                \
-    X(PDCBB_ERR_UNSUPPORTED, 27, "operation not supported")                                       \
-    X(PDCBB_ERR_BUSY, 28, "resource busy")                                                        \
-    X(PDCBB_ERR_READ_ONLY, 29, "read-only: a drained job's data cannot be changed")          \
-    X(PDCBB_ERR_BAD_NAME, 30, "name is not valid UTF-8 or holds a control character")             \
-    X(PDCBB_ERR_CORRUPT, 31, "data is damaged: its checksum does not match, or it is cut short")
+#define PDCBB_ERROR_LIST(X)                                                                        \
+    X(PDCBB_OK, 0, "success")                                                                      \
+    X(PDCBB_ERR_INTERNAL, 1, "internal error")                                                     \
+    X(PDCBB_ERR_NOMEM, 2, "out of memory")                                                         \
+    X(PDCBB_ERR_INVAL, 3, "invalid argument")                                                      \
+    X(PDCBB_ERR_NOT_FOUND, 4, "not found")                                                         \
+    X(PDCBB_ERR_EXISTS, 5, "already exists")                                                       \
+    X(PDCBB_ERR_BAD_ID, 6, "bad or stale id")                                                      \
+    X(PDCBB_ERR_WRONG_TYPE, 7, "id refers to an object of the wrong kind")                         \
+    X(PDCBB_ERR_NOSPC, 8, "no space left in the burst buffer")                                     \
+    X(PDCBB_ERR_IO, 9, "I/O error")                                                                \
+    X(PDCBB_ERR_PROTO, 10, "malformed message")                                                    \
+    X(PDCBB_ERR_VERSION, 11, "unsupported protocol version")                                       \
+    X(PDCBB_ERR_BAD_OP, 12, "unknown operation")                                                   \
+    X(PDCBB_ERR_TRUNCATED, 13, "message truncated")                                                \
+    X(PDCBB_ERR_TOO_BIG, 14, "message or value too large")                                         \
+    X(PDCBB_ERR_AUTH, 15, "authentication failed: request without the job's token")                \
+    X(PDCBB_ERR_TRANSPORT, 16, "transport error")                                                  \
+    X(PDCBB_ERR_TIMEOUT, 17, "timed out")                                                          \
+    X(PDCBB_ERR_UNREACHABLE, 18, "burst-buffer daemon unreachable")                                \
+    X(PDCBB_ERR_NOT_INIT, 19, "PDC not initialised (call PDCinit first)")                          \
+    X(PDCBB_ERR_CONFIG, 20, "configuration error")                                                 \
+    X(PDCBB_ERR_DISCOVERY, 21, "cannot find the job's burst-buffer daemons")                       \
+    X(PDCBB_ERR_BAD_REGION, 22, "bad region")                                                      \
+    X(PDCBB_ERR_NOT_EMPTY, 23, "container is not empty")                                           \
+    X(PDCBB_ERR_PERM, 24, "permission denied")                                                     \
+    X(PDCBB_ERR_SHUTDOWN, 25, "daemon is shutting down")                                           \
+    X(PDCBB_ERR_STORE, 26, "metadata store error")                                                 \
+    X(PDCBB_ERR_UNSUPPORTED, 27, "operation not supported")                                        \
+    X(PDCBB_ERR_BUSY, 28, "resource busy")                                                         \
+    X(PDCBB_ERR_READ_ONLY, 29, "read-only: a drained job's data cannot be changed")                \
+    X(PDCBB_ERR_BAD_NAME, 30, "name is not valid UTF-8 or holds a control character")              \
+    X(PDCBB_ERR_CORRUPT, 31, "data is damaged: its checksum does not match, or it is cut short")   \
+    X(PDCBB_ERR_META_FULL, 32,                                                                     \
+      "the burst buffer's metadata store is full (site setting "                                   \
+      "lmdb_map_size); deletes still work")
 
 typedef enum pdcbb_err {
 #define PDCBB_X_ENUM(sym, val, msg) sym = val,

@@ -42,6 +42,9 @@
 #define PDCBB_STORE_RESERVE_MIN ((uint64_t)40 << 20)
 #define PDCBB_STORE_RESERVE_STEP ((uint64_t)64 << 20)
 #define PDCBB_STORE_AHEAD (PDCBB_STORE_RESERVE_MIN + PDCBB_STORE_RESERVE_STEP)
+/* LMDB map space beyond lmdb_map_size that only removals may use, so that a full metadata
+ * store never blocks a delete (store/pdcbb_store_lmdb.c). */
+#define PDCBB_STORE_REMOVE_RESERVE ((uint64_t)64 << 20)
 
 #include "pdcbb_error.h"
 #include "pdcbb_proto.h"

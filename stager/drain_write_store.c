@@ -346,7 +346,7 @@ pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir)
     if (rc != PDCBB_OK)
         return dw_fail(c, rc, "cannot open the store of rank %u: %s", r->rank,
                        serr[0] ? serr : pdcbb_strerror(rc));
-    if ((rc = ops->txn_begin(st, 0, &txn)) == PDCBB_OK) {
+    if ((rc = ops->txn_begin(st, PDCBB_TXN_READ, &txn)) == PDCBB_OK) {
         /* layouts first: objects take their element size from them */
         rc = dw_read_layouts(r, ops, txn);
         if (rc == PDCBB_OK)

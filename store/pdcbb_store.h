@@ -54,6 +54,13 @@ typedef struct pdcbb_store pdcbb_store_t;
 typedef struct pdcbb_txn pdcbb_txn_t;
 typedef struct pdcbb_cursor pdcbb_cursor_t;
 
+/*
+ * Transaction modes. A WRITE transaction may not grow the store beyond its map size; a REMOVE
+ * transaction (deletes: they free space, but LMDB's copy-on-write needs some to do it) may use
+ * a reserve beyond it, so a full store never blocks the deletes that would empty it.
+ */
+enum { PDCBB_TXN_READ = 0, PDCBB_TXN_WRITE = 1, PDCBB_TXN_REMOVE = 2 };
+
 typedef struct pdcbb_store_ops {
     const char *name;
     /* Open (creating if needed) the store in directory dir. err gets the backend's message. */
@@ -63,8 +70,12 @@ typedef struct pdcbb_store_ops {
     void (*close)(pdcbb_store_t *st);
     /* Force committed data to the device. */
     pdcbb_err_t (*sync)(pdcbb_store_t *st);
-    pdcbb_err_t (*txn_begin)(pdcbb_store_t *st, int write, pdcbb_txn_t **out);
-    /* Commit; on failure the transaction is aborted. PDCBB_ERR_NOSPC when the map is full. */
+    /* mode: PDCBB_TXN_READ, _WRITE or _REMOVE. */
+    pdcbb_err_t (*txn_begin)(pdcbb_store_t *st, int mode, pdcbb_txn_t **out);
+    /* Commit; on failure the transaction is aborted. PDCBB_ERR_META_FULL when a WRITE
+     * transaction would leave the store holding more than map_size bytes (a REMOVE transaction
+     * may use PDCBB_STORE_REMOVE_RESERVE beyond it), PDCBB_ERR_NOSPC when the node's file
+     * system is full. */
     pdcbb_err_t (*txn_commit)(pdcbb_txn_t *txn);
     void (*txn_abort)(pdcbb_txn_t *txn);
     /* PDCBB_ERR_NOT_FOUND if absent. */

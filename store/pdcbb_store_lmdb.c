@@ -22,6 +22,13 @@
  * add (requests are at most 16 MiB), and a write transaction that cannot get that reserve is
  * refused with PDCBB_ERR_NOSPC before it touches anything. On a filesystem without fallocate
  * the environment is opened without MDB_WRITEMAP (pwrite at commit, as before).
+ *
+ * A full store: LMDB's map is lmdb_map_size plus PDCBB_STORE_REMOVE_RESERVE. A WRITE
+ * transaction whose commit would leave more than lmdb_map_size bytes of pages in use (every
+ * table's pages, the free list's own pages and the two meta pages; pages on the free list are
+ * free) is aborted with PDCBB_ERR_META_FULL; a REMOVE transaction may go into the reserve, so
+ * deletes (which need fresh pages for LMDB's copy-on-write) work on a full store and give space
+ * back to the writes.
  */
 #include "pdcbb_jobdir.h"
 #include "pdcbb_store.h"
@@ -48,7 +55,8 @@ struct pdcbb_store {
     MDB_dbi dbi[PDCBB_T_COUNT_];
     int writemap; /* opened with MDB_WRITEMAP: keep the file allocated ahead */
     int fd;       /* the data file (WRITEMAP) */
-    uint64_t map_size;
+    uint64_t map_size;          /* lmdb_map_size: what WRITE transactions may fill */
+    uint64_t lmdb_size;         /* LMDB's map: map_size + PDCBB_STORE_REMOVE_RESERVE */
     uint64_t allocated;         /* bytes of the file known to be allocated */
     struct pdcbb_txn *free_txn; /* one reusable transaction wrapper */
 };
@@ -56,6 +64,7 @@ struct pdcbb_store {
 struct pdcbb_txn {
     pdcbb_store_t *st;
     MDB_txn *txn;
+    int mode; /* PDCBB_TXN_* */
 };
 
 struct pdcbb_cursor {
@@ -73,7 +82,7 @@ static pdcbb_err_t err_from_mdb(int rc)
         return PDCBB_ERR_EXISTS;
     case MDB_MAP_FULL:
     case MDB_TXN_FULL:
-        return PDCBB_ERR_NOSPC;
+        return PDCBB_ERR_META_FULL;
     case MDB_BAD_VALSIZE:
         return PDCBB_ERR_TOO_BIG;
     case ENOMEM:
@@ -118,11 +127,11 @@ static pdcbb_err_t reserve_space(pdcbb_store_t *st)
     if (mdb_env_info(st->env, &info) != 0 || mdb_env_stat(st->env, &ms) != 0)
         return PDCBB_ERR_STORE;
     uint64_t used = ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize;
-    if (st->allocated >= used + STORE_RESERVE_MIN || st->allocated >= st->map_size)
+    if (st->allocated >= used + STORE_RESERVE_MIN || st->allocated >= st->lmdb_size)
         return PDCBB_OK;
     uint64_t want = used + STORE_RESERVE_MIN + STORE_RESERVE_STEP;
-    if (want > st->map_size)
-        want = st->map_size;
+    if (want > st->lmdb_size)
+        want = st->lmdb_size;
     if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)want) != 0) {
         /* Refuse the write instead of risking SIGBUS on an unallocated page. */
         return errno == ENOSPC ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(errno);
@@ -142,11 +151,12 @@ static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, pdcbb_store_t *
         return PDCBB_ERR_NOMEM;
     st->fd = -1;
     st->map_size = map_size;
+    st->lmdb_size = map_size + PDCBB_STORE_REMOVE_RESERVE;
     st->writemap = can_fallocate(dir);
     if ((rc = mdb_env_create(&st->env)) != 0)
         goto fail;
     what = "mdb_env_set_mapsize";
-    if ((rc = mdb_env_set_mapsize(st->env, (size_t)map_size)) != 0)
+    if ((rc = mdb_env_set_mapsize(st->env, (size_t)st->lmdb_size)) != 0)
         goto fail;
     what = "mdb_env_set_maxdbs";
     if ((rc = mdb_env_set_maxdbs(st->env, PDCBB_T_COUNT_ + 4)) != 0)
@@ -203,8 +213,9 @@ static void txn_release(pdcbb_txn_t *t)
         free(t);
 }
 
-static pdcbb_err_t lmdb_txn_begin(pdcbb_store_t *st, int write, pdcbb_txn_t **out)
+static pdcbb_err_t lmdb_txn_begin(pdcbb_store_t *st, int mode, pdcbb_txn_t **out)
 {
+    int write = mode != PDCBB_TXN_READ;
     if (write && st->writemap) {
         pdcbb_err_t e = reserve_space(st);
         if (e != PDCBB_OK)
@@ -216,6 +227,7 @@ static pdcbb_err_t lmdb_txn_begin(pdcbb_store_t *st, int write, pdcbb_txn_t **ou
     else if ((t = malloc(sizeof(*t))) == NULL)
         return PDCBB_ERR_NOMEM;
     t->st = st;
+    t->mode = mode;
     int rc = mdb_txn_begin(st->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
     if (rc != 0) {
         txn_release(t);
@@ -225,8 +237,31 @@ static pdcbb_err_t lmdb_txn_begin(pdcbb_store_t *st, int write, pdcbb_txn_t **ou
     return PDCBB_OK;
 }
 
+/* Bytes of pages the transaction's view of the store uses: every table's branch, leaf and
+ * overflow pages, the main and free-list databases' own pages and the two meta pages (pages on
+ * the free list are not counted: they are free). */
+static uint64_t txn_used_bytes(pdcbb_txn_t *t)
+{
+    pdcbb_store_t *st = t->st;
+    MDB_stat ms;
+    uint64_t pages = 2, psize = 4096;
+    for (int i = -2; i < PDCBB_T_COUNT_; i++) {
+        MDB_dbi dbi = i == -2 ? 0 /* FREE_DBI */ : i == -1 ? 1 /* MAIN_DBI */ : st->dbi[i];
+        if (mdb_stat(t->txn, dbi, &ms) != 0)
+            continue;
+        psize = ms.ms_psize;
+        pages += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
+    }
+    return pages * psize;
+}
+
 static pdcbb_err_t lmdb_txn_commit(pdcbb_txn_t *t)
 {
+    if (t->mode == PDCBB_TXN_WRITE && txn_used_bytes(t) > t->st->map_size) {
+        mdb_txn_abort(t->txn);
+        txn_release(t);
+        return PDCBB_ERR_META_FULL;
+    }
     int rc = mdb_txn_commit(t->txn);
     txn_release(t);
     return err_from_mdb(rc);

@@ -114,3 +114,20 @@ teardown() {
     [ "$(grep -o ' k[0-9]' <<<"$(grep 'ok obj-list' <<<"$output")" | wc -l)" -eq 10 ]
     assert_no_daemons "$WORKDIR"
 }
+
+@test "a full metadata store refuses writes naming lmdb_map_size, and deletes still work and free it" {
+    # 2 MiB of metadata: a few thousand objects fill it
+    printf 'lmdb_map_size: 2M\n' > "$WORKDIR/site.yaml"
+    run "$PDCBB" run --site-config "$WORKDIR/site.yaml" --nodes 1 --workdir "$WORKDIR/w" --quiet -- \
+        "$TOOL" 'cont-create C' '!META_FULL many-objs C o 100000' 'many-del o 1500' \
+        'obj-create C after' 'obj-del after' '!META_FULL many-objs C p 100000'
+    echo "$output"
+    assert_success
+    assert_output --partial "the burst buffer's metadata store is full (site setting lmdb_map_size)"
+    refute_output --partial "no space left in the burst buffer"
+    assert_output --partial "ok many-del 1500"
+    assert_output --partial "ok obj-create name=after "
+    assert_output --partial "ok obj-del after"
+    assert_no_daemons "$WORKDIR"
+}
+

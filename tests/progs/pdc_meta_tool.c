@@ -66,6 +66,7 @@ static void usage(void)
             "  wrong-kind C                      pass a container id where an object id goes\n"
             "  bad-type O                        put a tag with an invalid type\n"
             "  many-objs C PREFIX N              create N objects\n"
+            "  many-del PREFIX N                 delete objects PREFIX0 .. PREFIX<N-1>\n"
             "  kv-create C NAME                  create a KV object (string keys) in C\n"
             "  sleep SECONDS\n");
 }
@@ -522,6 +523,18 @@ static int run(int argc, char **argv)
         for (int s = 0; s < PDCbb_nservers() && s < 64; s++)
             printf(" %d", per_server[s]);
         printf("\n");
+    } else if (strcmp(cmd, "many-del") == 0) {
+        NEED(2);
+        int n = atoi(argv[2]);
+        for (int i = 0; i < n; i++) {
+            char name[256];
+            snprintf(name, sizeof(name), "%s%d", argv[1], i);
+            pdcid_t id = PDCobj_open(name, pdc);
+            if (!id || PDCobj_del(id) != SUCCEED)
+                return -1;
+            PDCobj_close(id);
+        }
+        printf("ok many-del %d\n", n);
     } else if (strcmp(cmd, "sleep") == 0) {
         NEED(1);
         sleep((unsigned)atoi(argv[1]));
