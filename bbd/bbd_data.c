@@ -36,6 +36,7 @@
 #include "bbd.h"
 #include "bbd_csum.h"
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 #include "pdcbb_region.h"
 
 #define OPS (r->d->store_ops)
@@ -1063,14 +1064,27 @@ pdcbb_err_t bbd_op_map_put(bbd_req_t *r, const pdcbb_map_put_req_t *q, pdcbb_map
     if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ ||
         pdcbb_meta_id_server(q->id) != d->rank)
         return PDCBB_ERR_BAD_ID;
+    /* only the placements that remember where regions went use the map */
+    pdcbb_obj_info_req_t iq = {.id = q->id};
+    pdcbb_obj_info_rep_t obj;
+    pdcbb_err_t rc = bbd_op_obj_info(r, &iq, &obj);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (obj.partition != PDCBB_PLACE_REGION_DYNAMIC && obj.partition != PDCBB_PLACE_REGION_LOCAL) {
+        PDCBB_WARN("MAP_PUT for object %s refused: its placement (%u) keeps no map",
+                   pdcbb_esc(obj.name), (unsigned)obj.partition);
+        return PDCBB_ERR_INVAL;
+    }
     uint64_t *assigned = bbd_req_alloc(r, 8 * (size_t)d->nservers);
     uint64_t *daemons = bbd_req_alloc(r, 8 * ((size_t)q->entries_count / 4 + 1));
     if (assigned == NULL || daemons == NULL)
         return PDCBB_ERR_NOMEM;
-    pdcbb_err_t rc = assigned_get(r, assigned);
+    rc = assigned_get(r, assigned);
     uint32_t pos = 0, n = 0;
     while (rc == PDCBB_OK && pos < q->entries_count) {
         const uint64_t *e = q->entries + pos;
+        if (n == PDCBB_MAP_PUT_REGIONS_MAX)
+            return PDCBB_ERR_TOO_BIG;
         if (q->entries_count - pos < 3 || e[2] == 0 || e[2] > PDCBB_REGION_NDIM_MAX ||
             q->entries_count - pos - 3 < 2 * e[2])
             return PDCBB_ERR_PROTO;

@@ -238,6 +238,16 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
         c = conn_of_ep(d, param->reply_ep);
+    /* Nothing is received for a sender that has not shown the job's token: the control
+     * message (the AM header, already here) is checked first; without the token the data is
+     * left unreceived (rendezvous data not fetched is dropped when this callback returns) and
+     * the request, queued without it, gets its AUTH refusal from the dispatcher. */
+    pdcbb_msg_hdr_t hh;
+    if (c != NULL && (pdcbb_hdr_decode(header, header_length, &hh) != PDCBB_OK ||
+                      !pdcbb_token_equal(hh.token, d->token))) {
+        length = 0;
+        rndv = 0;
+    }
     bbd_msg_t *m = c ? calloc(1, sizeof(*m)) : NULL;
     if (m)
         m->data = malloc(header_length ? header_length : 1);

@@ -206,8 +206,11 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
  * remembered (PDC_REGION_LOCAL, PDC_REGION_DYNAMIC): entries are, per region, data daemon
  * (UINT32_MAX in MAP_PUT: let the home daemon choose the one with the fewest bytes), bytes,
  * ndim, offsets, sizes. MAP_PUT answers the data daemon of each entry; MAP_GET answers the
- * entries overlapping a box, oldest first, each prefixed by its sequence number.
+ * entries overlapping a box, oldest first, each prefixed by its sequence number. A MAP_PUT
+ * carries at most PDCBB_MAP_PUT_REGIONS_MAX regions (TOO_BIG), of an object whose placement
+ * uses the map (else INVAL).
  */
+#define PDCBB_MAP_PUT_REGIONS_MAX 64
 #define PDCBB_DATA_REQ(F, T) F(T, U64S, descs)
 #define PDCBB_DATA_REP(F, T) F(T, U64S, results)
 #define PDCBB_MAP_PUT_REQ(F, T) F(T, U64, id) F(T, U64S, entries)

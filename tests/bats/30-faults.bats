@@ -131,3 +131,14 @@ teardown() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "MAP_PUT: refused for placements that keep no map, and bounded per message" {
+    in_job 1 '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        for c in mapgood mapstatic mapmany; do echo -n "$c: "; "'"$RAWMSG"'" "$ep" "$tok" $c; done'
+    assert_success
+    assert_output --partial "mapgood: status PDCBB_OK"
+    # before, an 8 MB MAP_PUT of 200,000 entries was accepted even for a PDC_OBJ_STATIC object
+    assert_output --partial "mapstatic: status PDCBB_ERR_INVAL"
+    assert_output --partial "mapmany: status PDCBB_ERR_TOO_BIG"
+    assert_no_daemons "$WORKDIR"
+}

@@ -27,6 +27,10 @@
  *       kvtoobig (a value above max_value_len), kvpartwrap (64 KiB sent by KV_PART, then a
  *       SET_PART record of 2^64-1 bytes, on an object without max_value_len), kvpartbig (a
  *       KV_PART piece at offset 2^40).
+ *       bulknotoken (a DATA_WRITE with a 1 GiB bulk part and no token; prints the time to
+ *       the reply).
+ *       Placement map (MAP_PUT on a fresh object): mapgood (one region of a
+ *       PDC_REGION_DYNAMIC object), mapstatic (of a PDC_OBJ_STATIC object), mapmany (65 regions).
  *       STRIDED_READ of a 10x10 object: stridedcount0, stridedblock (block >
  *       stride), stridedoutside (past the dims), stridedndim (17), stridedoverflow,
  *       stridedtruncated (a descriptor cut short); stridedwrite (STRIDED_WRITE without data).
@@ -82,6 +86,57 @@ static int roundtrip(ucp_worker_h w, ucp_ep_h uep, void *msg, size_t len)
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (!got_reply && (t.tv_sec - t0.tv_sec) < 3);
     return got_reply;
+}
+
+/* The placement map cases: create a fresh object (mapstatic: PDC_OBJ_STATIC, else
+ * PDC_REGION_DYNAMIC) of 1000 bytes, then a MAP_PUT of one region of it (mapgood, mapstatic),
+ * or of 65 (mapmany: more than PDCBB_MAP_PUT_REGIONS_MAX). */
+static uint8_t *map_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const char *c,
+                         size_t *len)
+{
+    char name[64];
+    uint64_t dims[1] = {1000};
+    snprintf(name, sizeof(name), "raw-%s-%ld", c, (long)time(NULL));
+    pdcbb_obj_create_req_t oq = {.cont_id = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, 0, 1),
+                                 .name = name,
+                                 .type = 0,
+                                 .dims = dims,
+                                 .dims_count = 1,
+                                 .partition = strcmp(c, "mapstatic") == 0 ? 0 : 2};
+    pdcbb_msg_hdr_t ch = *h;
+    ch.op = PDCBB_OP_OBJ_CREATE;
+    void *msg;
+    size_t ml;
+    pdcbb_msg_build(&ch, &oq, &msg, &ml);
+    int ok = roundtrip(w, uep, msg, ml);
+    free(msg);
+    pdcbb_msg_hdr_t rh;
+    pdcbb_obj_create_rep_t orp;
+    uint64_t id = 0;
+    if (ok && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK && rh.status == PDCBB_OK &&
+        pdcbb_body_decode(PDCBB_OP_OBJ_CREATE, 1, (uint8_t *)reply + PDCBB_HDR_LEN, rh.payload_len,
+                          &orp) == PDCBB_OK) {
+        id = orp.id;
+        pdcbb_body_free(PDCBB_OP_OBJ_CREATE, 1, &orp);
+    }
+    free(reply);
+    reply = NULL;
+    got_reply = 0;
+    if (id == 0) {
+        printf("OBJ_CREATE failed\n");
+        return NULL;
+    }
+    static uint64_t e[65 * 5];
+    uint32_t n = strcmp(c, "mapmany") == 0 ? 65 : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t *x = e + 5 * i;
+        x[0] = UINT32_MAX, x[1] = 10, x[2] = 1, x[3] = 10 * i, x[4] = 10;
+    }
+    pdcbb_map_put_req_t mq = {.id = id, .entries = e, .entries_count = 5 * n};
+    h->op = PDCBB_OP_MAP_PUT;
+    pdcbb_msg_build(h, &mq, &msg, &ml);
+    *len = ml;
+    return msg;
 }
 
 /* The KV cases: create a fresh KV object, then build the case's message on it. */
@@ -276,6 +331,17 @@ int main(int argc, char **argv)
     uint64_t descs[6] = {pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 987654), 1, 1, 4u << 20, 0,
                          3u << 20};
     pdcbb_data_direct_req_t dq = {.mode = PDCBB_DIRECT_PROBE};
+    if (strcmp(c, "bulknotoken") == 0) {
+        h.op = PDCBB_OP_DATA_WRITE;
+        memset(h.token, 0, sizeof(h.token));
+        static uint64_t wdesc[6];
+        memcpy(wdesc, descs, sizeof(wdesc));
+        wdesc[3] = wdesc[5] = (uint64_t)1 << 30;
+        static pdcbb_data_write_req_t wq;
+        wq.descs = wdesc;
+        wq.descs_count = 6;
+        body = &wq;
+    }
     if (strncmp(c, "direct", 6) == 0) {
         h.op = PDCBB_OP_DATA_DIRECT;
         body = &dq;
@@ -468,19 +534,36 @@ int main(int argc, char **argv)
     }
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                .flags = UCP_AM_SEND_FLAG_REPLY};
-    if (strncmp(c, "kv", 2) == 0) {
+    if (strncmp(c, "kv", 2) == 0 || strncmp(c, "map", 3) == 0) {
         free(m);
-        m = kv_case(u.worker, uep, &h, c, &len);
+        m = c[0] == 'k' ? kv_case(u.worker, uep, &h, c, &len)
+                        : map_case(u.worker, uep, &h, c, &len);
         if (m == NULL)
             return 1;
     }
-    pdcbb_ucx_wait(u.worker, ucp_am_send_nbx(uep, PDCBB_AM_ID_MSG, NULL, 0, m, len, &prm));
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    int wait_s = 3;
+    if (strncmp(c, "bulk", 4) == 0) {
+        /* a DATA_WRITE whose bulk part is 1 GiB (never waited for: the reply comes first) */
+        size_t big = (size_t)1 << 30;
+        void *data = malloc(big);
+        if (data == NULL)
+            return 2;
+        memset(data, 7, big);
+        wait_s = 30;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ucp_am_send_nbx(uep, PDCBB_AM_ID_DATA, m, len, data, big, &prm);
+    } else {
+        pdcbb_ucx_wait(u.worker, ucp_am_send_nbx(uep, PDCBB_AM_ID_MSG, NULL, 0, m, len, &prm));
+    }
     do {
         ucp_worker_progress(u.worker);
         clock_gettime(CLOCK_MONOTONIC, &t);
-    } while (!got_reply && (t.tv_sec - t0.tv_sec) < 3);
+    } while (!got_reply && (t.tv_sec - t0.tv_sec) < wait_s);
+    if (strncmp(c, "bulk", 4) == 0)
+        printf("reply after %.0f ms: ",
+               (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
     int rc = 1;
     if (got_reply) {
         pdcbb_msg_hdr_t rh;
