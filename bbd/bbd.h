@@ -220,6 +220,14 @@ int bbd_op_is_batchable(unsigned op);
 /* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
 void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, void **reply,
                      size_t *reply_len);
+/*
+ * bbd_server.c: a write batch the I/O thread finished (bbd_io_take_done): count the space its
+ * files now occupy, store its checksums, build the DATA_WRITE reply with its per-region results
+ * into *reply (malloc'ed; NULL if it could not be built), release its staging buffer and free
+ * the batch. The caller sends the reply and drops the batch's reference on b->conn (read it
+ * before the call).
+ */
+void bbd_io_batch_end(bbd_t *d, bbd_io_batch_t *b, void **reply, size_t *reply_len);
 /* 1 if op changes the store (runs in a write transaction). */
 int bbd_op_is_write(unsigned op);
 
