@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bbd_harness.h"
+#include "pdcbb_crc32c.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_log.h"
 #include "unit_check.h"
@@ -739,6 +740,7 @@ static void test_bad_messages(void)
 /* ---------------------------------------------------------------- every op */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static unsigned bodies_sent, bodies_decoded; /* how many reached their handler */
 
 static uint64_t rng(void)
 {
@@ -775,6 +777,8 @@ static void send_body(unsigned op, const uint8_t *body, size_t len, const void *
     pdcbb_err_t dec = pdcbb_body_decode(op, 0, m + PDCBB_HDR_LEN, len, &q);
     if (dec == PDCBB_OK)
         pdcbb_body_free(op, 0, &q);
+    bodies_sent++;
+    bodies_decoded += dec == PDCBB_OK;
     int rc = bbd_harness_raw(h, m, PDCBB_HDR_LEN + len, bulk, bulk_len);
     if (rc < 0 || (dec != PDCBB_OK && rc != (int)dec)) {
         unit_failures++;
@@ -811,6 +815,113 @@ static void test_every_op(void)
             send_body(ops[i], body, len, k % 4 == 3 ? bulk : NULL, rng() % sizeof(bulk));
         }
     }
+    printf("every op: %u bodies sent, %u of them reached their handler\n", bodies_sent,
+           bodies_decoded);
+}
+
+/*
+ * Random bodies that decode: every field of the op's request filled from values handlers care
+ * about (small numbers, ids of this daemon, extremes), so the handlers run on them. No value
+ * lies between 2^32 and 2^63, so no region is large enough to take real memory.
+ */
+static uint64_t known_ids[8];
+
+static uint64_t rand_word(void)
+{
+    switch (rng() % 8) {
+    case 0:
+    case 1:
+    case 2:
+        return rng() % 9;
+    case 3:
+    case 4:
+        return known_ids[rng() % ARRAY_LEN(known_ids)];
+    case 5:
+        return UINT32_MAX;
+    case 6:
+        return UINT64_MAX - rng() % 2;
+    default:
+        return (uint64_t)1 << (60 + rng() % 4);
+    }
+}
+
+static const char *rand_str(void)
+{
+    /* relative names only: BCAST_OPEN writes its dest */
+    static const char *const s[] = {"",        "c",  "data-o", "kv",        "t\x01",
+                                    "bad\xff", "x*", "%n-%r",  "bcast/sub", "answer"};
+    return s[rng() % ARRAY_LEN(s)];
+}
+
+static uint8_t blob_pool[4][64];
+static uint64_t u64s_pool[4][24];
+
+static const void *rand_blob(uint32_t *len, int slot)
+{
+    *len = (uint32_t)(rng() % (sizeof(blob_pool[0]) + 1));
+    for (uint32_t i = 0; i < *len; i++)
+        blob_pool[slot][i] = rng() % 3 ? (uint8_t)(rng() % 8) : (uint8_t)rng();
+    return *len ? blob_pool[slot] : NULL;
+}
+
+static uint64_t *rand_u64s(uint32_t *count, int slot)
+{
+    *count = (uint32_t)(rng() % (ARRAY_LEN(u64s_pool[0]) + 1));
+    for (uint32_t i = 0; i < *count; i++)
+        u64s_pool[slot][i] = rand_word();
+    return *count ? u64s_pool[slot] : NULL;
+}
+
+#define FILL(T, kind, n) FILL_##kind(T, n)
+#define FILL_U32(T, n)   (T)->n = (uint32_t)rand_word();
+#define FILL_I32(T, n)   (T)->n = (int32_t)rand_word();
+#define FILL_U64(T, n)   (T)->n = rand_word();
+#define FILL_STR(T, n)   (T)->n = rand_str();
+#define FILL_BLOB(T, n)  (T)->n = rand_blob(&(T)->n##_len, slot++ % 4);
+#define FILL_U64S(T, n)  (T)->n = rand_u64s(&(T)->n##_count, slot++ % 4);
+
+static void test_every_op_decoded(void)
+{
+    uint64_t dims[2] = {8, 8}, cont = cont_create("rand");
+    known_ids[0] = cont;
+    known_ids[1] = obj_create(cont, "rand-a", dims, 1);
+    known_ids[2] = obj_create(cont, "rand-b", dims, 2);
+    known_ids[3] = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 999);
+    known_ids[4] = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, 1, 1);
+    uint64_t shards[1] = {0};
+    pdcbb_kv_create_req_t kq = {
+        .cont_id = cont, .name = "rand-kv", .shards = shards, .shards_count = 1};
+    pdcbb_kv_create_rep_t kp;
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_KV_CREATE, &kq, NULL, 0, &kp), PDCBB_OK);
+    known_ids[5] = kp.id;
+    known_ids[6] = 0;
+    known_ids[7] = 1;
+    unsigned sent = 0, ok = 0;
+    uint8_t bulk[64];
+    for (int round = 0; round < 60; round++) {
+#define X_SEND(OP, val, lname, RQ, RP)                                                             \
+    do {                                                                                           \
+        pdcbb_##lname##_req_t q;                                                                   \
+        int slot = 0;                                                                              \
+        memset(&q, 0, sizeof(q));                                                                  \
+        RQ(FILL, (&q))                                                                             \
+        (void)slot;                                                                                \
+        size_t bl = rng() % 3 ? 0 : rng() % (sizeof(bulk) + 1);                                    \
+        for (size_t j = 0; j < bl; j++)                                                            \
+            bulk[j] = (uint8_t)rng();                                                              \
+        int rc = bbd_harness_call(h, PDCBB_OP_##OP, &q, bl ? bulk : NULL, bl, NULL);               \
+        sent++;                                                                                    \
+        ok += rc == PDCBB_OK;                                                                      \
+        if (rc < 0) {                                                                              \
+            unit_failures++;                                                                       \
+            fprintf(stderr, "op %s with a random body (round %d): result %d\n", #OP, round, rc);   \
+        }                                                                                          \
+        unit_checks++;                                                                             \
+    } while (0);
+        PDCBB_OPS(X_SEND)
+#undef X_SEND
+    }
+    printf("every op, decodable bodies: %u sent, %u answered PDCBB_OK\n", sent, ok);
 }
 
 /* Ops that talk to other daemons answer here too (there are none: an error). */
@@ -835,7 +946,8 @@ static void test_peer_ops(void)
     a.dst_daemon = 1;
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_APPEND_COPY, &a, NULL, 0, NULL), PDCBB_ERR_INVAL);
 
-    uint64_t ranks[2] = {0, 0};
+    /* a broadcast tree of this daemon alone: the whole protocol runs here */
+    uint64_t ranks[2] = {0, 1};
     pdcbb_bcast_open_req_t b = {.id = 7,
                                 .dest = "bcast-out",
                                 .name = "f",
@@ -844,13 +956,26 @@ static void test_peer_ops(void)
                                 .fanout = 2,
                                 .ranks = ranks,
                                 .ranks_count = 2};
-    int rc = bbd_harness_call(h, PDCBB_OP_BCAST_OPEN, &b, NULL, 0, NULL);
-    CHECK(rc >= 0);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_BCAST_OPEN, &b, NULL, 0, NULL), PDCBB_ERR_INVAL);
+    ranks[1] = 0;
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_BCAST_OPEN, &b, NULL, 0, NULL), PDCBB_ERR_INVAL);
     b.ranks_count = 1;
-    b.id = 8;
     pdcbb_bcast_open_rep_t bp;
-    rc = bbd_harness_call(h, PDCBB_OP_BCAST_OPEN, &b, NULL, 0, &bp);
-    CHECK(rc >= 0);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_BCAST_OPEN, &b, NULL, 0, &bp), PDCBB_OK);
+    CHECK(bp.result == PDCBB_OK);
+    pdcbb_bcast_chunk_req_t c = {.id = 7, .offset = 0};
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_BCAST_CHUNK, &c, "abcd", 4, &bp), PDCBB_OK);
+    CHECK(bp.result == PDCBB_OK);
+    pdcbb_bcast_close_req_t e = {.id = 7, .size = 4, .crc = pdcbb_crc32c(0, "abcd", 4)};
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_BCAST_CLOSE, &e, NULL, 0, &bp), PDCBB_OK);
+    CHECK(bp.result == PDCBB_OK && bp.nodes_count == 2 && bp.nodes[0] == 0);
+    char path[PATH_MAX + 16], got[8] = "";
+    snprintf(path, sizeof(path), "%s/bcast-out", bbd_harness_dir(h));
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL && fread(got, 1, sizeof(got), f) == 4 && memcmp(got, "abcd", 4) == 0);
+    if (f)
+        fclose(f);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_BCAST_CLOSE, &e, NULL, 0, NULL), PDCBB_ERR_NOT_FOUND);
 }
 
 /* ---------------------------------------------------------------- repeated open and close */
@@ -879,6 +1004,11 @@ static void test_reopen(void)
 
 int main(void)
 {
+    /* the random bodies: a fixed seed, or $PDCBB_TEST_SEED to explore */
+    const char *seed = getenv("PDCBB_TEST_SEED");
+    if (seed && strtoull(seed, NULL, 0) != 0)
+        rng_state = strtoull(seed, NULL, 0);
+    printf("random seed %#llx\n", (unsigned long long)rng_state);
     CHECK_ERR(bbd_harness_open(NULL, &h), PDCBB_OK);
     if (h == NULL)
         UNIT_DONE("bbd_dispatch");
@@ -893,6 +1023,7 @@ int main(void)
     test_bad_messages();
     test_peer_ops();
     test_every_op();
+    test_every_op_decoded();
     test_reopen();
     test_data_capacity();
     bbd_harness_close(h);
