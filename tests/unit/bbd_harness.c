@@ -16,15 +16,6 @@
 
 #include "pdcbb_log.h"
 
-/* Any op's request or reply struct. */
-typedef union harness_body {
-#define X_MEMBER(OP, val, lname, RQ, RP)                                                           \
-    pdcbb_##lname##_req_t lname##_req;                                                             \
-    pdcbb_##lname##_rep_t lname##_rep;
-    PDCBB_OPS(X_MEMBER)
-#undef X_MEMBER
-} harness_body_t;
-
 struct bbd_harness {
     bbd_t d;
     bbd_conn_t conn;
@@ -35,7 +26,7 @@ struct bbd_harness {
     bbd_harness_reply_t last;
     void *reply;
     bbd_bulk_t reply_bulk;
-    harness_body_t rep;
+    bbd_any_body_t rep;
     unsigned rep_op;
     int rep_decoded;
 };
@@ -199,7 +190,7 @@ pdcbb_err_t bbd_harness_msg(bbd_harness_t *h, unsigned op, const void *req, uint
                             size_t *len)
 {
     pdcbb_msg_hdr_t hdr;
-    harness_body_t empty;
+    bbd_any_body_t empty;
     void *out;
     if (req == NULL) {
         memset(&empty, 0, sizeof(empty));
