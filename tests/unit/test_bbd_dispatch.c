@@ -208,7 +208,7 @@ static void test_objects(void)
     pdcbb_obj_create_req_t m = {
         .cont_id = cont, .name = "o-many", .dims = many, .dims_count = PDCBB_NDIM_MAX + 1};
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_OBJ_CREATE, &m, NULL, 0, NULL), PDCBB_ERR_INVAL);
-    /* The container need not exist (the client checked it on the container's home daemon). */
+    /* The container id is checked for its kind only, not for existence (today's behaviour). */
     uint64_t ghost = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, 0, 999999);
     CHECK(obj_create(ghost, "o-ghost", dims, 1) != 0);
 
