@@ -3,9 +3,24 @@
  *
  * The daemon is single-threaded: one UCX worker progressed by the event loop in bbd_server.c,
  * which also owns the connections and the queue of received requests. bbd_dispatch.c validates
- * each request (header, token, op, body) and runs its handler inside one store transaction;
- * bbd_meta.c holds the handlers of the metadata ops. Handlers are named bbd_op_<op>, like the
- * client stubs client_op_<op>, so both sides of an op are one search away.
+ * each request (header, token, op, body) and runs its handler inside one store transaction.
+ * Handlers are named bbd_op_<op>, like the client stubs client_op_<op>, so both sides of an op
+ * are one search away; they live in twelve files, one per group of ops:
+ *   bbd_meta.c        HELLO, STATS, containers (CONT_*), objects (OBJ_CREATE/OPEN/INFO/DEL/
+ *                     SET_DIMS/LIST), tags (TAG_PUT/GET/DEL/QUERY)
+ *   bbd_data.c        region data (DATA_WRITE/READ/DIRECT/FLUSH/DROP/RESIZE), MAP_PUT/MAP_GET
+ *   bbd_strided.c     STRIDED_WRITE, STRIDED_READ
+ *   bbd_grow.c        OBJ_EXTEND, OBJ_EXTENT, OBJ_RESERVE
+ *   bbd_append.c      APPEND_COPY, APPEND_WRITE
+ *   bbd_lock.c        LOCK_OBTAIN, LOCK_RELEASE
+ *   bbd_query.c       QUERY_EVAL, QUERY_VALUES
+ *   bbd_tagidx.c      DART_INSERT/DELETE/SEARCH, TAG_SEARCH
+ *   bbd_kv.c          KV_CREATE/OPEN/DELETE/SET/PART/GET/COUNT/LIST/TRANS
+ *   bbd_kv_migrate.c  KV_MIGRATE
+ *   bbd_table.c       JOB_TABLE
+ *   bbd_bcast.c       BCAST_OPEN/CHUNK/CLOSE
+ * Everything but bbd_main.c is the static library pdcbb_bbd_core, which tests link to run the
+ * real dispatcher in their own process (tests/unit/bbd_harness.h).
  */
 #ifndef BBD_H
 #define BBD_H
@@ -220,13 +235,30 @@ int bbd_op_is_batchable(unsigned op);
 /* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
 void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, void **reply,
                      size_t *reply_len);
+/*
+ * bbd_server.c: a write batch the I/O thread finished (bbd_io_take_done): count the space its
+ * files now occupy, store its checksums, build the DATA_WRITE reply with its per-region results
+ * into *reply (malloc'ed; NULL if it could not be built), release its staging buffer and free
+ * the batch. The caller sends the reply and drops the batch's reference on b->conn (read it
+ * before the call).
+ */
+void bbd_io_batch_end(bbd_t *d, bbd_io_batch_t *b, void **reply, size_t *reply_len);
 /* 1 if op changes the store (runs in a write transaction). */
 int bbd_op_is_write(unsigned op);
 /* The store transaction op runs in: PDCBB_TXN_READ, _WRITE, or _REMOVE for ops that only
  * delete (they may use the store's reserve: pdcbb_store.h). */
 int bbd_op_txn_mode(unsigned op);
 
-/* Handlers, one per op (bbd_meta.c). */
+/* Any op's request or reply struct (the largest of them), so one buffer fits any op. */
+typedef union bbd_any_body {
+#define BBD_X_MEMBER(OP, val, lname, RQ, RP)                                                       \
+    pdcbb_##lname##_req_t lname##_req;                                                             \
+    pdcbb_##lname##_rep_t lname##_rep;
+    PDCBB_OPS(BBD_X_MEMBER)
+#undef BBD_X_MEMBER
+} bbd_any_body_t;
+
+/* Handlers, one per op (the files are listed at the top of this header). */
 #define BBD_X_HANDLER(OP, val, lname, RQ, RP)                                                     \
     pdcbb_err_t bbd_op_##lname(bbd_req_t *r, const pdcbb_##lname##_req_t *q,                      \
                                pdcbb_##lname##_rep_t *p);

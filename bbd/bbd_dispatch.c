@@ -127,15 +127,6 @@ static const handler_fn handlers[PDCBB_OP_MAX_] = {
 #undef X_ENTRY
 };
 
-/* The largest request/reply struct, so one stack buffer fits any op. */
-typedef union any_body {
-#define X_MEMBER(OP, val, lname, RQ, RP)                                                          \
-    pdcbb_##lname##_req_t lname##_req;                                                            \
-    pdcbb_##lname##_rep_t lname##_rep;
-    PDCBB_OPS(X_MEMBER)
-#undef X_MEMBER
-} any_body_t;
-
 void bbd_reply_build(const pdcbb_msg_hdr_t *req, int status, const void *body, void **reply,
                      size_t *reply_len)
 {
@@ -171,7 +162,7 @@ void bbd_bulk_release(bbd_bulk_t *b)
  * for a message too short to answer).
  */
 static int request_prepare(bbd_t *d, const uint8_t *msg, size_t len, pdcbb_msg_hdr_t *hp,
-                           any_body_t *q, void **reply, size_t *reply_len)
+                           bbd_any_body_t *q, void **reply, size_t *reply_len)
 {
     pdcbb_msg_hdr_t h;
     pdcbb_err_t rc;
@@ -241,7 +232,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
                   bbd_bulk_t *reply_bulk, bbd_io_batch_t **io)
 {
     pdcbb_msg_hdr_t h;
-    any_body_t q, p;
+    bbd_any_body_t q, p;
     bbd_req_t r = {.d = d, .conn = conn, .in_bulk = bulk, .in_bulk_len = bulk_len};
     pdcbb_err_t rc;
 
@@ -323,9 +314,9 @@ int bbd_op_is_batchable(unsigned op)
 }
 
 /* Run one prepared request in its own transaction (the fallback of a failed batch). */
-static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, any_body_t *q)
+static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, bbd_any_body_t *q)
 {
-    any_body_t p;
+    bbd_any_body_t p;
     bbd_req_t r = {.d = d};
     int write = bbd_op_is_write(h->op);
     memset(&p, 0, sizeof(p));
@@ -352,7 +343,7 @@ static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, 
 void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
 {
     pdcbb_msg_hdr_t *hs = malloc(n * sizeof(*hs));
-    any_body_t *qs = malloc(n * sizeof(*qs));
+    bbd_any_body_t *qs = malloc(n * sizeof(*qs));
     uint8_t *ready = calloc(n, 1);
     size_t nready = 0;
     int any_write = 0;
@@ -403,7 +394,7 @@ void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
         for (size_t i = 0; i < n && !failed; i++) {
             if (!ready[i])
                 continue;
-            any_body_t p;
+            bbd_any_body_t p;
             bbd_req_t r = {.d = d, .txn = txn};
             memset(&p, 0, sizeof(p));
             pdcbb_err_t rc = handlers[hs[i].op](&r, &qs[i], &p);

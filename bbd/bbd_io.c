@@ -89,6 +89,7 @@ static void *io_main(void *arg)
 pdcbb_err_t bbd_io_start(struct bbd *d)
 {
     (void)d;
+    io_stop = 0; /* a process may start the thread again after bbd_io_stop (unit tests) */
     io_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (io_efd < 0)
         return pdcbb_err_from_errno(errno);

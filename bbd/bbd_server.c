@@ -375,24 +375,32 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
     pending_sends++;
 }
 
+void bbd_io_batch_end(bbd_t *d, bbd_io_batch_t *b, void **reply, size_t *reply_len)
+{
+    bbd_data_account(d, b);
+    bbd_csum_batch_end(d, b); /* checksummed before the client hears of it */
+    pdcbb_data_write_rep_t rep = {.results = b->results, .results_count = b->nresults};
+    *reply = NULL;
+    *reply_len = 0;
+    bbd_reply_build(&b->hdr, PDCBB_OK, &rep, reply, reply_len);
+    bbd_staging_put(b->staging);
+    bbd_io_batch_free(b);
+}
+
 /* Replies of finished write batches. */
 static void io_reap(bbd_t *d)
 {
     bbd_io_batch_t *b = bbd_io_take_done();
     while (b) {
         bbd_io_batch_t *next = b->next;
-        bbd_data_account(d, b);
-        bbd_csum_batch_end(d, b); /* checksummed before the client hears of it */
-        pdcbb_data_write_rep_t rep = {.results = b->results, .results_count = b->nresults};
-        void *reply = NULL;
-        size_t reply_len = 0;
+        bbd_conn_t *c = b->conn;
+        void *reply;
+        size_t reply_len;
         bbd_bulk_t none = {0};
-        bbd_reply_build(&b->hdr, PDCBB_OK, &rep, &reply, &reply_len);
+        bbd_io_batch_end(d, b, &reply, &reply_len);
         if (reply)
-            send_reply(d, b->conn, reply, reply_len, &none);
-        bbd_staging_put(b->staging);
-        conn_release(d, b->conn);
-        bbd_io_batch_free(b);
+            send_reply(d, c, reply, reply_len, &none);
+        conn_release(d, c);
         b = next;
     }
 }
