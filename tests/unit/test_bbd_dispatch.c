@@ -27,14 +27,23 @@ static uint64_t cont_create(const char *name)
     return p.id;
 }
 
-static uint64_t obj_create(uint64_t cont, const char *name, const uint64_t *dims, uint32_t ndim)
+static uint64_t obj_create_placed(uint64_t cont, const char *name, const uint64_t *dims,
+                                  uint32_t ndim, uint32_t partition)
 {
-    pdcbb_obj_create_req_t q = {
-        .cont_id = cont, .name = name, .dims = (uint64_t *)dims, .dims_count = ndim};
+    pdcbb_obj_create_req_t q = {.cont_id = cont,
+                                .name = name,
+                                .dims = (uint64_t *)dims,
+                                .dims_count = ndim,
+                                .partition = partition};
     pdcbb_obj_create_rep_t p;
     memset(&p, 0, sizeof(p));
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_OBJ_CREATE, &q, NULL, 0, &p), PDCBB_OK);
     return p.id;
+}
+
+static uint64_t obj_create(uint64_t cont, const char *name, const uint64_t *dims, uint32_t ndim)
+{
+    return obj_create_placed(cont, name, dims, ndim, PDCBB_PLACE_OBJ_STATIC);
 }
 
 static int id_call(unsigned op, uint64_t id)
@@ -427,10 +436,24 @@ static void test_data_capacity(void)
 static void test_maps(void)
 {
     uint64_t dims[1] = {100};
-    uint64_t obj = obj_create(cont_create("maps"), "maps-o", dims, 1);
+    uint64_t cont = cont_create("maps");
+    uint64_t obj = obj_create_placed(cont, "maps-o", dims, 1, PDCBB_PLACE_REGION_DYNAMIC);
     uint64_t e[10] = {UINT32_MAX, 64, 1, 0, 16, 0, 128, 1, 16, 32};
     pdcbb_map_put_req_t q = {.id = obj, .entries = e, .entries_count = 10};
     pdcbb_map_put_rep_t p;
+    /* an object whose placement keeps no map has none */
+    q.id = obj_create(cont, "maps-static", dims, 1);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_MAP_PUT, &q, NULL, 0, &p), PDCBB_ERR_INVAL);
+    q.id = obj;
+    /* at most PDCBB_MAP_PUT_REGIONS_MAX regions per message */
+    static uint64_t many[5 * (PDCBB_MAP_PUT_REGIONS_MAX + 1)];
+    for (int i = 0; i <= PDCBB_MAP_PUT_REGIONS_MAX; i++) {
+        uint64_t *x = many + 5 * i;
+        x[0] = UINT32_MAX, x[1] = 1, x[2] = 1, x[3] = (uint64_t)i, x[4] = 1;
+    }
+    pdcbb_map_put_req_t mq = {
+        .id = obj, .entries = many, .entries_count = 5 * (PDCBB_MAP_PUT_REGIONS_MAX + 1)};
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_MAP_PUT, &mq, NULL, 0, &p), PDCBB_ERR_TOO_BIG);
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_MAP_PUT, &q, NULL, 0, &p), PDCBB_OK);
     CHECK(p.daemons_count == 2 && p.daemons[0] == 0 && p.daemons[1] == 0);
 

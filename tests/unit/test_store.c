@@ -259,8 +259,9 @@ static void test_transactions(pdcbb_store_t *st)
     ops->txn_abort(r1);
 }
 
-/* A map too small for what is written: the put that does not fit is PDCBB_ERR_NOSPC, the
- * transaction can then only be aborted (its commit fails), and the store stays usable. */
+/* A full store (pdcbb_store.h): a WRITE transaction that would leave more than the map size in
+ * use is refused at its commit with PDCBB_ERR_META_FULL and changes nothing; a REMOVE
+ * transaction may use the reserve beyond it, so deletes work on a full store and make room. */
 static void test_map_full(void)
 {
     pdcbb_store_t *st = store_open(1 << 20);
@@ -269,50 +270,54 @@ static void test_map_full(void)
     pdcbb_txn_t *w;
     static char value[64 << 10];
     char key[32];
-    pdcbb_err_t rc = PDCBB_OK;
     int i;
     memset(value, 'f', sizeof(value));
-    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
-    for (i = 0; i < 64 && rc == PDCBB_OK; i++) {
-        snprintf(key, sizeof(key), "k%03d", i);
-        rc = ops->put(w, PDCBB_T_KV, str(key), (pdcbb_val_t){value, sizeof(value)}, 0);
-    }
-    CHECK_ERR(rc, PDCBB_ERR_NOSPC);
-    CHECK(i > 4 && i < 17); /* about 1 MiB of 64 KiB values fit */
-    /* LMDB marks the transaction failed: its commit is refused (MDB_BAD_TXN -> STORE) */
-    CHECK_ERR(ops->txn_commit(w), PDCBB_ERR_STORE);
-    CHECK(get_is(st, PDCBB_T_KV, "k000", NULL));
-
-    /* what fits is committed; the next one again is NOSPC; small writes still work */
-    int fit = i - 2;
-    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
-    for (i = 0; i < fit; i++) {
+    /* 4 MiB in one transaction: every put fits LMDB's map, the commit is refused */
+    CHECK_ERR(ops->txn_begin(st, PDCBB_TXN_WRITE, &w), PDCBB_OK);
+    for (i = 0; i < 64; i++) {
         snprintf(key, sizeof(key), "k%03d", i);
         CHECK_ERR(ops->put(w, PDCBB_T_KV, str(key), (pdcbb_val_t){value, sizeof(value)}, 0),
                   PDCBB_OK);
     }
-    CHECK_ERR(ops->txn_commit(w), PDCBB_OK);
-    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
-    rc = PDCBB_OK;
-    for (i = fit; i < 64 && rc == PDCBB_OK; i++) {
+    CHECK_ERR(ops->txn_commit(w), PDCBB_ERR_META_FULL);
+    CHECK(get_is(st, PDCBB_T_KV, "k000", NULL));
+
+    /* one value per transaction: about 1 MiB of them fit, then META_FULL */
+    pdcbb_err_t rc = PDCBB_OK;
+    for (i = 0; i < 64 && rc == PDCBB_OK; i++) {
+        CHECK_ERR(ops->txn_begin(st, PDCBB_TXN_WRITE, &w), PDCBB_OK);
         snprintf(key, sizeof(key), "k%03d", i);
-        rc = ops->put(w, PDCBB_T_KV, str(key), (pdcbb_val_t){value, sizeof(value)}, 0);
+        CHECK_ERR(ops->put(w, PDCBB_T_KV, str(key), (pdcbb_val_t){value, sizeof(value)}, 0),
+                  PDCBB_OK);
+        rc = ops->txn_commit(w);
     }
-    CHECK_ERR(rc, PDCBB_ERR_NOSPC);
-    ops->txn_abort(w);
-    CHECK_ERR(put1(st, PDCBB_T_STATE, "small", "s"), PDCBB_OK);
-    CHECK(get_is(st, PDCBB_T_STATE, "small", "s"));
-    /* deleting makes room again */
-    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
+    CHECK_ERR(rc, PDCBB_ERR_META_FULL);
+    int fit = i - 1;
+    CHECK(fit > 4 && fit < 17);
+    snprintf(key, sizeof(key), "k%03d", fit);
+    CHECK(get_is(st, PDCBB_T_KV, key, NULL)); /* the refused one is not there */
+    CHECK(get_is(st, PDCBB_T_KV, "k000", NULL) == 0);
+    /* deleting on the full store works, and makes room again */
+    CHECK_ERR(ops->txn_begin(st, PDCBB_TXN_REMOVE, &w), PDCBB_OK);
     for (i = 0; i < fit; i++) {
         snprintf(key, sizeof(key), "k%03d", i);
         CHECK_ERR(ops->del(w, PDCBB_T_KV, str(key)), PDCBB_OK);
     }
     CHECK_ERR(ops->txn_commit(w), PDCBB_OK);
-    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
+    CHECK_ERR(ops->txn_begin(st, PDCBB_TXN_WRITE, &w), PDCBB_OK);
     CHECK_ERR(ops->put(w, PDCBB_T_KV, str("again"), (pdcbb_val_t){value, sizeof(value)}, 0),
               PDCBB_OK);
     CHECK_ERR(ops->txn_commit(w), PDCBB_OK);
+    /* beyond the reserve too, LMDB's own map is full: META_FULL at the put */
+    CHECK_ERR(ops->txn_begin(st, PDCBB_TXN_REMOVE, &w), PDCBB_OK);
+    rc = PDCBB_OK;
+    for (i = 0; i < 2000 && rc == PDCBB_OK; i++) {
+        snprintf(key, sizeof(key), "r%04d", i);
+        rc = ops->put(w, PDCBB_T_KV, str(key), (pdcbb_val_t){value, sizeof(value)}, 0);
+    }
+    CHECK_ERR(rc, PDCBB_ERR_META_FULL);
+    CHECK(i > 900 && i < 1100); /* 1 MiB + 64 MiB of 64 KiB values */
+    ops->txn_abort(w);
     ops->close(st);
 }
 
