@@ -33,6 +33,11 @@
 
 /* Most hits in one reply (8 bytes each): well under the message limit, at least one block. */
 #define QUERY_HITS_MAX (1u << 21)
+/* One QUERY_EVAL reads at most this many elements and visits at most this many blocks, then
+ * answers "more" with where to resume (docs/PROTOCOL.md, "Limits per request"): a query of any
+ * size keeps the daemon's event loop answering others. */
+#define QUERY_STEP_ELEMS  ((uint64_t)PDCBB_QBLOCK * 32)
+#define QUERY_STEP_BLOCKS ((uint64_t)1 << 16)
 
 typedef struct qobj {
     struct qobj *next;
@@ -241,6 +246,8 @@ pdcbb_err_t bbd_op_query_eval(bbd_req_t *r, const pdcbb_query_eval_req_t *q,
     memset(&s, 0, sizeof(s));
     s.prog = prog;
     s.mode = q->mode;
+    s.step_elems = QUERY_STEP_ELEMS;
+    s.step_blocks = QUERY_STEP_BLOCKS;
     s.ndim = q->dims_count;
     memcpy(s.dims, q->dims, 8 * (size_t)q->dims_count);
     if (q->mode == PDCBB_QMODE_HIST) {

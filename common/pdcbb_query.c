@@ -481,6 +481,14 @@ static int scan_run_fn(uint64_t array_off, uint64_t len, uint64_t packed_off, vo
         uint64_t seg = bstart + PDCBB_QBLOCK - lin;
         if (seg > n)
             seg = n;
+        /* a bounded step of work: stop here, the caller resumes at this element */
+        if ((s->step_elems && s->elems_read >= s->step_elems) ||
+            (s->step_blocks && s->blocks_seen >= s->step_blocks)) {
+            c->stop = pk;
+            c->result = 1;
+            return 1;
+        }
+        s->blocks_seen++;
         int known = 0;
         pdcbb_qstats_t st;
         if (c->src->stats_get)
@@ -505,6 +513,7 @@ static int scan_run_fn(uint64_t array_off, uint64_t len, uint64_t packed_off, vo
             return 1;
         }
         pdcbb_err_t rc = PDCBB_OK;
+        s->elems_read += seg;
         const uint8_t *data = c->src->read(c->src->arg, lin, pk, seg, s->buf, &rc);
         if (data == NULL) {
             c->result = -(int)(rc ? rc : PDCBB_ERR_IO);

@@ -133,10 +133,14 @@ typedef struct pdcbb_qscan {
     double hist_lo, hist_incr; /* HIST mode */
     uint32_t nbin;
     uint64_t *bins;           /* HIST mode: caller's nbin counters */
+    uint64_t step_elems;      /* stop (pdcbb_qscan_piece returns 1) before reading more once
+                                 this many elements were read (0: no limit) */
+    uint64_t step_blocks;     /* ... or once this many blocks were visited, read or skipped */
     /* out */
     uint64_t nhits;           /* HITS: stored; COUNT: counted; STATS/HIST: elements seen */
     pdcbb_qstats_t st;        /* STATS */
     uint64_t blocks_scanned, blocks_skipped;
+    uint64_t elems_read, blocks_seen; /* toward step_elems / step_blocks */
     /* private */
     size_t unit;
     uint64_t strides[PDCBB_REGION_NDIM_MAX];

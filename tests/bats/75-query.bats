@@ -132,3 +132,24 @@ assert_model_ok() {
     assert_line "querytype: status PDCBB_ERR_WRONG_TYPE"
     assert_line "queryvalues: status PDCBB_ERR_BAD_REGION"
 }
+
+@test "a huge query runs in bounded steps: meanwhile another client is answered within 100 ms" {
+    in_job 1 'ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        "'"$RAWMSG"'" "$ep" "$tok" querybig > "$WORKDIR/big.out" &
+        big=$!
+        sleep 1
+        for i in 1 2 3 4 5; do "'"$RAWMSG"'" "$ep" "$tok" goodtimed | head -1; sleep 0.3; done
+        kill -0 $big 2>/dev/null && echo "the query was still running"
+        kill $big 2>/dev/null; wait $big; cat "$WORKDIR/big.out"'
+    assert_success
+    # before, the daemon evaluated the whole 20 GiB query in one go and answered nobody else
+    assert_output --partial "the query was still running"
+    [ "$(grep -c "^reply after [0-9]* ms: status PDCBB_OK" <<<"$output")" -eq 5 ]
+    local ms
+    for ms in $(sed -n 's/^reply after \([0-9]*\) ms.*/\1/p' <<<"$output"); do
+        [ "$ms" -lt 100 ]
+    done
+    refute_output --partial "querybig: step"
+    assert_no_daemons "$WORKDIR"
+}
+

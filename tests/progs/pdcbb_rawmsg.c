@@ -27,6 +27,8 @@
  *       kvtoobig (a value above max_value_len), kvpartwrap (64 KiB sent by KV_PART, then a
  *       SET_PART record of 2^64-1 bytes, on an object without max_value_len), kvpartbig (a
  *       KV_PART piece at offset 2^40).
+ *       querybig (a 20 GiB count query, resumed until done), goodtimed (good, printing the
+ *       time to the reply),
  *       bulknotoken (a DATA_WRITE with a 1 GiB bulk part and no token; prints the time to
  *       the reply).
  *       Placement map (MAP_PUT on a fresh object): mapgood (one region of a
@@ -86,6 +88,92 @@ static int roundtrip(ucp_worker_h w, ucp_ep_h uep, void *msg, size_t len)
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (!got_reply && (t.tv_sec - t0.tv_sec) < 3);
     return got_reply;
+}
+
+/*
+ * querybig: a count query of 20,000 pieces, each the whole of a 1 MiB int object (20 GiB to
+ * evaluate), resumed for as long as the daemon answers "more" (at most 120 s). Prints the
+ * steps and the time; 0 if every step was answered.
+ */
+static int query_big(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h)
+{
+    enum { PIECES = 20000 };
+    static uint64_t pieces[3 * PIECES];
+    uint64_t dims[1] = {1u << 18}, prog[3] = {1 | 1u << 8, 5, 0};
+    for (int i = 0; i < PIECES; i++)
+        pieces[3 * i] = 0, pieces[3 * i + 1] = 0, pieces[3 * i + 2] = dims[0];
+    pdcbb_query_eval_req_t qe = {.id = pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 987654),
+                                 .type = 0,
+                                 .mode = 1,
+                                 .dims = dims,
+                                 .dims_count = 1,
+                                 .prog = prog,
+                                 .prog_count = 3,
+                                 .pieces = pieces,
+                                 .pieces_count = 3 * PIECES,
+                                 .max_hits = 1};
+    /* the object's 1 MiB of data first (values 0..2^18-1), so every piece is really read */
+    static int32_t vals[1u << 18];
+    for (uint32_t i = 0; i < (1u << 18); i++)
+        vals[i] = (int32_t)i;
+    uint64_t wd[6] = {qe.id, 4, 1, dims[0], 0, dims[0]};
+    pdcbb_data_write_req_t wq = {.descs = wd, .descs_count = 6};
+    pdcbb_msg_hdr_t wh = *h;
+    wh.op = PDCBB_OP_DATA_WRITE;
+    void *wm;
+    size_t wl;
+    pdcbb_msg_build(&wh, &wq, &wm, &wl);
+    ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                               .flags = UCP_AM_SEND_FLAG_REPLY};
+    got_reply = 0;
+    pdcbb_ucx_wait(w, ucp_am_send_nbx(uep, PDCBB_AM_ID_DATA, wm, wl, vals, sizeof(vals), &prm));
+    free(wm);
+    for (int i = 0; i < 3000000 && !got_reply; i++)
+        ucp_worker_progress(w);
+    pdcbb_msg_hdr_t wr;
+    if (!got_reply || pdcbb_hdr_decode(reply, reply_len, &wr) != PDCBB_OK ||
+        wr.status != PDCBB_OK) {
+        printf("querybig: the object's data was not written\n");
+        return 1;
+    }
+    free(reply);
+    reply = NULL;
+    got_reply = 0;
+    h->op = PDCBB_OP_QUERY_EVAL;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unsigned steps = 0;
+    uint32_t more = 1;
+    while (more) {
+        void *msg;
+        size_t ml;
+        pdcbb_msg_build(h, &qe, &msg, &ml);
+        int ok = roundtrip(w, uep, msg, ml);
+        free(msg);
+        pdcbb_msg_hdr_t rh;
+        pdcbb_query_eval_rep_t rep;
+        if (!ok || pdcbb_hdr_decode(reply, reply_len, &rh) != PDCBB_OK || rh.status != PDCBB_OK ||
+            pdcbb_body_decode(PDCBB_OP_QUERY_EVAL, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
+                              rh.payload_len, &rep) != PDCBB_OK) {
+            printf("querybig: step %u: %s\n", steps + 1, ok ? "bad reply" : "no reply within 3 s");
+            return 1;
+        }
+        steps++;
+        more = rep.more;
+        qe.resume_piece = rep.next_piece;
+        qe.resume_elem = rep.next_elem;
+        pdcbb_body_free(PDCBB_OP_QUERY_EVAL, 1, &rep);
+        free(reply);
+        reply = NULL;
+        got_reply = 0;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 120)
+            break;
+    }
+    printf("querybig: %u steps in %.1f s, %s\n", steps,
+           (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9,
+           more ? "stopped" : "done");
+    return 0;
 }
 
 /* The placement map cases: create a fresh object (mapstatic: PDC_OBJ_STATIC, else
@@ -541,6 +629,8 @@ int main(int argc, char **argv)
         if (m == NULL)
             return 1;
     }
+    if (strcmp(c, "querybig") == 0)
+        return query_big(u.worker, uep, &h);
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int wait_s = 3;
@@ -561,7 +651,7 @@ int main(int argc, char **argv)
         ucp_worker_progress(u.worker);
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (!got_reply && (t.tv_sec - t0.tv_sec) < wait_s);
-    if (strncmp(c, "bulk", 4) == 0)
+    if (strncmp(c, "bulk", 4) == 0 || strcmp(c, "goodtimed") == 0)
         printf("reply after %.0f ms: ",
                (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
     int rc = 1;
