@@ -506,8 +506,8 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
         if (one != PDCBB_OK)
             return one;
-        if (__builtin_add_overflow(total, dd.bytes, &total) || total > ((uint64_t)1 << 36))
-            return PDCBB_ERR_TOO_BIG; /* clients split reads far below this */
+        if (__builtin_add_overflow(total, dd.bytes, &total) || total > PDCBB_DATA_BULK_MAX)
+            return PDCBB_ERR_TOO_BIG; /* clients split reads below this */
         n++;
     }
     uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)n + 3));

@@ -254,7 +254,7 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     if (m && m->data && !rndv)
         m->bulk = bbd_staging_get(length ? length : 1, 1);
     if (m == NULL || m->data == NULL || (!rndv && m->bulk == NULL) ||
-        length > ((size_t)1 << 36)) {
+        length > PDCBB_DATA_BULK_MAX) {
         d->stats.proto_errors++;
         PDCBB_WARN("dropped a %zu-byte data message (%s)", length,
                    c ? "out of memory or too big" : "unknown endpoint");

@@ -425,7 +425,7 @@ pdcbb_err_t bbd_op_strided_read(bbd_req_t *r, const pdcbb_strided_read_req_t *q,
             log_bad(r, "STRIDED_READ", why);
             return one;
         }
-        if (__builtin_add_overflow(total, s.bytes, &total) || total > ((uint64_t)1 << 36))
+        if (__builtin_add_overflow(total, s.bytes, &total) || total > PDCBB_DATA_BULK_MAX)
             return PDCBB_ERR_TOO_BIG;
         n++;
     }

@@ -147,7 +147,9 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
     uint64_t count;
     if (pdcbb_box_count(b, &count) != PDCBB_OK)
         return PDCBB_ERR_TOO_BIG;
-    /* Large pieces become slabs along the first dimension with more than one element. */
+    /* Large pieces become slabs along the first dimension with more than one element (a slab
+     * still too large is split again along the next one), so that no request carries more
+     * than the daemon takes (PDCBB_DATA_BULK_MAX). */
     uint64_t bytes = count * x->unit;
     if (bytes > PIECE_MAX_BYTES && !need_own) {
         for (uint32_t d = 0; d < b->ndim; d++) {
@@ -155,12 +157,10 @@ static pdcbb_err_t add_piece(client_xfer_t *x, unsigned daemon, const pdcbb_box_
                 continue;
             uint64_t per = bytes / b->size[d]; /* bytes per index of dimension d */
             uint64_t step = per >= PIECE_MAX_BYTES ? 1 : PIECE_MAX_BYTES / per;
-            if (d > 0)
-                break; /* only slabs of the first dimension stay contiguous */
-            for (uint64_t s = 0; s < b->size[0]; s += step) {
+            for (uint64_t s = 0; s < b->size[d]; s += step) {
                 pdcbb_box_t slab = *b;
-                slab.off[0] = b->off[0] + s;
-                slab.size[0] = b->size[0] - s < step ? b->size[0] - s : step;
+                slab.off[d] = b->off[d] + s;
+                slab.size[d] = b->size[d] - s < step ? b->size[d] - s : step;
                 pdcbb_err_t rc = add_piece(x, daemon, &slab, 0);
                 if (rc != PDCBB_OK)
                     return rc;

@@ -211,6 +211,9 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
  * uses the map (else INVAL).
  */
 #define PDCBB_MAP_PUT_REGIONS_MAX 64
+/* The most bytes one DATA_WRITE, DATA_READ or STRIDED_READ moves (TOO_BIG above it); the
+ * client library splits larger transfers (client_transfer.c). */
+#define PDCBB_DATA_BULK_MAX     ((uint64_t)256 << 20)
 #define PDCBB_DATA_REQ(F, T) F(T, U64S, descs)
 #define PDCBB_DATA_REP(F, T) F(T, U64S, results)
 #define PDCBB_MAP_PUT_REQ(F, T) F(T, U64, id) F(T, U64S, entries)

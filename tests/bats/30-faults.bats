@@ -142,3 +142,19 @@ teardown() {
     assert_output --partial "mapmany: status PDCBB_ERR_TOO_BIG"
     assert_no_daemons "$WORKDIR"
 }
+
+@test "a DATA_READ above PDCBB_DATA_BULK_MAX is refused at once, and the daemon stays small" {
+    in_job 1 '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        pid="$(cat "$PDCBB_JOB_DIR"/bbd-0.pid)"
+        echo -n "readhuge: "; "'"$RAWMSG"'" "$ep" "$tok" readhuge
+        echo "daemon peak $(awk "/^VmHWM/ {print \$2}" /proc/$pid/status) kB"'
+    assert_success
+    # before, the daemon allocated and zeroed the whole 8 GiB for its reply
+    assert_output --partial "readhuge: status PDCBB_ERR_TOO_BIG"
+    local kb
+    kb="$(sed -n 's/^daemon peak \([0-9]*\) kB/\1/p' <<<"$output")"
+    [ "$kb" -lt 524288 ]
+    assert_no_daemons "$WORKDIR"
+}
+

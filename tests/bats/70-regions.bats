@@ -427,3 +427,13 @@ assert_all_placements_used() {
     assert_output --partial "OK"
     assert_no_daemons "$WORKDIR"
 }
+
+@test "a row too wide for one request (300 MiB of [1][N]) is split by the library, over UCX too" {
+    # the first dimension cannot be split: the library splits along the next one, so no
+    # request carries more than the daemon takes (PDCBB_DATA_BULK_MAX, 256 MiB)
+    in_job 1 '"$CASES" wide-row 300 && PDCBB_DIRECT=0 "$CASES" --tag u wide-row 300' --pdc capacity=2G
+    assert_success
+    [ "$(grep -c "^ok wide-row 300 MiB written and read back" <<<"$output")" -eq 2 ]
+    assert_no_daemons "$WORKDIR"
+}
+

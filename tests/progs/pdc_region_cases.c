@@ -55,6 +55,9 @@ static void usage(void)
             "                      serving, and deleting the objects frees the space\n"
             "  overwrite BYTES [PLACEMENT [ROUNDS]]  ROUNDS (60) overlapping overwrites of an\n"
             "                      object of BYTES/2 fit in a capacity of BYTES per daemon\n"
+            "  wide-row MIB        one row of MIB MiB ([1][N] bytes, OBJ_STATIC and over UCX):\n"
+            "                      written and read back whole (split by the library below\n"
+            "                      PDCBB_DATA_BULK_MAX per request)\n"
             "  durable-write NAME SEED  write a known pattern into 8 objects (every placement,\n"
             "                      POSIX and default) and wait\n"
             "  durable-verify NAME SEED read them back from another process and compare\n");
@@ -1215,6 +1218,40 @@ static int placement_of(const char *s)
     exit(2);
 }
 
+/* One row of mib MiB: an object [1][N] whose first dimension cannot be split. */
+static int case_wide_row(uint64_t mib)
+{
+    cur_case = "wide-row";
+    uint64_t n = mib << 20, dims[2] = {1, n}, zero[2] = {0, 0};
+    uint8_t *w = malloc(n), *r = malloc(n);
+    if (w == NULL || r == NULL) {
+        FAILF("out of memory");
+        free(w);
+        free(r);
+        return 1;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        w[i] = (uint8_t)(i * 7 + 3);
+    memset(r, 0, n);
+    pdcid_t obj = mkobj("wide-row", 2, dims, PDC_UINT8, PDC_OBJ_STATIC, 1);
+    if (!obj) {
+        FAILF("create: %s: %s", PDCbb_last_error_name(), PDCbb_last_error_message());
+    } else if (xfer_now(xfer(w, PDC_WRITE, obj, 2, zero, dims, 2, zero, dims)) != 0) {
+        FAILF("write of %" PRIu64 " MiB: %s: %s", mib, xerr_name, xerr_msg);
+    } else if (xfer_now(xfer(r, PDC_READ, obj, 2, zero, dims, 2, zero, dims)) != 0) {
+        FAILF("read of %" PRIu64 " MiB: %s: %s", mib, xerr_name, xerr_msg);
+    } else if (memcmp(w, r, n) != 0) {
+        FAILF("read back differs");
+    } else {
+        printf("ok wide-row %" PRIu64 " MiB written and read back\n", mib);
+    }
+    if (obj)
+        PDCobj_close(obj);
+    free(w);
+    free(r);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "--tag") == 0) {
@@ -1281,6 +1318,8 @@ int main(int argc, char **argv)
         rc = case_overwrite(strtoull(argv[2], NULL, 0),
                             argc >= 4 ? placement_of(argv[3]) : PDC_OBJ_STATIC,
                             argc >= 5 ? atoi(argv[4]) : 60);
+    else if (strcmp(c, "wide-row") == 0 && argc >= 3)
+        rc = case_wide_row(strtoull(argv[2], NULL, 0));
     else if ((strcmp(c, "durable-write") == 0 || strcmp(c, "durable-verify") == 0) && argc >= 4)
         rc = case_durable(argv[2], strtoull(argv[3], NULL, 0), c[8] == 'v');
     else {

@@ -27,6 +27,7 @@
  *       kvtoobig (a value above max_value_len), kvpartwrap (64 KiB sent by KV_PART, then a
  *       SET_PART record of 2^64-1 bytes, on an object without max_value_len), kvpartbig (a
  *       KV_PART piece at offset 2^40).
+ *       readhuge (a DATA_READ of 8 GiB of one object),
  *       querybig (a 20 GiB count query, resumed until done), goodtimed (good, printing the
  *       time to the reply),
  *       bulknotoken (a DATA_WRITE with a 1 GiB bulk part and no token; prints the time to
@@ -419,6 +420,16 @@ int main(int argc, char **argv)
     uint64_t descs[6] = {pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 987654), 1, 1, 4u << 20, 0,
                          3u << 20};
     pdcbb_data_direct_req_t dq = {.mode = PDCBB_DIRECT_PROBE};
+    if (strcmp(c, "readhuge") == 0) {
+        h.op = PDCBB_OP_DATA_READ;
+        static uint64_t rdesc[6];
+        memcpy(rdesc, descs, sizeof(rdesc));
+        rdesc[3] = rdesc[5] = (uint64_t)8 << 30;
+        static pdcbb_data_read_req_t rq;
+        rq.descs = rdesc;
+        rq.descs_count = 6;
+        body = &rq;
+    }
     if (strcmp(c, "bulknotoken") == 0) {
         h.op = PDCBB_OP_DATA_WRITE;
         memset(h.token, 0, sizeof(h.token));
