@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 #ifndef PDCBB_DEFAULT_DAEMON_PATH
 #define PDCBB_DEFAULT_DAEMON_PATH "/usr/local/sbin/pdc_bbd"
@@ -268,6 +269,13 @@ bool cfg_text_ok(const cfg_key_t *k, const char *value, size_t cap, bool is_path
     }
     if (cfg_has_ctrl(value)) {
         snprintf(why, whylen, "%s contains a control character", is_path ? "path" : "value");
+        return false;
+    }
+    /* The resolved configuration is written as YAML (the job's config.yaml), which holds UTF-8
+     * only: a value that is not would stop every daemon of the job from reading it. */
+    size_t bad;
+    if (!pdcbb_utf8_valid(value, len, &bad)) {
+        snprintf(why, whylen, "%s is not valid UTF-8 at byte %zu", is_path ? "path" : "value", bad);
         return false;
     }
     if ((k->flags & CFG_F_REQUIRED) && len == 0) {
