@@ -25,7 +25,7 @@ static const unsigned fuzz_ops[] = {
 /* Decode a body; when it decodes, it must encode back to the same bytes. */
 static void fuzz_body(unsigned op, int is_reply, const uint8_t *payload, size_t len)
 {
-    fuzz_body_t body;
+    pdcbb_any_body_t body;
     if (pdcbb_body_decode(op, is_reply, payload, len, &body) != PDCBB_OK)
         return;
     size_t size = 0;

@@ -99,7 +99,7 @@ static void seed_message(unsigned op_index, int is_reply, const void *body, cons
 
 static void seed_proto(void)
 {
-    fuzz_body_t body;
+    pdcbb_any_body_t body;
     for (unsigned i = 0; i < SEED_NOPS; i++) { /* every op reached (replies share bodies) */
         memset(&body, 0, sizeof(body));
         seed_message(i, 0, &body, "zero");

@@ -54,7 +54,7 @@ static void fuzz_receiver_reads(int reply, int retry_flag)
     if (pdcbb_hdr_decode(msg, len, &h) == PDCBB_OK && pdcbb_op_valid(h.op) &&
         (reply ? (h.flags & PDCBB_MSG_FLAG_REPLY) != 0 && h.status == PDCBB_OK
                : !(h.flags & PDCBB_MSG_FLAG_REPLY) && pdcbb_shm_op_allowed(h.op))) {
-        fuzz_body_t body;
+        pdcbb_any_body_t body;
         if (pdcbb_body_decode(h.op, reply, msg + PDCBB_HDR_LEN, h.payload_len, &body) == PDCBB_OK)
             pdcbb_body_free(h.op, reply, &body);
     }

@@ -31,15 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                                          \
     } while (0)
 
-/* Room for the body struct of any op, request or reply (what pdcbb_body_decode fills). */
-typedef union fuzz_body {
-#define FUZZ_X_BODY(OP, val, lname, RQ, RP)                                                        \
-    pdcbb_##lname##_req_t lname##_req;                                                             \
-    pdcbb_##lname##_rep_t lname##_rep;
-    PDCBB_OPS(FUZZ_X_BODY)
-#undef FUZZ_X_BODY
-} fuzz_body_t;
-
 /*
  * A directory of this process for the files a target hands to a reader that takes a path:
  * created on first use under $TMPDIR (default /tmp) as fuzz-<pid>.XXXXXX, removed with its
