@@ -63,6 +63,17 @@ if [ "$seeds" = 1 ]; then
     rm -rf "$repo/tests/fuzz/corpus"
     mkdir -p "$repo/tests/fuzz/corpus"
     "$build/tests/fuzz/fuzz_seeds" "$repo/tests/fuzz/corpus"
+    # doc_seeds DOC TARGET: each ```yaml block of DOC as a seed of TARGET (mode byte 0: a site
+    # file for config, a whole manifest for drain_manifest)
+    doc_seeds() {
+        awk -v dir="$repo/tests/fuzz/corpus/$2" -v base="$(basename "$1" .md)" '
+            /^```yaml/ { n++; f = sprintf("%s/%s-%d", dir, base, n); printf "\0" > f; on = 1; next }
+            on && /^```/ { on = 0; close(f); next }
+            on { print >> f }' "$1"
+    }
+    doc_seeds "$repo/docs/ADMIN.md" config
+    doc_seeds "$repo/docs/CONFIG.md" config
+    doc_seeds "$repo/docs/DRAIN-FORMAT.md" drain_manifest
     echo "fuzz.sh: seeds written to tests/fuzz/corpus/"
     exit 0
 fi
