@@ -510,6 +510,8 @@ static void test_bad_values(void)
         {"stage_in", "./in", "key 'stage_in': path './in' must be absolute"},
         {"drain", "/scratch/with\nnewline", "path contains a control character"},
         {"stage_in", "/scratch/u\xcb\xcb", "key 'stage_in': path is not valid UTF-8 at byte 10"},
+        {"stage_in", "/scratch/\xc2\x8bu", "path contains a control character at byte 9"},
+        {"drain", "/scratch/\xe2\x80\xa8u", "path contains a control character at byte 9"},
         {"drain", long_path, "key 'drain': path too long"},
         {"ucx_tls", "cma tcp", "test: key 'ucx_tls': bad value 'cma tcp'"},
         {"ucx_tls", "cma,tcp;rm -rf", "bad value"},
