@@ -26,8 +26,6 @@
 #include "client.h"
 #include "pdcbb_log.h"
 
-#define RECORD_SEP PDCBB_JOB_TABLE_SEP
-
 /* If the prolog recorded a failure in dir, report it. */
 static pdcbb_err_t check_prolog_error(const char *dir, char *err, size_t errlen)
 {
@@ -147,21 +145,16 @@ static int table_complete(void)
 }
 
 /*
- * Take the records of a JOB_TABLE text into the table; only_rank < nservers: that rank alone.
- * from names the source in errors.
+ * Take the records of a JOB_TABLE text (len bytes) into the table; only_rank < nservers: that
+ * rank alone. from names the source in errors.
  */
-static pdcbb_err_t table_parse(char *text, unsigned only_rank, const char *from, char *err,
-                               size_t errlen)
+static pdcbb_err_t table_parse(const char *text, size_t len, unsigned only_rank, const char *from,
+                               char *err, size_t errlen)
 {
-    for (char *rec = text; *rec;) {
-        char *sep = strstr(rec, RECORD_SEP);
-        if (sep)
-            *sep = '\0';
-        pdcbb_endpoint_t e;
-        if (pdcbb_endpoint_parse(rec, 1, &e) != PDCBB_OK) {
-            snprintf(err, errlen, "malformed endpoint record in %s", from);
-            return PDCBB_ERR_DISCOVERY;
-        }
+    pdcbb_endpoint_t e;
+    size_t pos = 0;
+    pdcbb_err_t rc;
+    while ((rc = pdcbb_job_table_next(text, len, &pos, &e)) == PDCBB_OK) {
         if (e.rank >= client_g.nservers || e.nservers != client_g.nservers ||
             e.job_id != client_g.job_id) {
             snprintf(err, errlen, "%s holds a record of another job (job %llu, rank %u of %u)",
@@ -173,7 +166,10 @@ static pdcbb_err_t table_parse(char *text, unsigned only_rank, const char *from,
         if ((only_rank >= client_g.nservers || e.rank == only_rank) &&
             (s->record_path[0] == '\0' || s->info.port == 0))
             s->info = e;
-        rec = sep ? sep + strlen(RECORD_SEP) : rec + strlen(rec);
+    }
+    if (rc != PDCBB_ERR_NOT_FOUND) {
+        snprintf(err, errlen, "malformed endpoint record in %s", from);
+        return PDCBB_ERR_DISCOVERY;
     }
     return PDCBB_OK;
 }
@@ -192,7 +188,7 @@ static void read_table_file(void)
         return;
     }
     strcat(text, "\n"); /* the text reader took the last separator's newline */
-    if (table_parse(text, UINT32_MAX, path, err, sizeof(err)) != PDCBB_OK)
+    if (table_parse(text, strlen(text), UINT32_MAX, path, err, sizeof(err)) != PDCBB_OK)
         PDCBB_INFO("ignoring %s: %s", path, err);
     free(text);
 }
@@ -216,18 +212,10 @@ static pdcbb_err_t fetch_table(int refresh, unsigned only_rank, char *err, size_
         client_rpc_release(PDCBB_OP_JOB_TABLE, &p, keep);
         return PDCBB_ERR_DISCOVERY;
     }
-    char *text = malloc((size_t)p.records_len + 1);
-    if (text == NULL) {
-        client_rpc_release(PDCBB_OP_JOB_TABLE, &p, keep);
-        return PDCBB_ERR_NOMEM;
-    }
-    memcpy(text, p.records, p.records_len);
-    text[p.records_len] = '\0';
-    client_rpc_release(PDCBB_OP_JOB_TABLE, &p, keep);
     char from[64];
     snprintf(from, sizeof(from), "the table from daemon %u", client_g.local_rank);
-    rc = table_parse(text, only_rank, from, err, errlen);
-    free(text);
+    rc = table_parse(p.records, p.records_len, only_rank, from, err, errlen);
+    client_rpc_release(PDCBB_OP_JOB_TABLE, &p, keep);
     return rc;
 }
 

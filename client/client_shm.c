@@ -334,9 +334,8 @@ int client_shm_call(unsigned server, unsigned op, const void *req, client_pendin
         return 0; /* a reply too big for the slot: the op reads only, ask again over UCX */
     }
     uint64_t len = c->ctl->rep_len;
-    if (len < PDCBB_HDR_LEN || len > PDCBB_SHM_SLOT || (p->buf = malloc(len)) == NULL) {
-        p->status = len < PDCBB_HDR_LEN || len > PDCBB_SHM_SLOT ? PDCBB_ERR_PROTO
-                                                                : PDCBB_ERR_NOMEM;
+    if (!pdcbb_shm_msg_len_ok(len) || (p->buf = malloc(len)) == NULL) {
+        p->status = !pdcbb_shm_msg_len_ok(len) ? PDCBB_ERR_PROTO : PDCBB_ERR_NOMEM;
         *out = p;
         return 1;
     }

@@ -247,6 +247,30 @@ pdcbb_err_t pdcbb_endpoint_parse(const char *text, int with_token, pdcbb_endpoin
     return PDCBB_OK;
 }
 
+pdcbb_err_t pdcbb_job_table_next(const char *text, size_t len, size_t *pos, pdcbb_endpoint_t *ep)
+{
+    static const char sep[] = PDCBB_JOB_TABLE_SEP;
+    const size_t seplen = sizeof(sep) - 1;
+    size_t start = *pos;
+    if (start >= len)
+        return PDCBB_ERR_NOT_FOUND;
+    size_t end = start;
+    while (end < len && !(len - end >= seplen && memcmp(text + end, sep, seplen) == 0))
+        end++;
+    char rec[2048]; /* a formatted record is at most 1024 bytes with its token */
+    if (end - start >= sizeof(rec) || memchr(text + start, '\0', end - start) != NULL)
+        return PDCBB_ERR_PROTO;
+    memcpy(rec, text + start, end - start);
+    rec[end - start] = '\0';
+    pdcbb_endpoint_t e;
+    pdcbb_err_t rc = pdcbb_endpoint_parse(rec, 1, &e);
+    if (rc != PDCBB_OK)
+        return rc;
+    *ep = e;
+    *pos = end < len ? end + seplen : end;
+    return PDCBB_OK;
+}
+
 pdcbb_err_t pdcbb_endpoint_write(const char *path, const pdcbb_endpoint_t *ep)
 {
     char buf[1024];

@@ -117,6 +117,16 @@ pdcbb_err_t pdcbb_endpoint_format(const pdcbb_endpoint_t *ep, int with_token, ch
 pdcbb_err_t pdcbb_endpoint_parse(const char *text, int with_token, pdcbb_endpoint_t *ep);
 
 /*
+ * The next record of a JOB_TABLE text (the records of pdcbb_endpoint_format with their tokens,
+ * separated by PDCBB_JOB_TABLE_SEP; the JOB_TABLE reply's records and <job dir>/job.table):
+ * the record at *pos of the len bytes of text is parsed into ep and *pos moves past it and its
+ * separator. PDCBB_ERR_NOT_FOUND at the end of the text; PDCBB_ERR_PROTO for a malformed
+ * record (one with a NUL byte or longer than a record can be included); ep and *pos are then
+ * unchanged. text need not be NUL-terminated and is not modified.
+ */
+pdcbb_err_t pdcbb_job_table_next(const char *text, size_t len, size_t *pos, pdcbb_endpoint_t *ep);
+
+/*
  * Read every endpoint record of a job directory (bbd-*.endpoint) plus its token. *eps is
  * malloc'ed (caller frees), *n its length (0 if the directory holds none yet).
  */

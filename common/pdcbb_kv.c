@@ -303,8 +303,8 @@ pdcbb_err_t pdcbb_kv_meta_decode(const void *in, size_t len, pdcbb_kv_meta_t *m)
         m->shards[i] = get_be32(b + p), p += 4;
     size_t nl = ((size_t)b[p] << 8) | b[p + 1];
     p += 2;
-    if (len != p + nl || nl >= sizeof(m->name))
-        return PDCBB_ERR_STORE;
+    if (len != p + nl || nl >= sizeof(m->name) || memchr(b + p, 0, nl) != NULL)
+        return PDCBB_ERR_STORE; /* a name holds no NUL: it came as a protocol string */
     memcpy(m->name, b + p, nl);
     m->name[nl] = 0;
     return PDCBB_OK;

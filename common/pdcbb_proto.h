@@ -443,6 +443,16 @@ typedef enum pdcbb_op {
 PDCBB_OPS(PDCBB_X_STRUCTS)
 #undef PDCBB_X_STRUCTS
 
+/* Room for the body of any op, request or reply: what pdcbb_body_decode fills when the op is
+ * known only from a message's header. */
+typedef union pdcbb_any_body {
+#define PDCBB_X_ANY_BODY(OP, val, lname, RQ, RP)                                                   \
+    pdcbb_##lname##_req_t lname##_req;                                                             \
+    pdcbb_##lname##_rep_t lname##_rep;
+    PDCBB_OPS(PDCBB_X_ANY_BODY)
+#undef PDCBB_X_ANY_BODY
+} pdcbb_any_body_t;
+
 /* Name of an op ("CONT_CREATE"), or "UNKNOWN". */
 const char *pdcbb_op_name(unsigned op);
 /* 1 if op is a known op code. */

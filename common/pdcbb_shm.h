@@ -127,6 +127,17 @@ static inline int pdcbb_shm_sock_name(char *out, size_t len, uint64_t job_id, un
     return snprintf(out, len, "pdcbb-shm.%llu.%u.%ld", (unsigned long long)job_id, rank, pid);
 }
 
+/*
+ * 1 if len, the length a peer wrote for the message in a slot (req_len or rep_len, read once),
+ * is one a receiver may copy out and decode: a header at least, at most the slot. The receiver
+ * copies the message out of the shared memory before it looks at it (the peer may change the
+ * slot at any time) and then checks it as any message over UCX.
+ */
+static inline int pdcbb_shm_msg_len_ok(uint64_t len)
+{
+    return len >= PDCBB_HDR_LEN && len <= PDCBB_SHM_SLOT;
+}
+
 static inline uint8_t *pdcbb_shm_req_slot(void *base)
 {
     return (uint8_t *)base + PDCBB_SHM_CTL;

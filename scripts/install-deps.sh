@@ -12,6 +12,7 @@ PKGS=(
     iproute2 procps util-linux python3 man-db groff-base
     python3-numpy python3-yaml
     libhdf5-dev python3-h5py
+    clang libclang-rt-14-dev
 )
 
 missing=()

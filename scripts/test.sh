@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what pdcbb needs, build it, and run every test: the unit tests (ctest) and the
-# end-to-end tests (bats) against real daemons, UCX, LMDB and PMIx; then the unit tests and
+# end-to-end tests (bats) against real daemons, UCX, LMDB and PMIx, with a short run of every
+# fuzz target (scripts/fuzz.sh) after the unit tests; then the unit tests and
 # the core end-to-end tests again on an AddressSanitizer/UBSan build, where any report from
 # any process (clients and daemons) fails the run. Exit status 0 only if everything passed.
 #
@@ -102,6 +103,9 @@ BUILD_DIR="$build" "$repo/scripts/build.sh" -DPDCBB_WERROR=ON
 
 echo "== unit tests"
 ctest --test-dir "$build" --output-on-failure --timeout 300
+
+echo "== fuzzing: every target for a bounded time (docs/RELIABILITY.md, Fuzzing)"
+BUILD_DIR="$build" "$repo/scripts/fuzz.sh" --time 15
 
 echo "== end-to-end tests"
 run_bats "$build" "${files[@]}"

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "pdcbb_log.h"
+#include "pdcbb_name.h"
 
 #ifndef PDCBB_DEFAULT_DAEMON_PATH
 #define PDCBB_DEFAULT_DAEMON_PATH "/usr/local/sbin/pdc_bbd"
@@ -207,12 +208,27 @@ static void cfg_scope_text(const cfg_key_t *k, char *buf, size_t len)
     }
 }
 
-static bool cfg_has_ctrl(const char *s)
+/*
+ * Why s cannot be a value, or NULL: the resolved configuration is written as YAML (the job's
+ * config.yaml), which holds only UTF-8 and no control characters (C0, DEL and C1: libyaml
+ * refuses them) and reads U+2028 and U+2029 as line breaks, so such a value would stop every
+ * daemon of the job from reading its configuration, or come back changed. *bad gets the
+ * offset of the first byte that is not allowed.
+ */
+static const char *cfg_text_fault(const char *s, size_t len, size_t *bad)
 {
-    for (; *s != '\0'; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return true;
-    return false;
+    const uint8_t *p = (const uint8_t *)s;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t n = pdcbb_utf8_next(p + i, len - i, &cp);
+        *bad = i;
+        if (n == 0)
+            return "is not valid UTF-8";
+        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
+            return "contains a control character";
+        i += n;
+    }
+    return NULL;
 }
 
 static const char *cfg_check_share(const char *value)
@@ -266,8 +282,10 @@ bool cfg_text_ok(const cfg_key_t *k, const char *value, size_t cap, bool is_path
                  len, cap - 1);
         return false;
     }
-    if (cfg_has_ctrl(value)) {
-        snprintf(why, whylen, "%s contains a control character", is_path ? "path" : "value");
+    size_t bad;
+    const char *fault = cfg_text_fault(value, len, &bad);
+    if (fault != NULL) {
+        snprintf(why, whylen, "%s %s at byte %zu", is_path ? "path" : "value", fault, bad);
         return false;
     }
     if ((k->flags & CFG_F_REQUIRED) && len == 0) {
