@@ -249,15 +249,6 @@ int bbd_op_is_write(unsigned op);
  * delete (they may use the store's reserve: pdcbb_store.h). */
 int bbd_op_txn_mode(unsigned op);
 
-/* Any op's request or reply struct (the largest of them), so one buffer fits any op. */
-typedef union bbd_any_body {
-#define BBD_X_MEMBER(OP, val, lname, RQ, RP)                                                       \
-    pdcbb_##lname##_req_t lname##_req;                                                             \
-    pdcbb_##lname##_rep_t lname##_rep;
-    PDCBB_OPS(BBD_X_MEMBER)
-#undef BBD_X_MEMBER
-} bbd_any_body_t;
-
 /* Handlers, one per op (the files are listed at the top of this header). */
 #define BBD_X_HANDLER(OP, val, lname, RQ, RP)                                                     \
     pdcbb_err_t bbd_op_##lname(bbd_req_t *r, const pdcbb_##lname##_req_t *q,                      \

@@ -162,7 +162,7 @@ void bbd_bulk_release(bbd_bulk_t *b)
  * for a message too short to answer).
  */
 static int request_prepare(bbd_t *d, const uint8_t *msg, size_t len, pdcbb_msg_hdr_t *hp,
-                           bbd_any_body_t *q, void **reply, size_t *reply_len)
+                           pdcbb_any_body_t *q, void **reply, size_t *reply_len)
 {
     pdcbb_msg_hdr_t h;
     pdcbb_err_t rc;
@@ -232,7 +232,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
                   bbd_bulk_t *reply_bulk, bbd_io_batch_t **io)
 {
     pdcbb_msg_hdr_t h;
-    bbd_any_body_t q, p;
+    pdcbb_any_body_t q, p;
     bbd_req_t r = {.d = d, .conn = conn, .in_bulk = bulk, .in_bulk_len = bulk_len};
     pdcbb_err_t rc;
 
@@ -314,9 +314,9 @@ int bbd_op_is_batchable(unsigned op)
 }
 
 /* Run one prepared request in its own transaction (the fallback of a failed batch). */
-static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, bbd_any_body_t *q)
+static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, pdcbb_any_body_t *q)
 {
-    bbd_any_body_t p;
+    pdcbb_any_body_t p;
     bbd_req_t r = {.d = d};
     int write = bbd_op_is_write(h->op);
     memset(&p, 0, sizeof(p));
@@ -343,7 +343,7 @@ static void run_alone(bbd_t *d, bbd_batch_item_t *it, const pdcbb_msg_hdr_t *h, 
 void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
 {
     pdcbb_msg_hdr_t *hs = malloc(n * sizeof(*hs));
-    bbd_any_body_t *qs = malloc(n * sizeof(*qs));
+    pdcbb_any_body_t *qs = malloc(n * sizeof(*qs));
     uint8_t *ready = calloc(n, 1);
     size_t nready = 0;
     int any_write = 0;
@@ -394,7 +394,7 @@ void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
         for (size_t i = 0; i < n && !failed; i++) {
             if (!ready[i])
                 continue;
-            bbd_any_body_t p;
+            pdcbb_any_body_t p;
             bbd_req_t r = {.d = d, .txn = txn};
             memset(&p, 0, sizeof(p));
             pdcbb_err_t rc = handlers[hs[i].op](&r, &qs[i], &p);

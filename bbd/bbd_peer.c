@@ -65,24 +65,12 @@ static pdcbb_err_t peer_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, c
     pdcbb_err_t rc = bbd_table_current(d, problem, plen);
     if (rc != PDCBB_OK)
         return rc;
-    char *text = strndup(d->table, d->table_len);
-    if (text == NULL)
-        return PDCBB_ERR_NOMEM;
-    rc = PDCBB_ERR_NOT_FOUND;
-    char *rec = text;
-    while (rec && *rec) {
-        char *sep = strstr(rec, PDCBB_JOB_TABLE_SEP);
-        if (sep)
-            *sep = '\0';
-        if (pdcbb_endpoint_parse(rec, 1, out) == PDCBB_OK && out->rank == rank) {
-            rc = PDCBB_OK;
-            break;
-        }
-        rec = sep ? sep + strlen(PDCBB_JOB_TABLE_SEP) : NULL;
-    }
-    free(text);
+    size_t pos = 0;
+    while ((rc = pdcbb_job_table_next(d->table, d->table_len, &pos, out)) == PDCBB_OK)
+        if (out->rank == rank)
+            return PDCBB_OK;
     snprintf(problem, plen, "not in the job table");
-    return rc;
+    return PDCBB_ERR_NOT_FOUND;
 }
 
 bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)

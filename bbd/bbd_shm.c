@@ -359,7 +359,7 @@ static int copy_request(bbd_chan_t *c, uint64_t *lenp)
 {
     uint64_t len = *(volatile uint64_t *)&c->ctl->req_len;
     *lenp = len;
-    if (len < PDCBB_HDR_LEN || len > PDCBB_SHM_SLOT)
+    if (!pdcbb_shm_msg_len_ok(len))
         return 0;
     if (len > c->copy_cap) {
         size_t cap = len < 4096 ? 4096 : (size_t)len;

@@ -26,7 +26,7 @@ struct bbd_harness {
     bbd_harness_reply_t last;
     void *reply;
     bbd_bulk_t reply_bulk;
-    bbd_any_body_t rep;
+    pdcbb_any_body_t rep;
     unsigned rep_op;
     int rep_decoded;
 };
@@ -190,7 +190,7 @@ pdcbb_err_t bbd_harness_msg(bbd_harness_t *h, unsigned op, const void *req, uint
                             size_t *len)
 {
     pdcbb_msg_hdr_t hdr;
-    bbd_any_body_t empty;
+    pdcbb_any_body_t empty;
     void *out;
     if (req == NULL) {
         memset(&empty, 0, sizeof(empty));

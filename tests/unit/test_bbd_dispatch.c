@@ -792,7 +792,7 @@ static void send_body(unsigned op, const uint8_t *body, size_t len, const void *
     if (len)
         memcpy(m + PDCBB_HDR_LEN, body, len);
     /* what the decoder says of this body */
-    bbd_any_body_t q;
+    pdcbb_any_body_t q;
     pdcbb_err_t dec = pdcbb_body_decode(op, 0, m + PDCBB_HDR_LEN, len, &q);
     if (dec == PDCBB_OK)
         pdcbb_body_free(op, 0, &q);
