@@ -10,15 +10,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <ucs/config/global_opts.h>
 
 #include "bbd.h"
 #include "pdcbb_log.h"
@@ -94,6 +98,37 @@ static pdcbb_err_t write_pid_file(bbd_t *d)
     if (w != n || rename(tmp, d->pid_path) != 0)
         return pdcbb_err_from_errno(errno);
     return PDCBB_OK;
+}
+
+/*
+ * Open files: every connection to the daemon's port is a descriptor, and UCX holds one for a
+ * TCP connection that never says anything. With the usual soft limit of 1024, about a thousand
+ * idle connections from anyone who can reach the port locked every client out; the hard limit
+ * (often 2^20 under Slurm) is the daemon's to use. UCX's asynchronous thread, which watches
+ * those connections, takes at most UCX_ASYNC_MAX_EVENTS of them (1024 by default, read when
+ * the library loads): unless the environment sets it, it is raised to the same limit before
+ * the worker (and its thread) is created.
+ */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t was = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            PDCBB_INFO("open files limit raised from %llu to %llu", (unsigned long long)was,
+                       (unsigned long long)rl.rlim_max);
+        else
+            PDCBB_WARN("cannot raise the open files limit from %llu: %s", (unsigned long long)was,
+                       strerror(errno));
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (getenv("UCX_ASYNC_MAX_EVENTS") == NULL && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur > ucs_global_opts.async_max_events)
+        ucs_global_opts.async_max_events =
+            rl.rlim_cur > UINT_MAX ? UINT_MAX : (unsigned)rl.rlim_cur;
 }
 
 int main(int argc, char **argv)
@@ -236,6 +271,7 @@ int main(int argc, char **argv)
     PDCBB_INFO("starting: job %" PRIu64 ", rank %u of %u, node %s, pid %ld, job dir %s",
                d->job_id, d->rank, d->nservers, d->node, (long)getpid(), d->job_dir);
 
+    raise_open_files();
     int status = 1;
     if ((rc = write_pid_file(d)) != PDCBB_OK) {
         snprintf(err, sizeof(err), "cannot write %s: %s", d->pid_path, pdcbb_strerror(rc));
