@@ -8,7 +8,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$repo/build}-fuzz"
-all_targets=(proto shm jobdir kv drain_manifest kv_dump config)
+all_targets=(proto shm jobdir kv drain_manifest kv_dump config dispatch)
 seconds=20
 seeds=0
 
@@ -48,6 +48,7 @@ max_len() {
     jobdir) echo 2048 ;;
     config) echo 4096 ;;
     drain_manifest | kv_dump) echo 16384 ;;
+    dispatch) echo 8192 ;;
     esac
 }
 

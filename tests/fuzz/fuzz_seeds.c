@@ -62,7 +62,8 @@ static const unsigned seed_ops[] = {
 };
 #define SEED_NOPS (sizeof(seed_ops) / sizeof(seed_ops[0]))
 
-/* One body as fuzz_proto reads it (op index, flags) and the whole message for fuzz_shm. */
+/* One body as fuzz_proto (and, a request, fuzz_dispatch) reads it (op index, flags) and the
+ * whole message for fuzz_shm. */
 static void seed_message(unsigned op_index, int is_reply, const void *body, const char *what)
 {
     unsigned op = seed_ops[op_index];
@@ -84,6 +85,8 @@ static void seed_message(unsigned op_index, int is_reply, const void *body, cons
     uint8_t pre[2] = {(uint8_t)op_index, (uint8_t)is_reply};
     snprintf(name, sizeof(name), "%s-%s-%s", pdcbb_op_name(op), is_reply ? "rep" : "req", what);
     seed_write("proto", name, pre, 2, (uint8_t *)msg + PDCBB_HDR_LEN, len - PDCBB_HDR_LEN);
+    if (!is_reply) /* fuzz_dispatch: the same op index, a request body, no bulk part */
+        seed_write("dispatch", name, pre, 2, (uint8_t *)msg + PDCBB_HDR_LEN, len - PDCBB_HDR_LEN);
     if (strcmp(what, "content") == 0) {
         pre[1] |= 2;
         snprintf(name, sizeof(name), "msg-%s-%s", pdcbb_op_name(op), is_reply ? "rep" : "req");

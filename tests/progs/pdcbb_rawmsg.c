@@ -91,6 +91,25 @@ static int roundtrip(ucp_worker_h w, ucp_ep_h uep, void *msg, size_t len)
     return got_reply;
 }
 
+/* The id in the reply to an OBJ_CREATE or KV_CREATE (0 if it failed); the reply is dropped. */
+static uint64_t created_id(unsigned op)
+{
+    pdcbb_msg_hdr_t rh;
+    pdcbb_any_body_t rep;
+    uint64_t id = 0;
+    if (reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
+        rh.status == PDCBB_OK &&
+        pdcbb_body_decode(op, 1, (uint8_t *)reply + PDCBB_HDR_LEN, rh.payload_len, &rep) ==
+            PDCBB_OK) {
+        id = op == PDCBB_OP_OBJ_CREATE ? rep.obj_create_rep.id : rep.kv_create_rep.id;
+        pdcbb_body_free(op, 1, &rep);
+    }
+    free(reply);
+    reply = NULL;
+    got_reply = 0;
+    return id;
+}
+
 /*
  * querybig: a count query of 20,000 pieces, each the whole of a 1 MiB int object (20 GiB to
  * evaluate), resumed for as long as the daemon answers "more" (at most 120 s). Prints the
@@ -199,18 +218,7 @@ static uint8_t *map_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const
     pdcbb_msg_build(&ch, &oq, &msg, &ml);
     int ok = roundtrip(w, uep, msg, ml);
     free(msg);
-    pdcbb_msg_hdr_t rh;
-    pdcbb_obj_create_rep_t orp;
-    uint64_t id = 0;
-    if (ok && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK && rh.status == PDCBB_OK &&
-        pdcbb_body_decode(PDCBB_OP_OBJ_CREATE, 1, (uint8_t *)reply + PDCBB_HDR_LEN, rh.payload_len,
-                          &orp) == PDCBB_OK) {
-        id = orp.id;
-        pdcbb_body_free(PDCBB_OP_OBJ_CREATE, 1, &orp);
-    }
-    free(reply);
-    reply = NULL;
-    got_reply = 0;
+    uint64_t id = ok ? created_id(PDCBB_OP_OBJ_CREATE) : 0;
     if (id == 0) {
         printf("OBJ_CREATE failed\n");
         return NULL;
@@ -258,18 +266,7 @@ static uint8_t *kv_case(ucp_worker_h w, ucp_ep_h uep, pdcbb_msg_hdr_t *h, const 
         printf("no reply to KV_CREATE\n");
         return NULL;
     }
-    pdcbb_msg_hdr_t rh;
-    pdcbb_kv_create_rep_t cr;
-    uint64_t id = 0;
-    if (pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK && rh.status == PDCBB_OK &&
-        pdcbb_body_decode(PDCBB_OP_KV_CREATE, 1, (uint8_t *)reply + PDCBB_HDR_LEN, rh.payload_len,
-                          &cr) == PDCBB_OK) {
-        id = cr.id;
-        pdcbb_body_free(PDCBB_OP_KV_CREATE, 1, &cr);
-    }
-    free(reply);
-    reply = NULL;
-    got_reply = 0;
+    uint64_t id = created_id(PDCBB_OP_KV_CREATE);
     if (strcmp(c, "kvshards") == 0) {
         /* the create itself is the case: send it again as the case's message */
         if (id != 0) {
