@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pdc_kv_internal.h"
 
@@ -238,6 +239,38 @@ pdcid_t PDCkv_create(pdcid_t cont_id, const char *name, const pdc_kv_info_t *inf
     return id;
 }
 
+/*
+ * A KV object is usable once its creator has registered it on every shard daemon (kv_create:
+ * the home daemon first, then each shard). An open racing with a create can find the name on
+ * the home daemon before that: a shard then answers BAD_ID. Wait for every shard to know the
+ * object (up to 5 s: a creator that died half-way leaves an object that never becomes usable).
+ */
+static pdcbb_err_t kv_wait_registered(const pdcbb_kv_open_rep_t *p, unsigned home, const char *fn)
+{
+    for (uint32_t i = 0; i < p->shards_count; i++) {
+        unsigned s = (unsigned)p->shards[i];
+        if (s == home)
+            continue;
+        for (int attempt = 0;; attempt++) {
+            pdcbb_kv_open_req_t q = {.id = p->id};
+            pdcbb_kv_open_rep_t sp;
+            void *keep;
+            pdcbb_err_t rc = client_op_kv_open(s, &q, &sp, &keep);
+            if (rc == PDCBB_OK) {
+                client_rpc_release(PDCBB_OP_KV_OPEN, &sp, keep);
+                break;
+            }
+            if (rc != PDCBB_ERR_BAD_ID || attempt == 500)
+                return client_fail(rc,
+                                   "%s: KV object '%s' is not known to its shard daemon %u "
+                                   "(its creation has not finished): %s",
+                                   fn, p->name, s, pdcbb_strerror(rc));
+            usleep(10000);
+        }
+    }
+    return PDCBB_OK;
+}
+
 static pdcid_t kv_open(pdcid_t cont_id, const char *name, const char *fn)
 {
     if (client_check_init() != PDCBB_OK)
@@ -252,6 +285,10 @@ static pdcid_t kv_open(pdcid_t cont_id, const char *name, const char *fn)
     if (rc != PDCBB_OK) {
         if (rc == PDCBB_ERR_NOT_FOUND || rc == PDCBB_ERR_BAD_ID)
             client_fail(PDCBB_ERR_NOT_FOUND, "%s: no KV object named '%s' in container '%s'", fn, name, cont->name);
+        return 0;
+    }
+    if ((rc = kv_wait_registered(&p, client_home_of_name(name), fn)) != PDCBB_OK) {
+        client_rpc_release(PDCBB_OP_KV_OPEN, &p, keep);
         return 0;
     }
     pdcid_t id = kv_from_info(fn, p.id, p.cont_id, p.name, p.key_type, p.sharding, p.max_key_len,

@@ -224,3 +224,19 @@ guide_env() {
     [ "$(cat meta-results-*.txt | grep -c '^RESULT name=meta_create ')" -ge 3 ]
     assert_no_daemons "$WORKDIR/tmp"
 }
+
+@test "RELIABILITY.md: the reliability suite runs as printed" {
+    block="$(awk '/^## The reliability suite$/ {on = 1} on && /^```sh$/ {take = 1; next}
+                  take && /^```$/ {exit} take {print}' "$REPO_DIR/docs/RELIABILITY.md")"
+    [ "$block" = "scripts/reliability.sh" ]
+    cd "$REPO_DIR"
+    run env BUILD_DIR="$BUILD_DIR" TMPDIR="$WORKDIR" bash -e -c "$block"
+    echo "$output"
+    assert_success
+    # every phase, checked in the job and from the drain
+    [ "$(grep -c "^ok " <<<"$output")" -eq 5 ]
+    [ "$(grep -c "^    checked .*: 0 missing, 0 bad" <<<"$output")" -eq 5 ]
+    [ "$(grep -c "^    from the drain: checked .*: 0 missing, 0 bad" <<<"$output")" -eq 5 ]
+    assert_output --regexp "operations acknowledged: [0-9]{4,}"
+}
+
