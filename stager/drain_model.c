@@ -56,6 +56,7 @@ static void drain_priv_free(drain_priv_t *p)
     if (p == NULL)
         return;
     drain_priv_release_read(p);
+    free(p->obj_by_name);
     for (uint32_t i = 0; i < p->nfiles; i++)
         free(p->files[i]);
     free(p->files);
@@ -585,6 +586,21 @@ const pdcbb_drain_cont_t *pdcbb_drain_find_cont_id(const pdcbb_drain_t *m, uint6
 
 const pdcbb_drain_object_t *pdcbb_drain_find_object(const pdcbb_drain_t *m, const char *name)
 {
+    const drain_priv_t *p = m != NULL ? m->priv : NULL;
+    if (name != NULL && p != NULL && p->obj_by_name != NULL && p->nobj_by_name == m->nobjs) {
+        uint32_t lo = 0, hi = m->nobjs;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(m->objs[p->obj_by_name[mid]].name, name);
+            if (c == 0)
+                return &m->objs[p->obj_by_name[mid]];
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return NULL;
+    }
     for (uint32_t i = 0; m != NULL && name != NULL && i < m->nobjs; i++)
         if (strcmp(m->objs[i].name, name) == 0)
             return &m->objs[i];
@@ -650,6 +666,35 @@ static int drain_map_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
+/* The name index of m->objs (drain_priv_t.obj_by_name); without memory, lookups stay linear. */
+static int drain_name_cmp(const void *a, const void *b, void *arg)
+{
+    const pdcbb_drain_t *m = arg;
+    return strcmp(m->objs[*(const uint32_t *)a].name, m->objs[*(const uint32_t *)b].name);
+}
+
+static void drain_index_names(pdcbb_drain_t *m)
+{
+    drain_priv_t *p = drain_priv_get(m);
+    if (p == NULL)
+        return;
+    free(p->obj_by_name);
+    p->obj_by_name = NULL;
+    p->nobj_by_name = 0;
+    if (m->nobjs == 0 || (p->obj_by_name = malloc(m->nobjs * sizeof(uint32_t))) == NULL)
+        return;
+    for (uint32_t i = 0; i < m->nobjs; i++) {
+        if (m->objs[i].name == NULL) { /* a nameless object: keep the linear search */
+            free(p->obj_by_name);
+            p->obj_by_name = NULL;
+            return;
+        }
+        p->obj_by_name[i] = i;
+    }
+    qsort_r(p->obj_by_name, m->nobjs, sizeof(uint32_t), drain_name_cmp, m);
+    p->nobj_by_name = m->nobjs;
+}
+
 void pdcbb_drain_sort(pdcbb_drain_t *m)
 {
     if (m->nranks > 1)
@@ -684,6 +729,7 @@ void pdcbb_drain_sort(pdcbb_drain_t *m)
         }
     }
     drain_priv_invalidate(m);
+    drain_index_names(m);
 }
 
 /* Bytes of one row (dims[1..] elements) of o; 0 when it overflows or a dim is bad. */
