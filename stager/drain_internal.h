@@ -45,10 +45,11 @@ typedef struct drain_priv {
      * for the reads of its other parts */
     uint8_t *xbuf;
     uint64_t xbuf_cap, xbuf_ext;
-    /* m->objs by name (indices, sorted by strcmp of the names; built by pdcbb_drain_sort, used
-     * while nobj_by_name == m->nobjs): pdcbb_drain_find_object in O(log n) */
-    uint32_t *obj_by_name;
-    uint32_t nobj_by_name;
+    /* m->objs by name and by id (indices sorted by strcmp of the names and by id; built by
+     * pdcbb_drain_sort, used while nobj_index == m->nobjs): pdcbb_drain_find_object and
+     * pdcbb_drain_find_object_id in O(log n) */
+    uint32_t *obj_by_name, *obj_by_id;
+    uint32_t nobj_index;
     /* --partial: damaged extents read as zero, each told to on_damaged once */
     int skip_damaged;
     pdcbb_drain_damaged_fn on_damaged;

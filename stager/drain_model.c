@@ -57,6 +57,7 @@ static void drain_priv_free(drain_priv_t *p)
         return;
     drain_priv_release_read(p);
     free(p->obj_by_name);
+    free(p->obj_by_id);
     for (uint32_t i = 0; i < p->nfiles; i++)
         free(p->files[i]);
     free(p->files);
@@ -587,7 +588,7 @@ const pdcbb_drain_cont_t *pdcbb_drain_find_cont_id(const pdcbb_drain_t *m, uint6
 const pdcbb_drain_object_t *pdcbb_drain_find_object(const pdcbb_drain_t *m, const char *name)
 {
     const drain_priv_t *p = m != NULL ? m->priv : NULL;
-    if (name != NULL && p != NULL && p->obj_by_name != NULL && p->nobj_by_name == m->nobjs) {
+    if (name != NULL && p != NULL && p->obj_by_name != NULL && p->nobj_index == m->nobjs) {
         uint32_t lo = 0, hi = m->nobjs;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
@@ -609,6 +610,21 @@ const pdcbb_drain_object_t *pdcbb_drain_find_object(const pdcbb_drain_t *m, cons
 
 const pdcbb_drain_object_t *pdcbb_drain_find_object_id(const pdcbb_drain_t *m, uint64_t id)
 {
+    const drain_priv_t *p = m != NULL ? m->priv : NULL;
+    if (p != NULL && p->obj_by_id != NULL && p->nobj_index == m->nobjs) {
+        uint32_t lo = 0, hi = m->nobjs;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            uint64_t x = m->objs[p->obj_by_id[mid]].id;
+            if (x == id)
+                return &m->objs[p->obj_by_id[mid]];
+            if (x < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return NULL;
+    }
     for (uint32_t i = 0; m != NULL && i < m->nobjs; i++)
         if (m->objs[i].id == id)
             return &m->objs[i];
@@ -666,33 +682,47 @@ static int drain_map_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* The name index of m->objs (drain_priv_t.obj_by_name); without memory, lookups stay linear. */
+/* The indexes of m->objs by name and by id (drain_priv_t); without memory, lookups stay linear. */
 static int drain_name_cmp(const void *a, const void *b, void *arg)
 {
     const pdcbb_drain_t *m = arg;
     return strcmp(m->objs[*(const uint32_t *)a].name, m->objs[*(const uint32_t *)b].name);
 }
 
-static void drain_index_names(pdcbb_drain_t *m)
+static int drain_id_cmp(const void *a, const void *b, void *arg)
+{
+    const pdcbb_drain_t *m = arg;
+    uint64_t x = m->objs[*(const uint32_t *)a].id, y = m->objs[*(const uint32_t *)b].id;
+    return (x > y) - (x < y);
+}
+
+static void drain_index_objects(pdcbb_drain_t *m)
 {
     drain_priv_t *p = drain_priv_get(m);
     if (p == NULL)
         return;
     free(p->obj_by_name);
-    p->obj_by_name = NULL;
-    p->nobj_by_name = 0;
-    if (m->nobjs == 0 || (p->obj_by_name = malloc(m->nobjs * sizeof(uint32_t))) == NULL)
+    free(p->obj_by_id);
+    p->obj_by_name = p->obj_by_id = NULL;
+    p->nobj_index = 0;
+    if (m->nobjs == 0)
         return;
-    for (uint32_t i = 0; i < m->nobjs; i++) {
-        if (m->objs[i].name == NULL) { /* a nameless object: keep the linear search */
-            free(p->obj_by_name);
-            p->obj_by_name = NULL;
-            return;
-        }
-        p->obj_by_name[i] = i;
+    p->obj_by_name = malloc(m->nobjs * sizeof(uint32_t));
+    p->obj_by_id = malloc(m->nobjs * sizeof(uint32_t));
+    int named = 1;
+    for (uint32_t i = 0; i < m->nobjs; i++)
+        named &= m->objs[i].name != NULL;
+    if (p->obj_by_name == NULL || p->obj_by_id == NULL || !named) {
+        free(p->obj_by_name); /* keep the linear searches */
+        free(p->obj_by_id);
+        p->obj_by_name = p->obj_by_id = NULL;
+        return;
     }
+    for (uint32_t i = 0; i < m->nobjs; i++)
+        p->obj_by_name[i] = p->obj_by_id[i] = i;
     qsort_r(p->obj_by_name, m->nobjs, sizeof(uint32_t), drain_name_cmp, m);
-    p->nobj_by_name = m->nobjs;
+    qsort_r(p->obj_by_id, m->nobjs, sizeof(uint32_t), drain_id_cmp, m);
+    p->nobj_index = m->nobjs;
 }
 
 void pdcbb_drain_sort(pdcbb_drain_t *m)
@@ -729,7 +759,7 @@ void pdcbb_drain_sort(pdcbb_drain_t *m)
         }
     }
     drain_priv_invalidate(m);
-    drain_index_names(m);
+    drain_index_objects(m);
 }
 
 /* Bytes of one row (dims[1..] elements) of o; 0 when it overflows or a dim is bad. */
