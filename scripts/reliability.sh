@@ -39,7 +39,7 @@ PDCBB_BUILD_DIR="$build" PDCBB_RELIABILITY_SCALE="$scale" \
 awk '/^(ok|not ok) / {print; next}
      /^# wrote / {w += $3; x = $5; gsub(/[()]/, "", x); f += x}
      /^# checked / || /^# from the drain: checked / {sub(/^# /, "    "); print}
-     /^# (missing|bad|torn):/ {sub(/^# /, "    "); print}
+     /^# (from the drain: )?(missing|bad|torn):/ {sub(/^# /, "    "); print}
      END {printf "operations acknowledged: %d (%d failed under the faults)\n", w, f}' "$log"
 if [ "$status" -ne 0 ]; then
     echo "reliability.sh: a phase failed; the whole output is in $log" >&2

@@ -32,7 +32,7 @@ run_load() {
     drained="$(ls -d "$WORKDIR"/drain/pdcbb.3500*)"
     [ -f "$drained/COMPLETE" ]
     PDCBB_DRAINED_DIR="$drained" run "$LOAD" check "$WORKDIR"/log.*
-    echo "from the drain: $output"
+    sed 's/^/from the drain: /' <<<"$output"
     assert_success
     assert_output --regexp "checked [0-9]+ objects.*: 0 missing, 0 bad "
     assert_no_daemons "$WORKDIR"
