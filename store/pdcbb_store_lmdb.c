@@ -255,9 +255,22 @@ static uint64_t txn_used_bytes(pdcbb_txn_t *t)
     return pages * psize;
 }
 
+/* 1 when the store cannot hold more than map_size bytes after this commit: its high-water mark
+ * (LMDB's last page ever used, free or not) plus what one transaction can add (the reserve the
+ * file is kept allocated ahead by) stays below it. Two reads of the environment's meta page,
+ * instead of a statistic of every table per commit. */
+static int surely_fits(const pdcbb_store_t *st)
+{
+    MDB_envinfo info;
+    MDB_stat ms;
+    if (mdb_env_info(st->env, &info) != 0 || mdb_env_stat(st->env, &ms) != 0)
+        return 0;
+    return ((uint64_t)info.me_last_pgno + 1) * ms.ms_psize + STORE_RESERVE_MIN <= st->map_size;
+}
+
 static pdcbb_err_t lmdb_txn_commit(pdcbb_txn_t *t)
 {
-    if (t->mode == PDCBB_TXN_WRITE && txn_used_bytes(t) > t->st->map_size) {
+    if (t->mode == PDCBB_TXN_WRITE && !surely_fits(t->st) && txn_used_bytes(t) > t->st->map_size) {
         mdb_txn_abort(t->txn);
         txn_release(t);
         return PDCBB_ERR_META_FULL;
