@@ -6,7 +6,7 @@
  * each request (header, token, op, body) and runs its handler inside one store transaction.
  * Handlers are named bbd_op_<op>, like the client stubs client_op_<op>, so both sides of an op
  * are one search away; they live in twelve files, one per group of ops:
- *   bbd_meta.c        HELLO, STATS, containers (CONT_*), objects (OBJ_CREATE/OPEN/INFO/DEL/
+ *   bbd_meta.c        HELLO, AUTH, STATS, containers (CONT_*), objects (OBJ_CREATE/OPEN/INFO/DEL/
  *                     SET_DIMS/LIST), tags (TAG_PUT/GET/DEL/QUERY)
  *   bbd_data.c        region data (DATA_WRITE/READ/DIRECT/FLUSH/DROP/RESIZE), MAP_PUT/MAP_GET
  *   bbd_strided.c     STRIDED_WRITE, STRIDED_READ
@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "bbd_io.h"
+#include "pdcbb_auth.h"
 #include "pdcbb_config.h"
 #include "pdcbb_grow.h"
 #include "pdcbb_jobdir.h"
@@ -48,6 +49,14 @@ typedef struct bbd_conn {
     uint64_t direct_reserved; /* capacity held by DATA_DIRECT writes not yet DONE */
     uint64_t held_pass;       /* process_queue pass in which an earlier message of this
                                  connection was still waiting (its later ones wait too) */
+    /* The handshake (common/pdcbb_auth.h): until AUTH proved the token, the daemon answers
+     * only HELLO and AUTH on the connection, and closes it after cfg.auth_timeout. */
+    int authenticated;
+    int have_nonces;    /* a HELLO set the nonces (AUTH needs them) */
+    int unauth_counted; /* counted in bbd_t.unauth_conns */
+    uint8_t client_nonce[PDCBB_AUTH_NONCE_LEN];
+    uint8_t daemon_nonce[PDCBB_AUTH_NONCE_LEN];
+    double accepted; /* CLOCK_MONOTONIC seconds when the connection was accepted */
 } bbd_conn_t;
 
 typedef struct bbd_msg {
@@ -108,6 +117,7 @@ typedef struct bbd {
 
     bbd_conn_t *conns;
     uint64_t next_conn_id;
+    unsigned unauth_conns; /* live UCX connections that did not authenticate yet */
     bbd_msg_t *queue_head;
     bbd_msg_t *queue_tail;
     volatile int stopping;
@@ -182,6 +192,9 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
  */
 void bbd_server_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len);
 void bbd_conn_ref(bbd_conn_t *c);
+/* AUTH proved the token on c: mark it so (it no longer counts against the cap of
+ * unauthenticated connections nor expires). */
+void bbd_conn_authenticated(bbd_t *d, bbd_conn_t *c);
 void bbd_conn_unref(bbd_t *d, bbd_conn_t *c);
 
 /*

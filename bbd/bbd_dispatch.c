@@ -6,9 +6,11 @@
  *
  * Nothing a client sends is trusted: a message that fails any check gets an error reply that
  * names the cause (PDCBB_ERR_PROTO, _VERSION, _BAD_OP, _TRUNCATED, _TOO_BIG, _AUTH) and is
- * counted; a message too broken to answer (no readable header) is dropped and counted. A
- * reply is encoded before the transaction commits and sent only after it did, so a client is
- * never told something is stored that is not.
+ * counted. On a UCX connection that did not prove the job token (HELLO, then AUTH: bbd_meta.c)
+ * only those two are answered, anything else is _AUTH; shared-memory requests (conn NULL)
+ * carry the token, checked per request; a message too broken to answer (no readable header) is
+ * dropped and counted. A reply is encoded before the transaction commits and sent only after it
+ * did, so a client is never told something is stored that is not.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -157,12 +159,14 @@ void bbd_bulk_release(bbd_bulk_t *b)
 }
 
 /*
- * Every check before the handler: header, reply flag, token, op, shutdown, body. Returns 1 with
+ * Every check before the handler: header, reply flag, the connection's handshake (UCX) or the
+ * token (shared memory), op, shutdown, body. Returns 1 with
  * h and q filled when the request is to be run, else 0 with *reply the error reply (or NULL
  * for a message too short to answer).
  */
-static int request_prepare(bbd_t *d, const uint8_t *msg, size_t len, pdcbb_msg_hdr_t *hp,
-                           pdcbb_any_body_t *q, void **reply, size_t *reply_len)
+static int request_prepare(bbd_t *d, const bbd_conn_t *conn, const uint8_t *msg, size_t len,
+                           pdcbb_msg_hdr_t *hp, pdcbb_any_body_t *q, void **reply,
+                           size_t *reply_len)
 {
     pdcbb_msg_hdr_t h;
     pdcbb_err_t rc;
@@ -190,10 +194,15 @@ static int request_prepare(bbd_t *d, const uint8_t *msg, size_t len, pdcbb_msg_h
         bbd_reply_build(&h, PDCBB_ERR_PROTO, NULL, reply, reply_len);
         return 0;
     }
-    if (!pdcbb_token_equal(h.token, d->token)) {
+    if (conn == NULL ? !pdcbb_token_equal(h.token, d->token)
+                     : !conn->authenticated && h.op != PDCBB_OP_HELLO && h.op != PDCBB_OP_AUTH) {
+        /* A shared-memory channel's requests carry the token (its set-up checked the peer);
+         * on UCX the header's token is not trusted: the connection proved it, or it did not. */
         d->stats.auth_failures++;
-        PDCBB_WARN("refused %s request %llu: wrong or missing job token (%llu refused so far)",
-                   pdcbb_op_name(h.op), (unsigned long long)h.req_id,
+        PDCBB_WARN("refused %s request %llu: %s (%llu refused so far)", pdcbb_op_name(h.op),
+                   (unsigned long long)h.req_id,
+                   conn == NULL ? "wrong or missing job token"
+                                : "the connection did not prove the job token (HELLO, AUTH)",
                    (unsigned long long)d->stats.auth_failures);
         bbd_reply_build(&h, PDCBB_ERR_AUTH, NULL, reply, reply_len);
         return 0;
@@ -241,7 +250,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     memset(reply_bulk, 0, sizeof(*reply_bulk));
     if (bulk_len > 0)
         bbd_stats_recv_bulk(d, msg, len, bulk_len);
-    if (!request_prepare(d, msg, len, &h, &q, reply, reply_len))
+    if (!request_prepare(d, conn, msg, len, &h, &q, reply, reply_len))
         return;
     r.hdr = &h;
 
@@ -362,7 +371,7 @@ void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
     for (size_t i = 0; i < n; i++) {
         items[i].reply = NULL;
         items[i].reply_len = 0;
-        if (!request_prepare(d, items[i].msg, items[i].len, &hs[i], &qs[i], &items[i].reply,
+        if (!request_prepare(d, NULL, items[i].msg, items[i].len, &hs[i], &qs[i], &items[i].reply,
                              &items[i].reply_len))
             continue;
         if (!bbd_op_is_batchable(hs[i].op)) {

@@ -249,11 +249,66 @@ pdcbb_err_t bbd_op_hello(bbd_req_t *r, const pdcbb_hello_req_t *q, pdcbb_hello_r
                    (unsigned long long)r->d->job_id);
         return PDCBB_ERR_AUTH;
     }
+    bbd_conn_t *c = r->conn;
+    if (q->nonce_len != PDCBB_AUTH_NONCE_LEN && (c != NULL || q->nonce_len != 0)) {
+        /* A UCX client must start the handshake; a shared-memory one proved the token when
+         * its channel was set up and may leave the nonce out. */
+        PDCBB_WARN("refused HELLO from pid %u on %s: a %u-byte nonce (expected %d)", q->client_pid,
+                   q->client_node, q->nonce_len, PDCBB_AUTH_NONCE_LEN);
+        return PDCBB_ERR_PROTO;
+    }
     p->rank = r->d->rank;
     p->nservers = r->d->nservers;
     p->job_id = r->d->job_id;
     p->node = r->d->node;
+    if (q->nonce_len == PDCBB_AUTH_NONCE_LEN) {
+        uint8_t *out = bbd_req_alloc(r, PDCBB_AUTH_NONCE_LEN + PDCBB_AUTH_PROOF_LEN);
+        if (out == NULL)
+            return PDCBB_ERR_NOMEM;
+        pdcbb_err_t rc = pdcbb_auth_nonce(out);
+        if (rc != PDCBB_OK) {
+            PDCBB_ERROR("cannot make a nonce: the kernel's random source failed");
+            return rc;
+        }
+        pdcbb_auth_daemon_proof(r->d->token, q->nonce, out, out + PDCBB_AUTH_NONCE_LEN);
+        if (c != NULL) {
+            /* A new HELLO starts a new handshake; an authenticated connection stays so. */
+            memcpy(c->client_nonce, q->nonce, PDCBB_AUTH_NONCE_LEN);
+            memcpy(c->daemon_nonce, out, PDCBB_AUTH_NONCE_LEN);
+            c->have_nonces = 1;
+        }
+        p->nonce = out;
+        p->nonce_len = PDCBB_AUTH_NONCE_LEN;
+        p->proof = out + PDCBB_AUTH_NONCE_LEN;
+        p->proof_len = PDCBB_AUTH_PROOF_LEN;
+    }
     PDCBB_DEBUG("hello from pid %u on %s", q->client_pid, q->client_node);
+    return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_op_auth(bbd_req_t *r, const pdcbb_auth_req_t *q, pdcbb_auth_rep_t *p)
+{
+    bbd_conn_t *c = r->conn;
+    (void)p;
+    if (c == NULL)
+        return PDCBB_ERR_UNSUPPORTED; /* a shared-memory channel proved the token already */
+    uint8_t expected[PDCBB_AUTH_PROOF_LEN];
+    int ok = 0;
+    if (c->have_nonces) {
+        pdcbb_auth_client_proof(r->d->token, c->client_nonce, c->daemon_nonce, expected);
+        ok = pdcbb_auth_proof_ok(expected, q->proof, q->proof_len);
+    }
+    /* One proof per HELLO: a wrong one needs a new HELLO (new nonces) to try again. */
+    c->have_nonces = 0;
+    if (!ok) {
+        r->d->stats.auth_failures++;
+        PDCBB_WARN("refused AUTH on connection %llu: wrong proof of the job token, or no HELLO "
+                   "before it (%llu refused so far)",
+                   (unsigned long long)c->id, (unsigned long long)r->d->stats.auth_failures);
+        return PDCBB_ERR_AUTH;
+    }
+    bbd_conn_authenticated(r->d, c);
+    PDCBB_DEBUG("connection %llu proved the job token", (unsigned long long)c->id);
     return PDCBB_OK;
 }
 

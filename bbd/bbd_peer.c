@@ -25,6 +25,10 @@ typedef struct peer_out {
     unsigned op;
     int kind;
     void *msg;
+    size_t len;
+    const void *bulk; /* the bulk part, bulk_len bytes (the caller keeps it valid) */
+    size_t bulk_len;
+    int queued;          /* waits for the peer's handshake: not sent yet */
     int sending;         /* UCX still uses msg and the bulk part */
     int answered;        /* reply (or failure) recorded */
     pdcbb_err_t status;
@@ -73,6 +77,8 @@ static pdcbb_err_t peer_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, c
     return PDCBB_ERR_NOT_FOUND;
 }
 
+static pdcbb_err_t handshake_start(bbd_t *d, unsigned rank, char *err, size_t errlen);
+
 bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
 {
     if (rank >= d->nservers) {
@@ -115,6 +121,12 @@ bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
                  ucs_status_string(st));
         return NULL;
     }
+    p->auth_state = BBD_PEER_NEW;
+    if (handshake_start(d, rank, err, errlen) != PDCBB_OK) {
+        pdcbb_ucx_ep_close(d->ucx.worker, p->ep, 1, 1.0);
+        p->ep = NULL;
+        return NULL;
+    }
     return p;
 }
 
@@ -144,7 +156,9 @@ void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h)
     /* Replies carry no token: an unguessable id is what ties one to its request. */
     if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
         next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
-    pdcbb_request_hdr(h, op, ++next_req_id, peer->token);
+    /* The connection proved the token (the handshake): the header carries none. */
+    pdcbb_request_hdr(h, op, ++next_req_id, NULL);
+    (void)peer;
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -190,18 +204,32 @@ static void out_send_cb(void *request, ucs_status_t status, void *user_data)
     /* done runs from bbd_peer_poll, in the event loop. */
 }
 
-pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body,
-                          const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,
-                          void *arg, char *why, size_t whylen)
+/* Hand o to UCX; PDCBB_OK, or PDCBB_ERR_UNREACHABLE with why (o not sent). */
+static pdcbb_err_t out_post(bbd_t *d, bbd_peer_t *peer, peer_out_t *o, char *why, size_t whylen)
 {
-    bbd_peer_t *peer = bbd_peer_get(d, rank, why, whylen);
-    if (peer == NULL)
+    o->sending = 1;
+    void *req = pdcbb_ucx_send_msg(peer->ep, o->msg, o->len, o->bulk, o->bulk_len,
+                                   UCP_AM_SEND_FLAG_REPLY, out_send_cb, o);
+    if (UCS_PTR_IS_ERR(req)) {
+        o->sending = 0;
+        snprintf(why, whylen, "%s", ucs_status_string(UCS_PTR_STATUS(req)));
         return PDCBB_ERR_UNREACHABLE;
+    }
+    uint64_t *k = d->stats.kinds[o->kind];
+    k[PDCBB_STAT_MSGS_SENT]++;
+    k[PDCBB_STAT_BYTES_SENT] += o->len + o->bulk_len;
+    return PDCBB_OK;
+}
+
+/* Build a request of op to rank (peer) and send it, or queue it while the handshake runs. */
+static pdcbb_err_t out_start(bbd_t *d, bbd_peer_t *peer, unsigned rank, unsigned op,
+                             const void *body, const void *bulk, size_t bulk_len, int kind,
+                             bbd_peer_done_fn done, void *arg, char *why, size_t whylen)
+{
     pdcbb_msg_hdr_t h;
     bbd_peer_hdr(peer, op, &h);
     peer_out_t *o = calloc(1, sizeof(*o));
-    size_t len = 0;
-    if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &len) != PDCBB_OK) {
+    if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &o->len) != PDCBB_OK) {
         free(o);
         snprintf(why, whylen, "out of memory");
         return PDCBB_ERR_NOMEM;
@@ -212,21 +240,128 @@ pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body
     o->kind = kind;
     o->done = done;
     o->arg = arg;
-    o->sending = 1;
-    void *req = pdcbb_ucx_send_msg(peer->ep, o->msg, len, bulk, bulk_len, UCP_AM_SEND_FLAG_REPLY,
-                                   out_send_cb, o);
-    if (UCS_PTR_IS_ERR(req)) {
-        snprintf(why, whylen, "%s", ucs_status_string(UCS_PTR_STATUS(req)));
+    o->bulk = bulk;
+    o->bulk_len = bulk ? bulk_len : 0;
+    int handshake = op == PDCBB_OP_HELLO || op == PDCBB_OP_AUTH;
+    if (!handshake && peer->auth_state != BBD_PEER_READY) {
+        o->queued = 1;
+    } else if (out_post(d, peer, o, why, whylen) != PDCBB_OK) {
         free(o->msg);
         free(o);
         return PDCBB_ERR_UNREACHABLE;
     }
-    uint64_t *k = d->stats.kinds[kind];
-    k[PDCBB_STAT_MSGS_SENT]++;
-    k[PDCBB_STAT_BYTES_SENT] += len + bulk_len;
     o->next = outs;
     outs = o;
     return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body, const void *bulk,
+                          size_t bulk_len, int kind, bbd_peer_done_fn done, void *arg, char *why,
+                          size_t whylen)
+{
+    bbd_peer_t *peer = bbd_peer_get(d, rank, why, whylen);
+    if (peer == NULL)
+        return PDCBB_ERR_UNREACHABLE;
+    return out_start(d, peer, rank, op, body, bulk, bulk_len, kind, done, arg, why, whylen);
+}
+
+/* ------------------------------------------------------------------ handshake */
+
+/* The handshake with rank ended: send what waited for it, or fail it with status. */
+static void handshake_end(bbd_t *d, unsigned rank, pdcbb_err_t status, const char *why)
+{
+    bbd_peer_t *peer = &peers[rank];
+    peer->auth_state = status == PDCBB_OK ? BBD_PEER_READY : BBD_PEER_NEW;
+    if (status != PDCBB_OK) {
+        PDCBB_WARN("handshake with daemon %u (node %s) failed: %s", rank, peer->node, why);
+        /* A new endpoint (and handshake) on the next request. */
+        peer->failed = 1;
+        peer->fail_status = UCS_ERR_REJECTED;
+    }
+    for (peer_out_t *o = outs; o; o = o->next) {
+        if (!o->queued || o->rank != rank || o->answered)
+            continue;
+        o->queued = 0;
+        char err[256];
+        if (status != PDCBB_OK)
+            out_answer(o, status, why);
+        else if (out_post(d, peer, o, err, sizeof(err)) != PDCBB_OK)
+            out_answer(o, PDCBB_ERR_UNREACHABLE, err);
+    }
+}
+
+static void auth_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, const uint8_t *msg,
+                      size_t len)
+{
+    unsigned rank = (unsigned)(uintptr_t)arg;
+    (void)msg, (void)len;
+    if (peers == NULL || rank >= npeers)
+        return;
+    char text[300];
+    if (status != PDCBB_OK)
+        snprintf(text, sizeof(text), "AUTH: %s",
+                 status == PDCBB_ERR_AUTH ? "it refused this daemon's proof of its token" : why);
+    handshake_end(d, rank, status, status == PDCBB_OK ? NULL : text);
+}
+
+static void hello_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, const uint8_t *msg,
+                       size_t len)
+{
+    unsigned rank = (unsigned)(uintptr_t)arg;
+    if (peers == NULL || rank >= npeers)
+        return;
+    bbd_peer_t *peer = &peers[rank];
+    char text[300];
+    if (status != PDCBB_OK) {
+        snprintf(text, sizeof(text), "HELLO: %s", why);
+        handshake_end(d, rank, status, text);
+        return;
+    }
+    pdcbb_hello_rep_t rep;
+    pdcbb_msg_hdr_t h;
+    uint8_t expected[PDCBB_AUTH_PROOF_LEN], proof[PDCBB_AUTH_PROOF_LEN];
+    int proved = 0;
+    if (pdcbb_hdr_decode(msg, len, &h) == PDCBB_OK &&
+        pdcbb_body_decode(PDCBB_OP_HELLO, 1, msg + PDCBB_HDR_LEN, h.payload_len, &rep) ==
+            PDCBB_OK) {
+        if (rep.nonce_len == PDCBB_AUTH_NONCE_LEN) {
+            pdcbb_auth_daemon_proof(peer->token, peer->nonce, rep.nonce, expected);
+            proved = pdcbb_auth_proof_ok(expected, rep.proof, rep.proof_len);
+            pdcbb_auth_client_proof(peer->token, peer->nonce, rep.nonce, proof);
+        }
+        pdcbb_body_free(PDCBB_OP_HELLO, 1, &rep);
+    }
+    if (!proved) {
+        handshake_end(d, rank, PDCBB_ERR_AUTH,
+                      "it could not prove its node's token (not the job's daemon)");
+        return;
+    }
+    pdcbb_auth_req_t q = {.proof = proof, .proof_len = sizeof(proof)};
+    char err[256];
+    peer->auth_state = BBD_PEER_AUTH;
+    pdcbb_err_t rc = out_start(d, peer, rank, PDCBB_OP_AUTH, &q, NULL, 0, PDCBB_KIND_OTHER,
+                               auth_done, (void *)(uintptr_t)rank, err, sizeof(err));
+    if (rc != PDCBB_OK)
+        handshake_end(d, rank, rc, err);
+}
+
+/* Send HELLO with a fresh nonce on peers[rank]'s new endpoint (its reply: hello_done). */
+static pdcbb_err_t handshake_start(bbd_t *d, unsigned rank, char *err, size_t errlen)
+{
+    bbd_peer_t *peer = &peers[rank];
+    pdcbb_err_t rc = pdcbb_auth_nonce(peer->nonce);
+    if (rc != PDCBB_OK) {
+        snprintf(err, errlen, "cannot make a nonce: the kernel's random source failed");
+        return rc;
+    }
+    pdcbb_hello_req_t q = {.client_pid = (uint32_t)getpid(),
+                           .job_id = d->job_id,
+                           .client_node = d->node,
+                           .nonce = peer->nonce,
+                           .nonce_len = PDCBB_AUTH_NONCE_LEN};
+    peer->auth_state = BBD_PEER_HELLO;
+    return out_start(d, peer, rank, PDCBB_OP_HELLO, &q, NULL, 0, PDCBB_KIND_OTHER, hello_done,
+                     (void *)(uintptr_t)rank, err, errlen);
 }
 
 int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len)

@@ -5,8 +5,10 @@
  *
  * bbd_peer_send sends a request (with a bulk part, if any) and calls done once, from the event
  * loop (bbd_peer_poll), with the reply or with the failure: a send that failed, a peer that went
- * away. bbd_peer_on_reply (the active-message callback) only copies a reply that answers one
- * of these requests (returns 1) and returns 0 for anything else.
+ * away, a peer that could not prove its node's token. A new endpoint first does the handshake
+ * (HELLO, AUTH: the peer proves its node's token, then this daemon), driven by the same loop;
+ * requests wait for it and carry no token. bbd_peer_on_reply (the active-message callback) only
+ * copies a reply that answers one of these requests (returns 1) and returns 0 for anything else.
  */
 #ifndef BBD_PEER_H
 #define BBD_PEER_H
@@ -19,7 +21,12 @@ typedef struct bbd_peer {
     ucs_status_t fail_status;
     char node[PDCBB_NODE_NAME_MAX];
     uint8_t token[PDCBB_TOKEN_LEN]; /* its node's token (each node of a Slurm job has its own) */
+    int auth_state;                 /* the handshake on ep: BBD_PEER_* below */
+    uint8_t nonce[PDCBB_AUTH_NONCE_LEN]; /* this daemon's nonce of the handshake */
 } bbd_peer_t;
+
+/* A peer's handshake (common/pdcbb_auth.h): requests sent before it is done wait for it. */
+enum { BBD_PEER_NEW = 0, BBD_PEER_HELLO = 1, BBD_PEER_AUTH = 2, BBD_PEER_READY = 3 };
 
 /* The connected peer of daemon rank (connecting if needed), or NULL with a message in err. */
 bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen);

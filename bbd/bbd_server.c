@@ -101,6 +101,62 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     (void)d;
 }
 
+/* Stop counting c among the unauthenticated connections (it authenticated, or is closing). */
+static void conn_uncount(bbd_t *d, bbd_conn_t *c)
+{
+    if (c->unauth_counted) {
+        c->unauth_counted = 0;
+        d->unauth_conns--;
+    }
+}
+
+void bbd_conn_authenticated(bbd_t *d, bbd_conn_t *c)
+{
+    c->authenticated = 1;
+    conn_uncount(d, c);
+}
+
+/* Mark c for closing by the loop (reap_dead): UCX then frees what it buffered for it. */
+static void conn_expire(bbd_t *d, bbd_conn_t *c, const char *why)
+{
+    PDCBB_INFO("closing client connection %llu: %s", (unsigned long long)c->id, why);
+    c->dead = 1;
+    conn_uncount(d, c);
+}
+
+/*
+ * A handshake flood must not grow the daemon's memory: beyond BBD_UNAUTH_CONNS_MAX connections
+ * that did not prove the token yet, the oldest of them is closed for each new one.
+ */
+#define BBD_UNAUTH_CONNS_MAX 256
+
+static void conn_make_room(bbd_t *d)
+{
+    if (d->unauth_conns < BBD_UNAUTH_CONNS_MAX)
+        return;
+    bbd_conn_t *oldest = NULL;
+    for (bbd_conn_t *c = d->conns; c; c = c->next) /* newest first */
+        if (c->unauth_counted && !c->dead)
+            oldest = c;
+    if (oldest != NULL)
+        conn_expire(d, oldest, "too many connections that did not prove the job token");
+}
+
+/* Close the connections that did not prove the token within cfg.auth_timeout. */
+static void conn_expire_unauthenticated(bbd_t *d)
+{
+    static double next_check;
+    if (d->unauth_conns == 0)
+        return;
+    double now = monotonic_seconds();
+    if (now < next_check)
+        return;
+    next_check = now + 0.1;
+    for (bbd_conn_t *c = d->conns; c; c = c->next)
+        if (c->unauth_counted && !c->dead && now - c->accepted > d->cfg.auth_timeout)
+            conn_expire(d, c, "it did not prove the job token within auth_timeout");
+}
+
 static void conn_request_cb(ucp_conn_request_h req, void *arg)
 {
     bbd_t *d = arg;
@@ -130,6 +186,10 @@ static void conn_request_cb(ucp_conn_request_h req, void *arg)
     }
     c->id = ++d->next_conn_id;
     c->refs = 1; /* the connection list's reference */
+    c->accepted = monotonic_seconds();
+    conn_make_room(d);
+    c->unauth_counted = 1;
+    d->unauth_conns++;
     c->next = d->conns;
     if (d->conns)
         d->conns->prev = c;
@@ -238,13 +298,13 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
         c = conn_of_ep(d, param->reply_ep);
-    /* Nothing is received for a sender that has not shown the job's token: the control
-     * message (the AM header, already here) is checked first; without the token the data is
-     * left unreceived (rendezvous data not fetched is dropped when this callback returns) and
-     * the request, queued without it, gets its AUTH refusal from the dispatcher. */
+    /* Nothing is received on a connection that has not proved the job's token (HELLO, AUTH):
+     * the data is left unreceived (rendezvous data not fetched is dropped when this callback
+     * returns) and the request, queued without it, gets its AUTH refusal from the dispatcher.
+     * A malformed header gets its refusal there too, without the data. */
     pdcbb_msg_hdr_t hh;
-    if (c != NULL && (pdcbb_hdr_decode(header, header_length, &hh) != PDCBB_OK ||
-                      !pdcbb_token_equal(hh.token, d->token))) {
+    if (c != NULL &&
+        (pdcbb_hdr_decode(header, header_length, &hh) != PDCBB_OK || !c->authenticated)) {
         length = 0;
         rndv = 0;
     }
@@ -282,6 +342,9 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     return UCS_OK;
 }
 
+/* The largest message taken from a connection that did not prove the token yet. */
+#define BBD_UNAUTH_MSG_MAX (16u << 10)
+
 static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_length, void *data,
                                size_t length, const ucp_am_recv_param_t *param)
 {
@@ -301,8 +364,10 @@ static ucs_status_t am_recv_cb(void *arg, const void *header, size_t header_leng
         PDCBB_WARN("dropped a %zu-byte message from an unknown endpoint", length);
         return UCS_OK;
     }
-    if (length > PDCBB_HDR_LEN + (size_t)PDCBB_PAYLOAD_MAX) {
-        /* Too big to even receive: answer from the header alone. */
+    if (length > PDCBB_HDR_LEN + (size_t)PDCBB_PAYLOAD_MAX ||
+        (!c->authenticated && length > BBD_UNAUTH_MSG_MAX)) {
+        /* Too big to even receive (before the handshake: more than a HELLO or an AUTH can
+         * need): answer from the header alone. */
         d->stats.proto_errors++;
         length = 0; /* rendezvous data not fetched is dropped when this callback returns */
     }
@@ -585,6 +650,7 @@ static void reap_dead(bbd_t *d)
     while (c) {
         bbd_conn_t *next = c->next;
         if (c->dead && c->ep) {
+            conn_uncount(d, c);
             bbd_lock_conn_gone(d, c); /* its locks are free again */
             bbd_data_direct_release(d, c);
             conn_close_ep(d, c, 1);
@@ -696,6 +762,7 @@ void bbd_server_run(bbd_t *d)
          * I/O thread's eventfd), which the polling passes for shared memory cannot afford. */
         if (bbd_io_in_flight() > 0)
             io_reap(d);
+        conn_expire_unauthenticated(d);
         reap_dead(d);
         /* Work queued, or a rendezvous receive in flight (its completion does not always wake
          * the event fd): keep progressing instead of sleeping. */

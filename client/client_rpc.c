@@ -1,6 +1,7 @@
 /*
  * client_rpc.c - the client's side of the transport: one UCX worker, one endpoint per daemon
- * (connected on first use and checked with a HELLO), and request/reply round trips.
+ * (connected on first use; HELLO and AUTH then prove the job token both ways, so requests
+ * carry none: common/pdcbb_auth.h), and request/reply round trips.
  *
  * A call never hangs on a dead daemon: endpoints run in UCP_ERR_HANDLING_MODE_PEER, so a
  * daemon that dies fails its outstanding requests at once (PDCBB_ERR_UNREACHABLE), and every
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "pdcbb_auth.h"
 #include "pdcbb_log.h"
 
 static double now_seconds(void)
@@ -352,6 +354,8 @@ static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const voi
     client_server_t *s = &client_g.servers[server];
     pdcbb_msg_hdr_t h;
     client_request_hdr(server, op, &h);
+    /* Over UCX the connection proved the token (connect_once): it never travels. */
+    memset(h.token, 0, sizeof(h.token));
     client_pending_t *p = calloc(1, sizeof(*p));
     if (p == NULL)
         return client_fail(PDCBB_ERR_NOMEM, "out of memory");
@@ -386,6 +390,33 @@ static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const voi
     return PDCBB_OK;
 }
 
+/* One round trip of the handshake (HELLO or AUTH) to server: the reply's status, and on
+ * PDCBB_OK its body in rep (released with client_rpc_release(op, rep, *keep)). */
+static pdcbb_err_t handshake_step(unsigned server, unsigned op, const void *req, void *rep,
+                                  void **keep)
+{
+    client_pending_t *p;
+    pdcbb_err_t rc = post(server, op, req, NULL, 0, NULL, 0, &p);
+    if (rc != PDCBB_OK)
+        return rc;
+    client_rpc_wait(p, client_g.cfg.connect_timeout);
+    rc = p->status;
+    pdcbb_msg_hdr_t h;
+    if (rc == PDCBB_OK && (rc = pdcbb_hdr_decode(p->buf, p->len, &h)) == PDCBB_OK) {
+        rc = h.status;
+        if (rc == PDCBB_OK && (h.op != op || !(h.flags & PDCBB_MSG_FLAG_REPLY)))
+            rc = PDCBB_ERR_PROTO;
+    }
+    if (rc == PDCBB_OK)
+        rc = pdcbb_body_decode(op, 1, (uint8_t *)p->buf + PDCBB_HDR_LEN, h.payload_len, rep);
+    if (rc == PDCBB_OK) {
+        *keep = p->buf;
+        p->buf = NULL;
+    }
+    client_pending_free(p);
+    return rc;
+}
+
 static pdcbb_err_t connect_once(unsigned server)
 {
     client_server_t *s = &client_g.servers[server];
@@ -417,18 +448,45 @@ static pdcbb_err_t connect_once(unsigned server)
     }
     s->connected = 1;
 
-    pdcbb_hello_req_t q = {.client_pid = (uint32_t)getpid(), .job_id = client_g.job_id,
-                           .client_node = client_g.node};
-    client_pending_t *p;
-    pdcbb_err_t rc = post(server, PDCBB_OP_HELLO, &q, NULL, 0, NULL, 0, &p);
-    if (rc != PDCBB_OK)
-        return rc;
-    client_rpc_wait(p, client_g.cfg.connect_timeout);
-    rc = p->status;
-    pdcbb_msg_hdr_t h;
-    if (rc == PDCBB_OK && (rc = pdcbb_hdr_decode(p->buf, p->len, &h)) == PDCBB_OK)
-        rc = h.status;
-    client_pending_free(p);
+    /* The handshake (common/pdcbb_auth.h): the daemon proves the token, then this process. */
+    uint8_t cn[PDCBB_AUTH_NONCE_LEN], expected[PDCBB_AUTH_PROOF_LEN];
+    pdcbb_err_t rc = pdcbb_auth_nonce(cn);
+    if (rc != PDCBB_OK) {
+        s->failed = 1;
+        return client_fail(rc, "cannot make a nonce: the kernel's random source failed");
+    }
+    pdcbb_hello_req_t q = {.client_pid = (uint32_t)getpid(),
+                           .job_id = client_g.job_id,
+                           .client_node = client_g.node,
+                           .nonce = cn,
+                           .nonce_len = sizeof(cn)};
+    pdcbb_hello_rep_t hr;
+    void *keep = NULL;
+    rc = handshake_step(server, PDCBB_OP_HELLO, &q, &hr, &keep);
+    if (rc == PDCBB_OK) {
+        int proved = 0;
+        uint8_t proof[PDCBB_AUTH_PROOF_LEN];
+        if (hr.nonce_len == PDCBB_AUTH_NONCE_LEN) {
+            pdcbb_auth_daemon_proof(s->info.token, cn, hr.nonce, expected);
+            proved = pdcbb_auth_proof_ok(expected, hr.proof, hr.proof_len);
+            pdcbb_auth_client_proof(s->info.token, cn, hr.nonce, proof);
+        }
+        client_rpc_release(PDCBB_OP_HELLO, &hr, keep);
+        if (!proved) {
+            s->failed = 1;
+            return client_fail(PDCBB_ERR_AUTH,
+                               "daemon %u at %s:%u (node %s) could not prove job %llu's token: "
+                               "not this job's daemon (a stale endpoint record, or another "
+                               "process listening on its port)",
+                               server, s->info.ip, s->info.port, s->info.node,
+                               (unsigned long long)client_g.job_id);
+        }
+        pdcbb_auth_req_t aq = {.proof = proof, .proof_len = sizeof(proof)};
+        pdcbb_auth_rep_t ar;
+        rc = handshake_step(server, PDCBB_OP_AUTH, &aq, &ar, &keep);
+        if (rc == PDCBB_OK)
+            client_rpc_release(PDCBB_OP_AUTH, &ar, keep);
+    }
     if (rc != PDCBB_OK) {
         s->failed = 1;
         if (rc == PDCBB_ERR_AUTH)

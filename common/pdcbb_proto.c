@@ -119,7 +119,8 @@ void pdcbb_request_hdr(pdcbb_msg_hdr_t *h, unsigned op, uint64_t req_id, const u
     h->version = PDCBB_PROTO_VERSION;
     h->op = (uint16_t)op;
     h->req_id = req_id;
-    memcpy(h->token, token, PDCBB_TOKEN_LEN);
+    if (token != NULL)
+        memcpy(h->token, token, PDCBB_TOKEN_LEN);
 }
 
 void pdcbb_hdr_encode(const pdcbb_msg_hdr_t *hdr, uint8_t *out)

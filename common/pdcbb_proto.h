@@ -26,7 +26,7 @@
 #include "pdcbb_error.h"
 
 #define PDCBB_PROTO_MAGIC 0x42434450u /* "PDCB" in little-endian byte order */
-#define PDCBB_PROTO_VERSION 1
+#define PDCBB_PROTO_VERSION 2
 #define PDCBB_TOKEN_LEN 32
 #define PDCBB_HDR_LEN 64
 /* Largest payload of one control message; larger data is split by the sender. */
@@ -156,12 +156,18 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
     X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                         \
     X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP)                      \
-    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)
+    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)                      \
+    X(AUTH, 103, auth, PDCBB_AUTH_REQ, PDCBB_EMPTY)
 
 #define PDCBB_EMPTY(F, T)
-#define PDCBB_HELLO_REQ(F, T) F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node)
+/* The connection handshake (common/pdcbb_auth.h): HELLO's nonce is the client's, its reply's
+ * nonce the daemon's and proof the daemon's proof of the token; AUTH carries the client's. */
+#define PDCBB_HELLO_REQ(F, T)                                                                     \
+    F(T, U32, client_pid) F(T, U64, job_id) F(T, STR, client_node) F(T, BLOB, nonce)
 #define PDCBB_HELLO_REP(F, T)                                                                     \
-    F(T, U32, rank) F(T, U32, nservers) F(T, U64, job_id) F(T, STR, node)
+    F(T, U32, rank) F(T, U32, nservers) F(T, U64, job_id) F(T, STR, node) F(T, BLOB, nonce)      \
+    F(T, BLOB, proof)
+#define PDCBB_AUTH_REQ(F, T) F(T, BLOB, proof)
 #define PDCBB_NAME_REQ(F, T) F(T, STR, name)
 #define PDCBB_ID_REQ(F, T) F(T, U64, id)
 #define PDCBB_ID_IDS_REQ(F, T) F(T, U64, id) F(T, U64S, ids)
@@ -459,7 +465,9 @@ const char *pdcbb_op_name(unsigned op);
 int pdcbb_op_valid(unsigned op);
 
 /* A request's header for op: magic, version, op, req_id and the token (PDCBB_TOKEN_LEN bytes)
- * of the daemon it goes to; flags, status and payload_len 0 (pdcbb_msg_build sets the length). */
+ * of the daemon it goes to, or zeros when token is NULL (UCX connections prove the token once,
+ * in the handshake: common/pdcbb_auth.h; only the shared-memory channel's requests carry it);
+ * flags, status and payload_len 0 (pdcbb_msg_build sets the length). */
 void pdcbb_request_hdr(pdcbb_msg_hdr_t *h, unsigned op, uint64_t req_id, const uint8_t *token);
 /* Encode hdr into exactly PDCBB_HDR_LEN bytes at out. */
 void pdcbb_hdr_encode(const pdcbb_msg_hdr_t *hdr, uint8_t *out);

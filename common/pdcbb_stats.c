@@ -72,6 +72,7 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_BCAST_CLOSE:
         return PDCBB_KIND_BROADCAST;
     case PDCBB_OP_HELLO:
+    case PDCBB_OP_AUTH:
     case PDCBB_OP_STATS:
     case PDCBB_OP_JOB_TABLE:
     case PDCBB_OP_MAX_:

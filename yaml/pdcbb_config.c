@@ -137,6 +137,9 @@ const cfg_key_t cfg_keys[] = {
     {.name = "connect_timeout", .type = CFG_SECONDS, CFG_AT(connect_timeout), .def = "5",
      .dmin = 0.1, .dmax = CFG_DAY, .scope = CFG_S_DEBUG,
      .help = "seconds a client waits to connect to a daemon"},
+    {.name = "auth_timeout", .type = CFG_SECONDS, CFG_AT(auth_timeout), .def = "5",
+     .dmin = 0.1, .dmax = 60, .scope = CFG_S_DEBUG,
+     .help = "seconds a daemon gives a new connection to prove the job token before closing it"},
 };
 
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))

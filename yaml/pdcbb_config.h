@@ -71,6 +71,8 @@ typedef struct pdcbb_config {
     int log_level;              /* pdcbb_log_level_t; default info */
     double request_timeout;     /* seconds a client waits for a reply; default 60 */
     double connect_timeout;     /* seconds a client waits to connect; default 5 */
+    double auth_timeout;        /* seconds a daemon gives a new UCX connection to prove the
+                                   job token (HELLO, AUTH) before closing it; default 5 */
 } pdcbb_config_t;
 
 /* Fill c with the built-in defaults. */

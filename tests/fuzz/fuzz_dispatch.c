@@ -1,13 +1,16 @@
 /*
  * fuzz_dispatch.c - the daemon's request handling: bbd_dispatch's checks and every op's
  * handler, on a real LMDB store and data files, through the in-process daemon of
- * tests/unit/bbd_harness.h (no UCX). What a client holding the job's token can send.
+ * tests/unit/bbd_harness.h (no UCX). What a client holding the job's token can send, on a
+ * connection that proved it (the harness's handshake), and what a stranger can send on one
+ * that did not.
  *
  * Input: byte 0 picks the op (modulo the ops of PDCBB_OPS, so every handler is reached), byte 1
  * how the rest is sent:
  *   bit 0   0: the rest is the body of a request of that op, with the daemon's token (most
  *           inputs reach the handler); 1: the rest is a whole message as fuzzed, with the
  *           daemon's token written into its header unless bit 1 is set
+ *   bit 1   (with bit 0) the message comes on a connection that did not authenticate
  *   bits 2-3  the bulk part: none, the last 64 bytes of the input, the last 4 KiB, or 1 MiB
  *           of a pattern (a DATA_WRITE's data)
  * The daemon is opened once per process, with a small metadata store and capacity, so state
@@ -108,7 +111,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pdcbb_hdr_encode(&hd, msg);
         memcpy(msg + PDCBB_HDR_LEN, rest, len);
     }
+    /* The token in the header opens nothing on UCX: only the connection's handshake does. */
+    bbd_conn_t *conn = bbd_harness_conn(h);
+    int authenticated = conn->authenticated;
+    if ((how & 3) == 3)
+        conn->authenticated = 0;
     int r = bbd_harness_raw(h, msg, msg_len, bulk, bulk_len);
+    conn->authenticated = authenticated;
     free(msg);
     FUZZ_REQUIRE(r != BBD_HARNESS_BAD_REPLY);
     return 0;

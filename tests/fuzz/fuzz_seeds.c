@@ -139,12 +139,26 @@ static void seed_proto(void)
                                                      .value_len = 2};
             seed_message(i, 0, &body, "content");
         } else if (op == PDCBB_OP_HELLO) {
-            body.hello_req =
-                (pdcbb_hello_req_t){.client_pid = 77, .job_id = 9, .client_node = "node1"};
+            static const uint8_t nonce[32] = {1, 2, 3}, proof[32] = {4, 5, 6};
+            body.hello_req = (pdcbb_hello_req_t){.client_pid = 77,
+                                                 .job_id = 9,
+                                                 .client_node = "node1",
+                                                 .nonce = nonce,
+                                                 .nonce_len = sizeof(nonce)};
             seed_message(i, 0, &body, "content");
-            body.hello_rep =
-                (pdcbb_hello_rep_t){.rank = 0, .nservers = 2, .job_id = 9, .node = "node1"};
+            body.hello_rep = (pdcbb_hello_rep_t){.rank = 0,
+                                                 .nservers = 2,
+                                                 .job_id = 9,
+                                                 .node = "node1",
+                                                 .nonce = nonce,
+                                                 .nonce_len = sizeof(nonce),
+                                                 .proof = proof,
+                                                 .proof_len = sizeof(proof)};
             seed_message(i, 1, &body, "content");
+        } else if (op == PDCBB_OP_AUTH) {
+            static const uint8_t proof[32] = {7, 8, 9};
+            body.auth_req = (pdcbb_auth_req_t){.proof = proof, .proof_len = sizeof(proof)};
+            seed_message(i, 0, &body, "content");
         }
     }
 }

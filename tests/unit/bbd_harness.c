@@ -157,6 +157,11 @@ pdcbb_err_t bbd_harness_open(const pdcbb_config_t *cfg, bbd_harness_t **out)
     bbd_stats_start(d);
     h->conn.id = ++d->next_conn_id;
     d->stats.connections++;
+    /* The connection proves the token as every UCX client does (HELLO, AUTH). */
+    if ((rc = bbd_harness_handshake(h, d->token)) != PDCBB_OK) {
+        snprintf(err, sizeof(err), "the handshake failed: %s", pdcbb_errname(rc));
+        goto fail;
+    }
     *out = h;
     return PDCBB_OK;
 
@@ -196,7 +201,8 @@ pdcbb_err_t bbd_harness_msg(bbd_harness_t *h, unsigned op, const void *req, uint
         memset(&empty, 0, sizeof(empty));
         req = &empty;
     }
-    pdcbb_request_hdr(&hdr, op, ++h->next_req_id, h->d.token);
+    /* No token: the connection proved it (bbd_harness_handshake), as on UCX. */
+    pdcbb_request_hdr(&hdr, op, ++h->next_req_id, NULL);
     pdcbb_err_t rc = pdcbb_msg_build(&hdr, req, &out, len);
     if (rc == PDCBB_OK)
         *msg = out;
@@ -319,4 +325,29 @@ int bbd_harness_call(bbd_harness_t *h, unsigned op, const void *req, const void 
     if (rc == PDCBB_OK && rep != NULL && h->rep_op == op)
         memcpy(rep, &h->rep, rep_size(op));
     return rc;
+}
+
+int bbd_harness_handshake(bbd_harness_t *h, const uint8_t *token)
+{
+    uint8_t cn[PDCBB_AUTH_NONCE_LEN], expected[PDCBB_AUTH_PROOF_LEN], proof[PDCBB_AUTH_PROOF_LEN];
+    if (pdcbb_auth_nonce(cn) != PDCBB_OK)
+        return PDCBB_ERR_INTERNAL;
+    pdcbb_hello_req_t q = {.client_pid = (uint32_t)getpid(),
+                           .job_id = h->d.job_id,
+                           .client_node = "harness-client",
+                           .nonce = cn,
+                           .nonce_len = sizeof(cn)};
+    pdcbb_hello_rep_t rep;
+    int rc = bbd_harness_call(h, PDCBB_OP_HELLO, &q, NULL, 0, &rep);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (rep.nonce_len != PDCBB_AUTH_NONCE_LEN)
+        return BBD_HARNESS_BAD_REPLY;
+    /* The daemon proves the job's token (whatever token this side holds). */
+    pdcbb_auth_daemon_proof(h->d.token, cn, rep.nonce, expected);
+    if (!pdcbb_auth_proof_ok(expected, rep.proof, rep.proof_len))
+        return BBD_HARNESS_BAD_REPLY;
+    pdcbb_auth_client_proof(token, cn, rep.nonce, proof);
+    pdcbb_auth_req_t aq = {.proof = proof, .proof_len = sizeof(proof)};
+    return bbd_harness_call(h, PDCBB_OP_AUTH, &aq, NULL, 0, NULL);
 }

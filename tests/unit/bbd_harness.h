@@ -5,8 +5,9 @@
  * bbd_harness_open sets up what bbd_main.c would for rank 0 of 1 on a fresh temporary directory
  * under $TMPDIR (the job directory, with a token file and the rank's data directory), except the
  * UCX worker and listener: the store is opened, the data files (bbd_data_open) and the I/O
- * thread started. A request then goes straight to bbd_dispatch() on one plain connection record
- * (no endpoint), as bbd_server.c would pass it: its bulk part in a staging buffer, a DATA_WRITE's
+ * thread started, and the connection record does the real handshake (HELLO, AUTH). A request
+ * then goes straight to bbd_dispatch() on that plain connection record (no endpoint), as
+ * bbd_server.c would pass it: its bulk part in a staging buffer, a DATA_WRITE's
  * I/O batch run to completion and answered as the event loop does (bbd_io_batch_end). Replies
  * are checked for form (header, request id, op, reply flag, a body that decodes) and decoded.
  *
@@ -68,8 +69,8 @@ const char *bbd_harness_dir(const bbd_harness_t *h);
 
 /*
  * Build the request message of op with body req (the op's pdcbb_<op>_req_t; NULL for an empty
- * body) as a client would: header with the daemon's token and a fresh request id. *msg is
- * malloc'ed (the caller frees it). PDCBB_OK or the codec's error.
+ * body) as a UCX client would: header with a zero token (the connection proved it) and a fresh
+ * request id. *msg is malloc'ed (the caller frees it). PDCBB_OK or the codec's error.
  */
 pdcbb_err_t bbd_harness_msg(bbd_harness_t *h, unsigned op, const void *req, uint8_t **msg,
                             size_t *len);
@@ -90,6 +91,16 @@ int bbd_harness_call(bbd_harness_t *h, unsigned op, const void *req, const void 
  */
 int bbd_harness_raw(bbd_harness_t *h, const void *msg, size_t len, const void *bulk,
                     size_t bulk_len);
+
+/*
+ * The connection handshake (common/pdcbb_auth.h) with token (in, PDCBB_TOKEN_LEN bytes): HELLO
+ * with a fresh nonce, the daemon's proof checked against the daemon's own token, then AUTH
+ * with the proof made from token. Returns what AUTH returned (PDCBB_OK: the connection is
+ * authenticated; PDCBB_ERR_AUTH for a wrong token), or HELLO's failure, or
+ * BBD_HARNESS_BAD_REPLY when the daemon's proof is wrong. bbd_harness_open does it with the
+ * job's token; bbd_harness_msg builds requests with a zero token, as UCX clients send them.
+ */
+int bbd_harness_handshake(bbd_harness_t *h, const uint8_t *token);
 
 /* The last reply (never NULL). */
 const bbd_harness_reply_t *bbd_harness_last(const bbd_harness_t *h);

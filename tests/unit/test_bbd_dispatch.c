@@ -1,9 +1,9 @@
 /*
  * test_bbd_dispatch.c - the daemon's request handling through bbd_harness.h: real dispatcher,
  * handlers, LMDB store and data files, no processes. For the main ops a success case and their
- * documented errors, checked against the exact status the daemon answers; malformed messages
- * (header, token, op, body); and every op of PDCBB_OPS with an empty and with random bodies,
- * each of which must get a well-formed reply.
+ * documented errors, checked against the exact status the daemon answers; the connection
+ * handshake (HELLO, AUTH); malformed messages (header, token, op, body); and every op of PDCBB_OPS
+ * with an empty and with random bodies, each of which must get a well-formed reply.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -612,12 +612,24 @@ static void test_kv(void)
 
 static void test_hello_stats(void)
 {
-    pdcbb_hello_req_t hq = {.client_pid = 1, .job_id = 1, .client_node = "n"};
+    uint8_t nonce[PDCBB_AUTH_NONCE_LEN] = {1};
+    pdcbb_hello_req_t hq = {.client_pid = 1,
+                            .job_id = 1,
+                            .client_node = "n",
+                            .nonce = nonce,
+                            .nonce_len = sizeof(nonce)};
     pdcbb_hello_rep_t hp;
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_HELLO, &hq, NULL, 0, &hp), PDCBB_OK);
     CHECK(hp.rank == 0 && hp.nservers == 1 && hp.job_id == 1 && strcmp(hp.node, "harness") == 0);
+    CHECK(hp.nonce_len == PDCBB_AUTH_NONCE_LEN && hp.proof_len == PDCBB_AUTH_PROOF_LEN);
     hq.job_id = 2;
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_HELLO, &hq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    /* a UCX client must start the handshake: a HELLO without a nonce is malformed */
+    hq.job_id = 1;
+    hq.nonce_len = 0;
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_HELLO, &hq, NULL, 0, NULL), PDCBB_ERR_PROTO);
+    hq.nonce_len = 16;
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_HELLO, &hq, NULL, 0, NULL), PDCBB_ERR_PROTO);
 
     bbd_t *d = bbd_harness_daemon(h);
     pdcbb_stats_rep_t sp;
@@ -633,6 +645,118 @@ static void test_hello_stats(void)
     CHECK_ERR(id_call(PDCBB_OP_CONT_INFO, 0), PDCBB_ERR_BAD_ID);
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_STATS, NULL, NULL, 0, &sp), PDCBB_OK);
     CHECK(sp.errors == errors + 1);
+}
+
+/* ---------------------------------------------------------------- the handshake */
+
+/*
+ * A connection that did not prove the token is answered only HELLO and AUTH, whatever token
+ * its headers carry; a wrong proof is refused and counted; the right one opens the connection,
+ * whose requests then carry no token.
+ */
+static void test_auth(void)
+{
+    bbd_t *d = bbd_harness_daemon(h);
+    bbd_conn_t *c = bbd_harness_conn(h);
+    c->authenticated = 0;
+    c->have_nonces = 0;
+
+    /* every other request is refused, also one carrying the job's token in its header */
+    pdcbb_cont_create_req_t cq = {.name = "auth-cont"};
+    uint8_t *msg;
+    size_t len;
+    CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_CONT_CREATE, &cq, &msg, &len), PDCBB_OK);
+    memcpy(msg + 32, d->token, PDCBB_TOKEN_LEN);
+    uint64_t auth = d->stats.auth_failures;
+    CHECK_ERR(bbd_harness_raw(h, msg, len, NULL, 0), PDCBB_ERR_AUTH);
+    free(msg);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_STATS, NULL, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_CONT_CREATE, &cq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    uint8_t data[64] = {0};
+    uint64_t desc[] = {pdcbb_meta_id_make(PDCBB_META_KIND_OBJ, 0, 1), 1, 1, 64, 0, 64};
+    pdcbb_data_write_req_t wq = {.descs = desc, .descs_count = ARRAY_LEN(desc)};
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_DATA_WRITE, &wq, data, sizeof(data), NULL),
+              PDCBB_ERR_AUTH);
+    CHECK_ERR(bbd_harness_call(h, 999, NULL, NULL, 0, NULL), BBD_HARNESS_ENCODE);
+    CHECK(d->stats.auth_failures == auth + 4);
+
+    /* AUTH before any HELLO: refused */
+    uint8_t proof[PDCBB_AUTH_PROOF_LEN] = {0};
+    pdcbb_auth_req_t aq = {.proof = proof, .proof_len = sizeof(proof)};
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_AUTH, &aq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    CHECK(d->stats.auth_failures == auth + 5 && !c->authenticated);
+
+    /* a wrong token's proof: refused, counted, still unauthenticated */
+    uint8_t wrong[PDCBB_TOKEN_LEN];
+    memcpy(wrong, d->token, sizeof(wrong));
+    wrong[7] ^= 0x40;
+    CHECK_ERR(bbd_harness_handshake(h, wrong), PDCBB_ERR_AUTH);
+    CHECK(d->stats.auth_failures == auth + 6 && !c->authenticated);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_STATS, NULL, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    /* a proof of the wrong length */
+    uint8_t cn[PDCBB_AUTH_NONCE_LEN] = {9};
+    pdcbb_hello_req_t hq = {
+        .client_pid = 1, .job_id = 1, .client_node = "n", .nonce = cn, .nonce_len = sizeof(cn)};
+    pdcbb_hello_rep_t hp;
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_HELLO, &hq, NULL, 0, &hp), PDCBB_OK);
+    uint8_t dn[PDCBB_AUTH_NONCE_LEN];
+    memcpy(dn, hp.nonce, sizeof(dn));
+    /* the daemon proved the token for these nonces */
+    uint8_t expected[PDCBB_AUTH_PROOF_LEN];
+    pdcbb_auth_daemon_proof(d->token, cn, dn, expected);
+    CHECK(pdcbb_auth_proof_ok(expected, hp.proof, hp.proof_len));
+    pdcbb_auth_client_proof(d->token, cn, dn, proof);
+    aq.proof_len = sizeof(proof) - 1;
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_AUTH, &aq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    /* the right proof, but the nonces were used by the refused attempt: a new HELLO is needed */
+    aq.proof_len = sizeof(proof);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_AUTH, &aq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    /* the daemon's proof is not the client's (distinct labels) */
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_HELLO, &hq, NULL, 0, &hp), PDCBB_OK);
+    memcpy(dn, hp.nonce, sizeof(dn));
+    pdcbb_auth_daemon_proof(d->token, cn, dn, proof);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_AUTH, &aq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    CHECK(d->stats.auth_failures == auth + 10 && !c->authenticated);
+
+    /* the right proof: authenticated; requests with a zero token then work */
+    CHECK_ERR(bbd_harness_handshake(h, d->token), PDCBB_OK);
+    CHECK(c->authenticated && d->stats.auth_failures == auth + 10);
+    CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_CONT_CREATE, &cq, &msg, &len), PDCBB_OK);
+    static const uint8_t zero[PDCBB_TOKEN_LEN];
+    CHECK(memcmp(msg + 32, zero, PDCBB_TOKEN_LEN) == 0);
+    CHECK_ERR(bbd_harness_raw(h, msg, len, NULL, 0), PDCBB_OK);
+    free(msg);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_STATS, NULL, NULL, 0, NULL), PDCBB_OK);
+    pdcbb_cont_open_req_t oq = {.name = "auth-cont"};
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_CONT_OPEN, &oq, NULL, 0, NULL), PDCBB_OK);
+    /* a later wrong AUTH is refused and leaves the connection as it is */
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_AUTH, &aq, NULL, 0, NULL), PDCBB_ERR_AUTH);
+    CHECK(c->authenticated);
+    CHECK_ERR(bbd_harness_call(h, PDCBB_OP_STATS, NULL, NULL, 0, NULL), PDCBB_OK);
+
+    /* the shared-memory channel (no connection) keeps its per-request token check */
+    void *reply;
+    size_t reply_len;
+    CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_STATS, NULL, &msg, &len), PDCBB_OK);
+    bbd_server_local_request(d, msg, len, &reply, &reply_len);
+    pdcbb_msg_hdr_t rh;
+    CHECK(reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
+          rh.status == PDCBB_ERR_AUTH);
+    free(reply);
+    memcpy(msg + 32, d->token, PDCBB_TOKEN_LEN);
+    bbd_server_local_request(d, msg, len, &reply, &reply_len);
+    CHECK(reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
+          rh.status == PDCBB_OK);
+    free(reply);
+    free(msg);
+    /* ... and does not carry AUTH */
+    CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_AUTH, &aq, &msg, &len), PDCBB_OK);
+    memcpy(msg + 32, d->token, PDCBB_TOKEN_LEN);
+    bbd_server_local_request(d, msg, len, &reply, &reply_len);
+    CHECK(reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
+          rh.status == PDCBB_ERR_UNSUPPORTED);
+    free(reply);
+    free(msg);
 }
 
 /* ---------------------------------------------------------------- malformed messages */
@@ -682,8 +806,9 @@ static void test_bad_messages(void)
         {PAYLOAD, 0, PDCBB_ERR_PROTO}, /* bytes after the declared payload */
         {CUT, 1, PDCBB_ERR_TRUNCATED}, /* the header declares more than arrived */
         {EXTRA, 1, PDCBB_ERR_PROTO},
-        {TOKEN, 0, PDCBB_ERR_AUTH},
-        {TOKEN, 31, PDCBB_ERR_AUTH},
+        /* the header's token is not trusted on an authenticated UCX connection (test_auth) */
+        {TOKEN, 0, PDCBB_ERR_NOT_FOUND},
+        {TOKEN, 31, PDCBB_ERR_NOT_FOUND},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         size_t l = len;
@@ -705,6 +830,11 @@ static void test_bad_messages(void)
             put32(m + 24, cases[i].value);
             break;
         case TOKEN:
+            /* a wrong token on a container open of a name nobody created: served */
+            free(msg);
+            CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_CONT_OPEN, &cq, &msg, &len), PDCBB_OK);
+            l = len;
+            memcpy(m, msg, len);
             m[32 + cases[i].value] ^= 0x01;
             break;
         case CUT:
@@ -717,8 +847,9 @@ static void test_bad_messages(void)
         }
         uint64_t auth = d->stats.auth_failures, proto = d->stats.proto_errors;
         CHECK_ERR(bbd_harness_raw(h, m, l, NULL, 0), cases[i].want);
-        CHECK(cases[i].want == PDCBB_ERR_AUTH ? d->stats.auth_failures == auth + 1
-                                              : d->stats.proto_errors == proto + 1);
+        CHECK(cases[i].what == TOKEN            ? d->stats.auth_failures == auth
+              : cases[i].want == PDCBB_ERR_AUTH ? d->stats.auth_failures == auth + 1
+                                                : d->stats.proto_errors == proto + 1);
     }
     /* none of them created the container */
     pdcbb_cont_open_req_t oq = {.name = "bad-input"};
@@ -1039,6 +1170,7 @@ int main(void)
     test_maps();
     test_kv();
     test_hello_stats();
+    test_auth();
     test_bad_messages();
     test_peer_ops();
     test_every_op();
