@@ -3,7 +3,8 @@
  *
  * The daemon is single-threaded: one UCX worker progressed by the event loop in bbd_server.c,
  * which also owns the connections and the queue of received requests. bbd_dispatch.c validates
- * each request (header, token, op, body) and runs its handler inside one store transaction.
+ * each request (header, the connection's handshake or the shared-memory token, op, body) and runs
+ * its handler inside one store transaction.
  * Handlers are named bbd_op_<op>, like the client stubs client_op_<op>, so both sides of an op
  * are one search away; they live in twelve files, one per group of ops:
  *   bbd_meta.c        HELLO, AUTH, STATS, containers (CONT_*), objects (OBJ_CREATE/OPEN/INFO/DEL/

@@ -476,7 +476,8 @@ static pdcbb_err_t connect_once(unsigned server)
             s->failed = 1;
             return client_fail(PDCBB_ERR_AUTH,
                                "daemon %u at %s:%u (node %s) could not prove job %llu's token: "
-                               "not this job's daemon (a stale endpoint record, or another "
+                               "this process holds another token (a client of another job), or "
+                               "it is not this job's daemon (a stale endpoint record, or another "
                                "process listening on its port)",
                                server, s->info.ip, s->info.port, s->info.node,
                                (unsigned long long)client_g.job_id);

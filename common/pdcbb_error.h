@@ -28,7 +28,7 @@
     X(PDCBB_ERR_BAD_OP, 12, "unknown operation")                                                   \
     X(PDCBB_ERR_TRUNCATED, 13, "message truncated")                                                \
     X(PDCBB_ERR_TOO_BIG, 14, "message or value too large")                                         \
-    X(PDCBB_ERR_AUTH, 15, "authentication failed: request without the job's token")                \
+    X(PDCBB_ERR_AUTH, 15, "authentication failed: the job's token was not proved")                 \
     X(PDCBB_ERR_TRANSPORT, 16, "transport error")                                                  \
     X(PDCBB_ERR_TIMEOUT, 17, "timed out")                                                          \
     X(PDCBB_ERR_UNREACHABLE, 18, "burst-buffer daemon unreachable")                                \

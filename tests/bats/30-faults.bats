@@ -13,7 +13,7 @@ teardown() {
     cleanup_workdir
 }
 
-@test "requests without the job's token are refused and counted; malformed ones are answered" {
+@test "connections that do not prove the job's token are refused and counted; malformed requests are answered" {
     run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet -- bash -c '
         ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
         for c in notoken wrongtoken; do "'"$RAWMSG"'" "$ep" "$tok" $c; done
@@ -26,6 +26,9 @@ teardown() {
         "'"$TOOL"'" "cont-create after-abuse" "obj-create after-abuse still-serving"
     '
     assert_success
+    # each of the three fails the handshake (AUTH refused), then its STATS request is refused
+    [ "$(grep -c 'handshake PDCBB_ERR_AUTH' <<<"$output")" -eq 3 ]
+    [ "$(grep -c 'daemon proof mismatch' <<<"$output")" -eq 3 ]
     [ "$(grep -c 'status PDCBB_ERR_AUTH' <<<"$output")" -eq 3 ]
     assert_output --partial "badmagic: status PDCBB_ERR_PROTO"
     assert_output --partial "badversion: status PDCBB_ERR_VERSION"
@@ -35,9 +38,32 @@ teardown() {
     assert_output --partial "badstring: status PDCBB_ERR_PROTO"
     assert_output --partial "oversized: status PDCBB_ERR_TOO_BIG"
     assert_output --partial "no reply"
-    assert_output --regexp "auth_failures 3 proto_errors 8"
+    assert_output --regexp "auth_failures 6 proto_errors 8"
     assert_output --partial "ok obj-create name=still-serving"
-    grep -q "wrong or missing job token" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+    grep -q "refused AUTH on connection .*: wrong proof of the job token" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+    grep -q "the connection did not prove the job token" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+}
+
+@test "the token in a header opens nothing: a connection that did not prove it is refused, and closed after auth_timeout" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc auth_timeout=1 -- bash -c '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        echo -n "tokennoauth: "; "'"$RAWMSG"'" "$ep" "$tok" tokennoauth
+        echo -n "noauthwait: "; "'"$RAWMSG"'" "$ep" "$tok" noauthwait
+        "'"$RAWMSG"'" "$ep" "$tok" good
+        "'"$TOOL"'" "cont-create after-strangers" "obj-create after-strangers still-serving"
+    '
+    echo "$output"
+    assert_success
+    # the right token in the header, on a connection that did not do HELLO and AUTH
+    assert_output --partial "tokennoauth: status PDCBB_ERR_AUTH"
+    # a connection that never authenticates is closed by the daemon after about 1 s
+    assert_output --regexp "noauthwait: closed after [0-9.]+ s"
+    local s
+    s="$(sed -n 's/^noauthwait: closed after \([0-9]*\)\..*/\1/p' <<<"$output")"
+    [ "$s" -ge 1 ] && [ "$s" -le 5 ]
+    assert_output --regexp "auth_failures 1 proto_errors 0"
+    assert_output --partial "ok obj-create name=still-serving"
+    grep -q "did not prove the job token within auth_timeout" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
 }
 
 @test "DATA_DIRECT: bad modes are refused; a client gone without DONE gives its reserved capacity back" {
@@ -72,7 +98,7 @@ teardown() {
     '
     assert_success
     assert_output --partial "PDCBB_ERR_AUTH"
-    assert_output --partial "refused this client"
+    assert_output --partial "this process holds another token"
     assert_output --partial "exit=1"
 }
 

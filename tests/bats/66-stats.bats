@@ -119,11 +119,13 @@ at_least() {
     assert_output --partial "status PDCBB_ERR_BAD_OP"
     cd "$WORKDIR"
     d() { jq -n --slurpfile a after.json --slurpfile b before.json "(\$a[0].daemons[$1].$2) - (\$b[0].daemons[$1].$2)"; }
-    [ "$(d 1 auth_failures)" -eq 2 ]
+    # each wrong token: its AUTH (the handshake) and then its STATS request refused
+    [ "$(d 1 auth_failures)" -eq 4 ]
     [ "$(d 1 proto_errors)" -eq 1 ]
-    [ "$(d 1 errors)" -eq 3 ]
-    # The refused requests were STATS requests (wrong token) and an unknown op (bad op): kind other.
-    [ "$(d 1 kinds.other.errors)" -eq 3 ]
+    [ "$(d 1 errors)" -eq 5 ]
+    # The refused requests were AUTH and STATS requests (wrong token) and an unknown op (bad
+    # op): kind other.
+    [ "$(d 1 kinds.other.errors)" -eq 5 ]
     [ "$(d 1 kinds.other.msgs_recv)" -ge 4 ]
     # Daemon 0 refused nothing.
     [ "$(d 0 errors)" -eq 0 ]

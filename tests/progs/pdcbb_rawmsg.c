@@ -3,7 +3,15 @@
  * input checks and its token check. Not a PDC client: it speaks the wire protocol directly.
  *
  *   pdcbb_rawmsg ENDPOINT_FILE TOKEN_FILE|none CASE [NAME]
- * CASE: good (a valid STATS request), notoken (zero token), wrongtoken, badmagic, badversion,
+ * Every case first does the connection handshake (HELLO, AUTH: common/pdcbb_auth.h) with the
+ * token (none: zeros), then sends its message; a failed handshake prints "handshake STATUS"
+ * (and "daemon proof mismatch" when the daemon's proof does not match the token used), and the
+ * message is sent anyway (on a connection that did not authenticate).
+ * CASE: good (a valid STATS request), notoken (the handshake with a zero token, then STATS),
+ *       wrongtoken (the same with a wrong token), tokennoauth (no handshake: a STATS request
+ *       carrying the right token in its header), noauthwait (no handshake: waits up to 70 s for
+ *       the daemon to close the connection; prints "closed after S s" or "still open"),
+ *       badmagic, badversion,
  *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
  *       short (fewer bytes than a header), oversized (declares a huge payload),
  *       directprobe (DATA_DIRECT PROBE), directhold (a DATA_DIRECT WRITE reserving 3 MiB of an
@@ -49,6 +57,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pdcbb_auth.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_proto.h"
@@ -57,6 +66,7 @@
 static void *reply;
 static size_t reply_len;
 static int got_reply;
+static int ep_failed; /* the connection's error callback ran */
 
 static ucs_status_t on_reply(void *arg, const void *h, size_t hl, void *data, size_t len,
                              const ucp_am_recv_param_t *param)
@@ -72,6 +82,7 @@ static ucs_status_t on_reply(void *arg, const void *h, size_t hl, void *data, si
 static void on_error(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     (void)arg, (void)ep;
+    ep_failed = 1;
     fprintf(stderr, "connection error: %s\n", ucs_status_string(st));
 }
 
@@ -89,6 +100,99 @@ static int roundtrip(ucp_worker_h w, ucp_ep_h uep, void *msg, size_t len)
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (!got_reply && (t.tv_sec - t0.tv_sec) < 3);
     return got_reply;
+}
+
+/* The status of the reply in reply (-1 when there is none or it is malformed); the reply is
+ * kept when keep, else dropped. */
+static int reply_status(int keep)
+{
+    pdcbb_msg_hdr_t rh;
+    int st = -1;
+    if (got_reply && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK)
+        st = rh.status;
+    if (!keep) {
+        free(reply);
+        reply = NULL;
+        got_reply = 0;
+    }
+    return st;
+}
+
+/*
+ * The connection handshake with token (the job's, or a wrong one): HELLO with a fresh nonce,
+ * the daemon's proof checked against token, AUTH with the proof made from token. Returns the
+ * AUTH reply's status (HELLO's when it failed), -1 without a reply.
+ */
+static int handshake(ucp_worker_h w, ucp_ep_h uep, const uint8_t *token)
+{
+    uint8_t cn[PDCBB_AUTH_NONCE_LEN], dn[PDCBB_AUTH_NONCE_LEN], expected[PDCBB_AUTH_PROOF_LEN];
+    uint8_t proof[PDCBB_AUTH_PROOF_LEN];
+    if (pdcbb_auth_nonce(cn) != PDCBB_OK)
+        return -1;
+    pdcbb_msg_hdr_t h;
+    pdcbb_request_hdr(&h, PDCBB_OP_HELLO, 1001, NULL);
+    pdcbb_hello_req_t q = {
+        .client_pid = 1, .client_node = "rawmsg", .nonce = cn, .nonce_len = sizeof(cn)};
+    void *msg;
+    size_t len;
+    if (pdcbb_msg_build(&h, &q, &msg, &len) != PDCBB_OK)
+        return -1;
+    int ok = roundtrip(w, uep, msg, len);
+    free(msg);
+    int st = ok ? reply_status(1) : -1;
+    if (st != PDCBB_OK) {
+        reply_status(0);
+        return st;
+    }
+    pdcbb_msg_hdr_t rh;
+    pdcbb_hello_rep_t rep;
+    int proved = 0, have = 0;
+    if (pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
+        pdcbb_body_decode(PDCBB_OP_HELLO, 1, (uint8_t *)reply + PDCBB_HDR_LEN, rh.payload_len,
+                          &rep) == PDCBB_OK) {
+        if (rep.nonce_len == sizeof(dn)) {
+            memcpy(dn, rep.nonce, sizeof(dn));
+            pdcbb_auth_daemon_proof(token, cn, dn, expected);
+            proved = pdcbb_auth_proof_ok(expected, rep.proof, rep.proof_len);
+            have = 1;
+        }
+        pdcbb_body_free(PDCBB_OP_HELLO, 1, &rep);
+    }
+    reply_status(0);
+    if (!have)
+        return PDCBB_ERR_PROTO;
+    if (!proved)
+        printf("daemon proof mismatch\n");
+    pdcbb_auth_client_proof(token, cn, dn, proof);
+    pdcbb_request_hdr(&h, PDCBB_OP_AUTH, 1002, NULL);
+    pdcbb_auth_req_t aq = {.proof = proof, .proof_len = sizeof(proof)};
+    if (pdcbb_msg_build(&h, &aq, &msg, &len) != PDCBB_OK)
+        return -1;
+    ok = roundtrip(w, uep, msg, len);
+    free(msg);
+    return ok ? reply_status(0) : -1;
+}
+
+/* noauthwait: a connection that never proves the token; 0 when the daemon closed it. */
+static int wait_closed(ucp_worker_h w)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double s;
+    do {
+        ucp_worker_progress(w);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        s = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (!ep_failed) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    } while (!ep_failed && s < 70);
+    if (ep_failed)
+        printf("closed after %.1f s\n", s);
+    else
+        printf("still open after %.0f s\n", s);
+    return ep_failed ? 0 : 1;
 }
 
 /* The id in the reply to an OBJ_CREATE or KV_CREATE (0 if it failed); the reply is dropped. */
@@ -630,6 +734,14 @@ int main(int argc, char **argv)
     }
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                .flags = UCP_AM_SEND_FLAG_REPLY};
+    if (strcmp(c, "noauthwait") == 0)
+        return wait_closed(u.worker);
+    /* Strangers (no handshake): the token alone must open nothing, a big message nothing. */
+    if (strcmp(c, "tokennoauth") != 0 && strcmp(c, "bulknotoken") != 0) {
+        int hs = handshake(u.worker, uep, token);
+        if (hs != PDCBB_OK)
+            printf("handshake %s\n", hs < 0 ? "no reply" : pdcbb_errname(hs));
+    }
     if (strncmp(c, "kv", 2) == 0 || strncmp(c, "map", 3) == 0) {
         free(m);
         m = c[0] == 'k' ? kv_case(u.worker, uep, &h, c, &len)
