@@ -168,7 +168,7 @@ static bool cfg_equal(const pdcbb_config_t *a, const pdcbb_config_t *b)
            strcmp(a->script, b->script) == 0 && a->script_timeout == b->script_timeout &&
            a->servers_per_node == b->servers_per_node && a->placement == b->placement &&
            a->log_level == b->log_level && a->request_timeout == b->request_timeout &&
-           a->connect_timeout == b->connect_timeout;
+           a->connect_timeout == b->connect_timeout && a->auth_timeout == b->auth_timeout;
 }
 
 #define GIB (1024ull * 1024 * 1024)
@@ -216,6 +216,7 @@ static void test_defaults(void)
     CHECK(c.log_level == PDCBB_LOG_INFO);
     CHECK(c.request_timeout == 60.0);
     CHECK(c.connect_timeout == 5.0);
+    CHECK(c.auth_timeout == 5.0);
     reset_err();
     CHECK_ERR(pdcbb_config_validate(&c, g_err, sizeof(g_err)), PDCBB_OK);
 
@@ -568,8 +569,9 @@ static void test_unknown_and_scope(void)
         const char *msg;
     } rows[] = {
         {"capasity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG,
-         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, stage_in_owner, "
-         "script, servers_per_node, placement, log_level, request_timeout, connect_timeout)"},
+         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
+         "stage_in_owner, script, servers_per_node, placement, log_level, request_timeout, "
+         "connect_timeout, auth_timeout)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
         {"Capacity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG, "unknown key 'Capacity'"},
@@ -634,7 +636,7 @@ static void test_unknown_and_scope(void)
     CHECK_ERR(pdcbb_config_set(&c, "nope", "1", PDCBB_SCOPE_SITE, "s", g_err, sizeof(g_err)),
               PDCBB_ERR_CONFIG);
     CHECK_HAS(g_err, "local_root, max_capacity, drain_roots, daemon_path");
-    CHECK_HAS(g_err, "request_timeout, connect_timeout)");
+    CHECK_HAS(g_err, "request_timeout, connect_timeout, auth_timeout)");
     g_ctx[0] = '\0';
 }
 
@@ -701,8 +703,7 @@ static void test_spec(void)
         {"drain=/scratch/out,stage_in=/scratch/in,placement=PDC_REGION_DYNAMIC,log_level=debug,"
          "request_timeout=2m,connect_timeout=1.5",
          PDCBB_OK, "", GIB, 1},
-        {"capacity", PDCBB_ERR_CONFIG, "--pdc: item 'capacity' has no '=' (use key=value)", GIB,
-         1},
+        {"capacity", PDCBB_ERR_CONFIG, "--pdc: item 'capacity' has no '=' (use key=value)", GIB, 1},
         {"capacity=2G,servers_per_node", PDCBB_ERR_CONFIG,
          "--pdc: item 'servers_per_node' has no '='", GIB, 1},
         {"capacity=", PDCBB_ERR_CONFIG, "--pdc: item 'capacity=' has an empty value", GIB, 1},
@@ -712,8 +713,9 @@ static void test_spec(void)
         {"capacity=2G,", PDCBB_ERR_CONFIG, "--pdc: item 2 is empty", GIB, 1},
         {",capacity=2G", PDCBB_ERR_CONFIG, "--pdc: item 1 is empty", GIB, 1},
         {"capasity=2G", PDCBB_ERR_CONFIG,
-         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, stage_in_owner, "
-         "script, servers_per_node, placement, log_level, request_timeout, connect_timeout, config)",
+         "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
+         "stage_in_owner, script, servers_per_node, placement, log_level, request_timeout, "
+         "connect_timeout, auth_timeout, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,
          "--pdc: key 'local_root' may only be set in the site configuration", GIB, 1},
