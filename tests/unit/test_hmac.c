@@ -1,11 +1,14 @@
 /*
  * test_hmac.c - SHA-256 against FIPS 180-4's examples and HMAC-SHA256 against RFC 4231's test
- * cases 1, 2, 4 and 6, whole and fed in pieces.
+ * cases 1, 2, 4 and 6, whole and fed in pieces; the connection handshake's proofs
+ * (common/pdcbb_auth.h) against values computed independently (Python's hmac module), so the
+ * wire format of the proofs is pinned.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pdcbb_auth.h"
 #include "pdcbb_hmac.h"
 #include "unit_check.h"
 
@@ -35,6 +38,38 @@ static int hmac_is(const void *key, size_t klen, const char *msg, const char *he
     size_t l3[3] = {a, b - a, n - b};
     pdcbb_hmac_sha256(key, klen, 3, p3, l3, d);
     return digest_is(d, hex);
+}
+
+/* The proofs of token 00 01 .. 1f, client nonce 32 x 0x11, daemon nonce 32 x 0x22:
+ * hmac.new(token, b"pdcbb-daemon-1" + cn + dn, sha256) and (b"pdcbb-client-1" + dn + cn). */
+static void test_auth(void)
+{
+    uint8_t token[PDCBB_TOKEN_LEN], cn[PDCBB_AUTH_NONCE_LEN], dn[PDCBB_AUTH_NONCE_LEN];
+    uint8_t dp[PDCBB_AUTH_PROOF_LEN], cp[PDCBB_AUTH_PROOF_LEN];
+    for (int i = 0; i < PDCBB_TOKEN_LEN; i++)
+        token[i] = (uint8_t)i;
+    memset(cn, 0x11, sizeof(cn));
+    memset(dn, 0x22, sizeof(dn));
+    pdcbb_auth_daemon_proof(token, cn, dn, dp);
+    pdcbb_auth_client_proof(token, cn, dn, cp);
+    CHECK(digest_is(dp, "ab46ff6f7db8cab6f90d53c81654bca23265d6abf370278da467b1bd53b1fcb5"));
+    CHECK(digest_is(cp, "bca272b2e7847ac2573247ceba7ac444cea8b79ea8e41249f6c9da48435a5c60"));
+    CHECK(pdcbb_auth_proof_ok(cp, cp, sizeof(cp)));
+    CHECK(!pdcbb_auth_proof_ok(cp, dp, sizeof(dp)));
+    CHECK(!pdcbb_auth_proof_ok(cp, cp, sizeof(cp) - 1));
+    CHECK(!pdcbb_auth_proof_ok(cp, NULL, 0));
+    /* another token, or the nonces swapped, give another proof */
+    token[31] ^= 1;
+    pdcbb_auth_daemon_proof(token, cn, dn, cp);
+    CHECK(memcmp(cp, dp, sizeof(dp)) != 0);
+    token[31] ^= 1;
+    pdcbb_auth_daemon_proof(token, dn, cn, cp);
+    CHECK(memcmp(cp, dp, sizeof(dp)) != 0);
+    /* nonces are fresh */
+    uint8_t n1[PDCBB_AUTH_NONCE_LEN], n2[PDCBB_AUTH_NONCE_LEN];
+    CHECK_ERR(pdcbb_auth_nonce(n1), PDCBB_OK);
+    CHECK_ERR(pdcbb_auth_nonce(n2), PDCBB_OK);
+    CHECK(memcmp(n1, n2, sizeof(n1)) != 0);
 }
 
 int main(void)
@@ -92,5 +127,6 @@ int main(void)
     memset(k6, 0xaa, sizeof(k6));
     CHECK(hmac_is(k6, sizeof(k6), "Test Using Larger Than Block-Size Key - Hash Key First",
                   "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"));
+    test_auth();
     UNIT_DONE("hmac");
 }
