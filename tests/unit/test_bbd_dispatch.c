@@ -649,6 +649,29 @@ static void test_hello_stats(void)
 
 /* ---------------------------------------------------------------- the handshake */
 
+/* The status of op (body req) sent over the shared-memory path (no connection), with the job's
+ * token in its header or a zero one; -1 without a readable reply. */
+static int local_status(unsigned op, const void *req, int with_token)
+{
+    bbd_t *d = bbd_harness_daemon(h);
+    uint8_t *msg;
+    size_t len;
+    void *reply = NULL;
+    size_t reply_len = 0;
+    pdcbb_msg_hdr_t rh;
+    int st = -1;
+    if (bbd_harness_msg(h, op, req, &msg, &len) != PDCBB_OK)
+        return -1;
+    if (with_token)
+        memcpy(msg + 32, d->token, PDCBB_TOKEN_LEN);
+    bbd_server_local_request(d, msg, len, &reply, &reply_len);
+    if (reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK)
+        st = rh.status;
+    free(reply);
+    free(msg);
+    return st;
+}
+
 /*
  * A connection that did not prove the token is answered only HELLO and AUTH, whatever token
  * its headers carry; a wrong proof is refused and counted; the right one opens the connection,
@@ -735,28 +758,10 @@ static void test_auth(void)
     CHECK_ERR(bbd_harness_call(h, PDCBB_OP_STATS, NULL, NULL, 0, NULL), PDCBB_OK);
 
     /* the shared-memory channel (no connection) keeps its per-request token check */
-    void *reply;
-    size_t reply_len;
-    CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_STATS, NULL, &msg, &len), PDCBB_OK);
-    bbd_server_local_request(d, msg, len, &reply, &reply_len);
-    pdcbb_msg_hdr_t rh;
-    CHECK(reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
-          rh.status == PDCBB_ERR_AUTH);
-    free(reply);
-    memcpy(msg + 32, d->token, PDCBB_TOKEN_LEN);
-    bbd_server_local_request(d, msg, len, &reply, &reply_len);
-    CHECK(reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
-          rh.status == PDCBB_OK);
-    free(reply);
-    free(msg);
+    CHECK_ERR(local_status(PDCBB_OP_STATS, NULL, 0), PDCBB_ERR_AUTH);
+    CHECK_ERR(local_status(PDCBB_OP_STATS, NULL, 1), PDCBB_OK);
     /* ... and does not carry AUTH */
-    CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_AUTH, &aq, &msg, &len), PDCBB_OK);
-    memcpy(msg + 32, d->token, PDCBB_TOKEN_LEN);
-    bbd_server_local_request(d, msg, len, &reply, &reply_len);
-    CHECK(reply != NULL && pdcbb_hdr_decode(reply, reply_len, &rh) == PDCBB_OK &&
-          rh.status == PDCBB_ERR_UNSUPPORTED);
-    free(reply);
-    free(msg);
+    CHECK_ERR(local_status(PDCBB_OP_AUTH, &aq, 1), PDCBB_ERR_UNSUPPORTED);
 }
 
 /* ---------------------------------------------------------------- malformed messages */
