@@ -2,11 +2,13 @@
  * pdcbb_proto.h - the wire protocol shared by the client library, the daemon and the stager.
  *
  * A message is a fixed 64-byte header followed by a payload. The header carries magic,
- * protocol version, op code, request id, flags, status (replies), payload length and the job's
- * auth token. Every field is encoded explicitly in little-endian order; nothing is sent as a
- * raw C struct. Each op has one request and one reply body, described once below as a field
- * list; the structs and the field tables that drive encoding and decoding are generated from
- * those lists, so the two sides cannot disagree about a layout.
+ * protocol version, op code, request id, flags, status (replies), payload length and a token
+ * field: the job's auth token on the shared-memory channel, zeros over UCX, where each
+ * connection proves the token once instead (HELLO, AUTH: pdcbb_auth.h). Every field is encoded
+ * explicitly in little-endian order; nothing is sent as a raw C struct. Each op has one request
+ * and one reply body, described once below as a field list; the structs and the field tables
+ * that drive encoding and decoding are generated from those lists, so the two sides cannot
+ * disagree about a layout.
  *
  * Decoding is bounds-checked field by field: a truncated, oversized or corrupted message gives
  * PDCBB_ERR_TRUNCATED, PDCBB_ERR_TOO_BIG or PDCBB_ERR_PROTO, never a crash. Decoded strings and
