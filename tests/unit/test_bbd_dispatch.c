@@ -834,14 +834,15 @@ static void test_bad_messages(void)
         case PAYLOAD:
             put32(m + 24, cases[i].value);
             break;
-        case TOKEN:
+        case TOKEN: {
             /* a wrong token on a container open of a name nobody created: served */
-            free(msg);
-            CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_CONT_OPEN, &cq, &msg, &len), PDCBB_OK);
-            l = len;
-            memcpy(m, msg, len);
+            uint8_t *open_msg;
+            CHECK_ERR(bbd_harness_msg(h, PDCBB_OP_CONT_OPEN, &cq, &open_msg, &l), PDCBB_OK);
+            memcpy(m, open_msg, l); /* shorter than the CONT_CREATE */
+            free(open_msg);
             m[32 + cases[i].value] ^= 0x01;
             break;
+        }
         case CUT:
             l -= cases[i].value;
             break;
