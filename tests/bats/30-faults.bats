@@ -48,7 +48,7 @@ teardown() {
     run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc auth_timeout=1 -- bash -c '
         ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
         echo -n "tokennoauth: "; "'"$RAWMSG"'" "$ep" "$tok" tokennoauth
-        echo -n "noauthwait: "; "'"$RAWMSG"'" "$ep" "$tok" noauthwait
+        echo -n "noauthwait: "; "'"$RAWMSG"'" "$ep" "$tok" noauthwait 2>/dev/null
         "'"$RAWMSG"'" "$ep" "$tok" good
         "'"$TOOL"'" "cont-create after-strangers" "obj-create after-strangers still-serving"
     '
@@ -56,7 +56,8 @@ teardown() {
     assert_success
     # the right token in the header, on a connection that did not do HELLO and AUTH
     assert_output --partial "tokennoauth: status PDCBB_ERR_AUTH"
-    # a connection that never authenticates is closed by the daemon after about 1 s
+    # a connection that never authenticates is closed by the daemon after 1 s (the event loop
+    # wakes at least once a second to look)
     assert_output --regexp "noauthwait: closed after [0-9.]+ s"
     local s
     s="$(sed -n 's/^noauthwait: closed after \([0-9]*\)\..*/\1/p' <<<"$output")"
