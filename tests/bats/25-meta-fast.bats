@@ -233,7 +233,8 @@ SCRIPT=(
     assert_output --partial "lost the connection to daemon 0"
     assert_output --partial "PDCBB_ERR_UNREACHABLE"
     [ "$(grep -c 'type=PDC_INT size=4 value=11' <<<"$output")" -eq 2 ]
-    # The restarted daemon: the client's first call reconnected over UCX (HELLO, TAG_GET, after
-    # re-reading the endpoint record), its next one came over a new channel, as did the STATS.
-    assert_output --regexp "requests 4 .* shm_requests 2 shm_channels 2 shm_open 1"
+    # The restarted daemon: the client's first call reconnected over UCX (HELLO, AUTH, TAG_GET,
+    # after re-reading the endpoint record), its next one came over a new channel, as did the
+    # STATS.
+    assert_output --regexp "requests 5 .* shm_requests 2 shm_channels 2 shm_open 1"
 }
