@@ -67,6 +67,21 @@ teardown() {
     grep -q "did not prove the job token within auth_timeout" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
 }
 
+@test "at most 256 connections wait to prove the token: each one beyond closes the oldest" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc auth_timeout=60 -- bash -c '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        "'"$RAWMSG"'" "$ep" "$tok" noauthflood 2>/dev/null
+        "'"$RAWMSG"'" "$ep" "$tok" good
+    '
+    echo "$output"
+    assert_success
+    # 301 connections (rawmsg's first one and 300 more), each answered its HELLO; the 45
+    # oldest were closed long before auth_timeout
+    assert_output --partial "answered 300 of 300, closed 45 of 300"
+    assert_output --partial "status PDCBB_OK"
+    grep -q "too many connections that did not prove the job token" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+}
+
 @test "DATA_DIRECT: bad modes are refused; a client gone without DONE gives its reserved capacity back" {
     run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc capacity=4M -- bash -c '
         ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"

@@ -11,6 +11,8 @@
  *       wrongtoken (the same with a wrong token), tokennoauth (no handshake: a STATS request
  *       carrying the right token in its header), noauthwait (no handshake: waits up to 70 s for
  *       the daemon to close the connection; prints "closed after S s" or "still open"),
+ *       noauthflood (300 connections that send HELLO and never AUTH: the daemon keeps at most
+ *       256 of them; prints how many were closed),
  *       badmagic, badversion,
  *       badop, truncated (payload shorter than declared), trailing, badstring (no NUL),
  *       short (fewer bytes than a header), oversized (declares a huge payload),
@@ -66,7 +68,7 @@
 static void *reply;
 static size_t reply_len;
 static int got_reply;
-static int ep_failed; /* the connection's error callback ran */
+static int ep_failed; /* how many connections' error callbacks ran */
 
 static ucs_status_t on_reply(void *arg, const void *h, size_t hl, void *data, size_t len,
                              const ucp_am_recv_param_t *param)
@@ -82,7 +84,7 @@ static ucs_status_t on_reply(void *arg, const void *h, size_t hl, void *data, si
 static void on_error(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     (void)arg, (void)ep;
-    ep_failed = 1;
+    ep_failed++;
     fprintf(stderr, "connection error: %s\n", ucs_status_string(st));
 }
 
@@ -193,6 +195,43 @@ static int wait_closed(ucp_worker_h w)
     else
         printf("still open after %.0f s\n", s);
     return ep_failed ? 0 : 1;
+}
+
+/*
+ * noauthflood: FLOOD_CONNS connections that each send a HELLO and never AUTH; the daemon keeps
+ * at most 256 waiting, closing the oldest for each new one. Prints "closed N of M" after the
+ * connections that were closed had 5 s to notice; 0 if at least M - 256 were.
+ */
+#define FLOOD_CONNS 300
+static int flood(ucp_worker_h w, const ucp_ep_params_t *epp)
+{
+    static ucp_ep_h eps[FLOOD_CONNS];
+    int answered = 0;
+    for (int i = 0; i < FLOOD_CONNS; i++) {
+        if (ucp_ep_create(w, epp, &eps[i]) != UCS_OK) {
+            printf("cannot connect %d\n", i);
+            return 1;
+        }
+        pdcbb_msg_hdr_t h;
+        pdcbb_request_hdr(&h, PDCBB_OP_HELLO, 2000 + (uint64_t)i, NULL);
+        uint8_t cn[PDCBB_AUTH_NONCE_LEN] = {(uint8_t)i};
+        pdcbb_hello_req_t q = {
+            .client_pid = 1, .client_node = "flood", .nonce = cn, .nonce_len = sizeof(cn)};
+        void *msg;
+        size_t len;
+        if (pdcbb_msg_build(&h, &q, &msg, &len) != PDCBB_OK)
+            return 1;
+        answered += roundtrip(w, eps[i], msg, len) && reply_status(0) == PDCBB_OK;
+        free(msg);
+    }
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        ucp_worker_progress(w);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (t.tv_sec - t0.tv_sec < 5);
+    printf("answered %d of %d, closed %d of %d\n", answered, FLOOD_CONNS, ep_failed, FLOOD_CONNS);
+    return ep_failed >= FLOOD_CONNS - 256 ? 0 : 1;
 }
 
 /* The id in the reply to an OBJ_CREATE or KV_CREATE (0 if it failed); the reply is dropped. */
@@ -736,6 +775,8 @@ int main(int argc, char **argv)
                                .flags = UCP_AM_SEND_FLAG_REPLY};
     if (strcmp(c, "noauthwait") == 0)
         return wait_closed(u.worker);
+    if (strcmp(c, "noauthflood") == 0)
+        return flood(u.worker, &epp);
     /* Strangers (no handshake): the token alone must open nothing, a big message nothing. */
     if (strcmp(c, "tokennoauth") != 0 && strcmp(c, "bulknotoken") != 0) {
         int hs = handshake(u.worker, uep, token);
