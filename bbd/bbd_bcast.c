@@ -447,7 +447,7 @@ static pdcbb_err_t sess_create_tmp(bbd_t *d, bcast_sess_t *s, char *err, size_t 
         int e = errno;
         snprintf(err, errlen, "cannot allocate %" PRIu64 " bytes for %s: %s", s->size, s->final,
                  strerror(e));
-        return e == ENOSPC ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(e);
+        return pdcbb_err_from_errno(e);
     }
     return PDCBB_OK;
 }
@@ -610,7 +610,7 @@ pdcbb_err_t bbd_op_bcast_chunk(bbd_req_t *r, const pdcbb_bcast_chunk_req_t *q,
                 continue;
             if (n <= 0) {
                 int e = n < 0 ? errno : EIO;
-                s->err = e == ENOSPC ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(e);
+                s->err = pdcbb_err_from_errno(e);
                 snprintf(s->errmsg, sizeof(s->errmsg), "node %s (daemon %u): writing %s: %s",
                          d->node, d->rank, s->final, strerror(e));
                 PDCBB_INFO("broadcast %016" PRIx64 ": %s", s->id, s->errmsg);

@@ -35,7 +35,8 @@ pdcbb_err_t pdcbb_err_from_errno(int errnum)
     case 0: return PDCBB_OK;
     case ENOMEM: return PDCBB_ERR_NOMEM;
     case ENOSPC:
-    case EDQUOT: return PDCBB_ERR_NOSPC;
+    case EDQUOT:
+        return PDCBB_ERR_DISK_FULL;
     case ENOENT: return PDCBB_ERR_NOT_FOUND;
     case EEXIST: return PDCBB_ERR_EXISTS;
     case EACCES:

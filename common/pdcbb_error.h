@@ -45,7 +45,8 @@
     X(PDCBB_ERR_READ_ONLY, 29, "read-only: a drained job's data cannot be changed")                \
     X(PDCBB_ERR_BAD_NAME, 30, "name is not valid UTF-8 or holds a control character")              \
     X(PDCBB_ERR_CORRUPT, 31, "data is damaged: its checksum does not match, or it is cut short")   \
-    X(PDCBB_ERR_META_FULL, 32, "metadata store full (site key lmdb_map_size); deletes still work")
+    X(PDCBB_ERR_META_FULL, 32, "metadata store full (site key lmdb_map_size); deletes still work") \
+    X(PDCBB_ERR_DISK_FULL, 33, "disk full: its filesystem has no space left (ENOSPC)")
 
 typedef enum pdcbb_err {
 #define PDCBB_X_ENUM(sym, val, msg) sym = val,

@@ -305,7 +305,7 @@ pdcbb_err_t pdcbb_drain_dir_create(const char *dest, uint64_t job_id, const char
                 drain_errf(err, errlen, "cannot create %s: %s%s", path, strerror(e), hint);
                 return e == EACCES || e == EPERM || e == EROFS ? PDCBB_ERR_PERM
                        : e == ENOENT                           ? PDCBB_ERR_NOT_FOUND
-                       : e == ENOSPC || e == EDQUOT            ? PDCBB_ERR_NOSPC
+                       : e == ENOSPC || e == EDQUOT            ? PDCBB_ERR_DISK_FULL
                                                                : pdcbb_err_from_errno(e);
             }
             char w[PATH_MAX + 128];

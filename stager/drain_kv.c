@@ -352,7 +352,7 @@ pdcbb_err_t pdcbb_kvd_close(pdcbb_kvd_writer_t *w, pdcbb_kvd_stats_t *stats, cha
         int e = w->werr ? w->werr : errno;
         pdcbb_errf(err, errlen, "cannot write %s: %s", w->tmp, strerror(e));
         pdcbb_kvd_abort(w);
-        return e == ENOSPC || e == EDQUOT ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(e);
+        return pdcbb_err_from_errno(e);
     }
     if (close(w->fd) != 0 || rename(w->tmp, w->path) != 0) {
         int e = errno;

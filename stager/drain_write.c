@@ -82,7 +82,8 @@ static pdcbb_err_t dw_errno_code(int e)
 {
     switch (e) {
     case ENOSPC:
-    case EDQUOT: return PDCBB_ERR_NOSPC;
+    case EDQUOT:
+        return PDCBB_ERR_DISK_FULL;
     case EACCES:
     case EPERM:
     case EROFS: return PDCBB_ERR_PERM;
@@ -96,9 +97,9 @@ static pdcbb_err_t dw_errno_code(int e)
 pdcbb_err_t dw_fail_errno(dw_ctx_t *c, int e, const char *what, const char *path)
 {
     pdcbb_err_t rc = dw_errno_code(e);
-    const char *why = rc == PDCBB_ERR_NOSPC ? " (destination full)"
-                      : rc == PDCBB_ERR_PERM ? " (destination not writable)"
-                                             : "";
+    const char *why = rc == PDCBB_ERR_DISK_FULL ? " (destination full)"
+                      : rc == PDCBB_ERR_PERM    ? " (destination not writable)"
+                                                : "";
     return dw_fail(c, rc, "%s %s: %s%s", what, path, strerror(e), why);
 }
 

@@ -421,8 +421,8 @@ typedef struct pdcbb_drain_node_stats {
 /*
  * Drain this node's daemon ranks into the job's drain directory: the one in destination whose
  * IDENTITY names this job (pdcbb_drain_dir_find), or, when there is none and job->may_create is
- * set, a new one (pdcbb_drain_dir_create). For each rank without a part in the drain directory, read its
- * LMDB store (read-only; the daemons must be stopped) and object data files, write
+ * set, a new one (pdcbb_drain_dir_create). For each rank without a part in the drain directory,
+ * read its LMDB store (read-only; the daemons must be stopped) and object data files, write
  * data/rank-R.dat with large sequential writes, fdatasync it, re-read it and compare every
  * extent's CRC-32C with the CRC computed from the node-local bytes, then write
  * parts/rank-R.yaml. Finally pdcbb_drain_finish. Reports progress through log lines (pdcbb_log,
@@ -430,7 +430,7 @@ typedef struct pdcbb_drain_node_stats {
  * after PDCBB_OK). On failure err says what failed and that the node-local data is kept in
  * job_dir: PDCBB_ERR_NOT_FOUND (destination missing, or no drain directory of this job and
  * may_create unset), PDCBB_ERR_PERM (not writable),
- * PDCBB_ERR_NOSPC (destination full), PDCBB_ERR_IO (verification mismatch, I/O error),
+ * PDCBB_ERR_DISK_FULL (destination full), PDCBB_ERR_IO (verification mismatch, I/O error),
  * PDCBB_ERR_BUSY (a daemon still holds the store).
  */
 pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stats_t *stats,

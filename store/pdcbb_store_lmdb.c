@@ -20,7 +20,7 @@
  * with SIGBUS instead of failing with ENOSPC. So the file is kept *allocated* (fallocate) at
  * least STORE_RESERVE_MIN bytes beyond LMDB's last used page, more than any single request can
  * add (requests are at most 16 MiB), and a write transaction that cannot get that reserve is
- * refused with PDCBB_ERR_NOSPC before it touches anything. On a filesystem without fallocate
+ * refused with PDCBB_ERR_DISK_FULL before it touches anything. On a filesystem without fallocate
  * the environment is opened without MDB_WRITEMAP (pwrite at commit, as before).
  *
  * A full store: LMDB's map is lmdb_map_size plus PDCBB_STORE_REMOVE_RESERVE. A WRITE
@@ -88,7 +88,7 @@ static pdcbb_err_t err_from_mdb(int rc)
     case ENOMEM:
         return PDCBB_ERR_NOMEM;
     case ENOSPC:
-        return PDCBB_ERR_NOSPC;
+        return PDCBB_ERR_DISK_FULL;
     default:
         return rc > 0 ? pdcbb_err_from_errno(rc) : PDCBB_ERR_STORE;
     }
@@ -134,7 +134,7 @@ static pdcbb_err_t reserve_space(pdcbb_store_t *st)
         want = st->lmdb_size;
     if (fallocate(st->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)want) != 0) {
         /* Refuse the write instead of risking SIGBUS on an unallocated page. */
-        return errno == ENOSPC ? PDCBB_ERR_NOSPC : pdcbb_err_from_errno(errno);
+        return pdcbb_err_from_errno(errno);
     }
     st->allocated = want;
     return PDCBB_OK;
@@ -171,7 +171,7 @@ static pdcbb_err_t lmdb_open(const char *dir, uint64_t map_size, pdcbb_store_t *
             goto fail;
         pdcbb_err_t e = reserve_space(st);
         if (e != PDCBB_OK) {
-            rc = e == PDCBB_ERR_NOSPC ? ENOSPC : EIO;
+            rc = e == PDCBB_ERR_DISK_FULL ? ENOSPC : EIO;
             goto fail;
         }
     }

@@ -35,15 +35,6 @@ teardown() {
 }
 
 
-# as USER CMD...: run a command as a test user, with a home of its own under $WORKDIR.
-as() {
-    local u=$1
-    shift
-    mkdir -p "$WORKDIR/home-$u"
-    chown "$u" "$WORKDIR/home-$u"
-    runuser -u "$u" -- env HOME="$WORKDIR/home-$u" TMPDIR="$WORKDIR/home-$u" "$@"
-}
-
 # CRC-32C of bytes [off, off+len) of a file, as 0x%08x.
 crc32c() {
     python3 - "$1" "$2" "$3" <<'EOF'

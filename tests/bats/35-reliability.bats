@@ -8,22 +8,35 @@
 load helpers
 
 LOAD="$BUILD_DIR/tests/pdc_load"
+SHMRAW="$BUILD_DIR/tests/pdcbb_shmraw"
 SCALE="${PDCBB_RELIABILITY_SCALE:-1}"
 
+setup_file() {
+    ensure_test_users
+}
+
 setup() {
-    setup_workdir "$LOAD"
+    setup_workdir "$LOAD" "$SHMRAW"
+    [ "$(id -u)" -eq 0 ] || { echo "these tests need root (as the CI runs them)" >&2; return 1; }
+    chmod 755 "$WORKDIR"
     mkdir "$WORKDIR/drain"
+    MOUNTS=()
 }
 
 teardown() {
+    unmount_tmpfs
     cleanup_workdir
 }
 
-# run_load NODES SCRIPT: SCRIPT in a local job of NODES nodes that drains into $WORKDIR/drain
-# (job id 3500); then the logs are checked from the drain too.
+# run_load NODES SCRIPT [OPTIONS...]: SCRIPT in a local job of NODES nodes (more `pdcbb run`
+# OPTIONS) that drains into $WORKDIR/drain (job id 3500); then the logs are checked from the
+# drain too.
 run_load() {
-    run timeout 600 "$PDCBB" run --nodes "$1" --workdir "$WORKDIR/w" --quiet --job-id 3500 \
-        --drain "$WORKDIR/drain" -- bash -c "cd '$WORKDIR' || exit 1; L='$LOAD'; BBD='$BBD'; $2"
+    local nodes=$1 script=$2
+    shift 2
+    run timeout 600 "$PDCBB" run --nodes "$nodes" --workdir "$WORKDIR/w" --quiet --job-id 3500 \
+        --drain "$WORKDIR/drain" "$@" -- \
+        bash -c "cd '$WORKDIR' || exit 1; L='$LOAD'; BBD='$BBD'; RAWMSG='$RAWMSG'; $script"
     echo "$output"
     JOB_OUTPUT="$output"
     assert_success
@@ -101,4 +114,100 @@ load_only() {
         cat out.*
         "$L" check log.*'
     [ "$(logged)" -gt 300 ]
+}
+
+@test "the node-local disk fills up under load (another process takes its space), then frees: writes fail clearly, then go on; nothing acknowledged is lost" {
+    # the node-local storage is a 192 MiB filesystem; the job's capacity (40 MiB) and metadata
+    # store (104 MiB) fit in it
+    mount_tmpfs "$WORKDIR/w" size=192m
+    run_load 1 '
+        for i in $(seq 4); do "$L" write --id $i --seconds $((12 * '"$SCALE"')) --log log.$i --keep-going > out.$i 2>&1 & done
+        clients=$(jobs -p)
+        sleep 3
+        # another process fills what is left of the disk
+        dd if=/dev/zero of=w/filler bs=1M 2>/dev/null
+        echo "disk full: $(df -m --output=avail w | tail -1 | tr -d " ") MiB free"
+        sleep $((3 * '"$SCALE"'))
+        before=$(cat log.* | grep -vc "^try")
+        rm w/filler
+        echo "disk freed after $before acknowledged operations"
+        sleep $((3 * '"$SCALE"'))
+        echo "then $(cat log.* | grep -vc "^try") acknowledged operations"
+        wait $clients
+        cat out.*
+        "$L" check log.*' --pdc capacity=40M
+    output="$JOB_OUTPUT"
+    assert_output --partial "disk full: 0 MiB free"
+    # writes failed while the disk was full, with a message that says so: the disk, not the
+    # job's capacity (before, "no space left in the burst buffer" blamed the capacity)
+    assert_output --partial "failed: PDCBB_ERR_DISK_FULL: "
+    assert_output --regexp "failed: PDCBB_ERR_DISK_FULL: .*disk full: its filesystem has no space left"
+    refute_output --partial "PDCBB_ERR_NOSPC"
+    [ "$(grep -Ec "^wrote [0-9]+ operations \([1-9][0-9]* failed\)" <<<"$JOB_OUTPUT")" -ge 1 ]
+    # and went on once it was freed
+    local before after
+    before="$(sed -n 's/^disk freed after \([0-9]*\) .*/\1/p' <<<"$JOB_OUTPUT")"
+    after="$(sed -n 's/^then \([0-9]*\) acknowledged.*/\1/p' <<<"$JOB_OUTPUT")"
+    [ "$after" -gt $((before + 100)) ]
+}
+
+@test "the metadata store fills up under load: writes fail naming lmdb_map_size; nothing acknowledged is lost" {
+    # 1 MiB of metadata per daemon: full after some thousand operations; each client goes on
+    # until 20 of its operations failed
+    printf 'lmdb_map_size: 1M\n' > "$WORKDIR/site.yaml"
+    run_load 2 '
+        for i in $(seq 4); do "$L" write --id $i --seconds 120 --log log.$i --keep-going --stop-after $((20 * '"$SCALE"')) > out.$i 2>&1 & done
+        wait
+        cat out.*
+        "$L" check log.*' --site-config "$WORKDIR/site.yaml"
+    output="$JOB_OUTPUT"
+    assert_output --regexp "failed: PDCBB_ERR_META_FULL: daemon [01]: metadata store full \\(site key lmdb_map_size\\)"
+    [ "$(grep -Ec "^wrote [0-9]+ operations \([1-9][0-9]* failed\)" <<<"$JOB_OUTPUT")" -eq 4 ]
+    [ "$(logged)" -gt 1000 ]
+}
+
+@test "a second Unix user attacks every entry point under load: every attempt is refused, the load never notices" {
+    local attacker=pdcbbtest2
+    mkdir -m 777 "$WORKDIR/pub"
+    run_load 2 '
+        for i in $(seq 4); do "$L" write --id $i --seconds $((10 * '"$SCALE"')) --log log.$i & done
+        clients=$(jobs -p)
+        # what the other user can learn from outside: the daemons ports (ss, /proc/net/tcp) and
+        # the shared-memory socket names (/proc/net/unix); here the endpoint records, copied
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        grep -v "^token=" "$d0/bbd-0.endpoint" > pub/bbd-0.endpoint
+        grep -v "^token=" "$d1/bbd-1.endpoint" > pub/bbd-1.endpoint
+        head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n" > pub/guess
+        chmod 644 pub/*
+        end=$((SECONDS + 8 * '"$SCALE"'))
+        while [ $SECONDS -lt $end ]; do
+            for ep in pub/bbd-0.endpoint pub/bbd-1.endpoint; do
+                for c in notoken wrongtoken tokennoauth badmagic oversized short; do
+                    echo "ucx $c: $(runuser -u '"$attacker"' -- "$RAWMSG" "$ep" pub/guess $c 2>&1 | tail -1)"
+                done
+                echo "shm: $(runuser -u '"$attacker"' -- "'"$SHMRAW"'" "$ep" pub/guess good badhello 2>&1 | tr "\n" " ")"
+            done
+            echo "files: $(runuser -u '"$attacker"' -- cat "$d0/token" "$d0/bbd-0.endpoint" 2>&1 | tr "\n" " ")"
+            echo "ls: $(runuser -u '"$attacker"' -- ls "$d0" 2>&1 | tr "\n" " ")"
+            echo "client: $(runuser -u '"$attacker"' -- env PDCBB_JOB_DIR="$d0" "$L" check log.1 2>&1 | tail -1)"
+        done
+        echo "flood: $(runuser -u '"$attacker"' -- "$RAWMSG" pub/bbd-0.endpoint pub/guess noauthflood 2>&1 | tail -1)"
+        echo "shm refusals logged: $(cat "$d0/bbd-0.log" "$d1/bbd-1.log" |
+            grep -c "refused a shared-memory channel from pid [0-9]* uid '"$(id -u $attacker)"': not the job user")"
+        wait $clients
+        "$L" check log.*'
+    output="$JOB_OUTPUT"
+    # every fault-free client finished without one failed operation
+    [ "$(grep -Ec "^wrote [0-9]+ operations \(0 failed\)" <<<"$JOB_OUTPUT")" -eq 4 ]
+    local tries
+    tries="$(grep -c "^ucx " <<<"$JOB_OUTPUT")"
+    [ "$tries" -ge 24 ]
+    # nothing the other user sent was served
+    ! grep -E "^(ucx|shm)" <<<"$JOB_OUTPUT" | grep -q "status PDCBB_OK"
+    ! grep -E "^(ucx|shm)" <<<"$JOB_OUTPUT" | grep -qv "PDCBB_ERR_\|no reply\|handshake"
+    ! grep "^files: \|^ls: " <<<"$JOB_OUTPUT" | grep -qv "Permission denied"
+    ! grep "^client: " <<<"$JOB_OUTPUT" | grep -q "checked"
+    assert_output --regexp "flood: .*closed [1-9][0-9]* of 300"
+    # the shared-memory channel refused the other user by its uid (SO_PEERCRED), every time
+    [ "$(sed -n 's/^shm refusals logged: //p' <<<"$output")" -eq "$(grep -c "^shm: " <<<"$output")" ]
 }

@@ -55,6 +55,16 @@ ensure_test_users() {
     out="$("$REPO_DIR/scripts/test-users.sh" create 2>&1)" || { echo "$out" >&2; return 1; }
 }
 
+# as USER CMD...: run a command as a test user (ensure_test_users), with a home of its own under
+# $WORKDIR (which the user must be able to enter: chmod 755).
+as() {
+    local u=$1
+    shift
+    mkdir -p "$WORKDIR/home-$u"
+    chown "$u" "$WORKDIR/home-$u"
+    runuser -u "$u" -- env HOME="$WORKDIR/home-$u" TMPDIR="$WORKDIR/home-$u" "$@"
+}
+
 # For a test file whose tests use an installed tree: called at the file's top level, defines
 # setup_file (install_prefix, one $PREFIX for the file) and teardown_file (remove_prefix).
 use_install_prefix() {

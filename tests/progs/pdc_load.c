@@ -2,7 +2,7 @@
  * pdc_load - load with a checker, for the reliability suite (scripts/reliability.sh,
  * tests/bats/35-reliability.bats, docs/RELIABILITY.md).
  *
- *   pdc_load write --id N --seconds S --log FILE [--seed X] [--keep-going]
+ *   pdc_load write --id N --seconds S --log FILE [--seed X] [--keep-going [--stop-after F]]
  *   pdc_load check LOG...
  *
  * write: one client of the job mixing, for S seconds, object creates, tag puts, whole-region
@@ -12,10 +12,11 @@
  * "kv KEY SEED", so a client killed at any moment has logged exactly what it was told is stored
  * (an operation in flight when the client was killed is logged as tried). A failed operation is
  * an error (exit 1) unless --keep-going (faults are being injected): then it is counted and the
- * client goes on. Before each tag put, region write and KV set the client logs what it is about
- * to do ("trytag", "trydata", "trykv"): an operation that failed, or whose client was killed
- * before the answer, may still have been applied (a reply lost with its daemon), and the
- * checker allows for it. Prints "wrote N operations (E failed)".
+ * client goes on, until F operations failed (--stop-after F: a fault that lasts). Before each tag
+ * put, region write and KV set the client logs what it is about to do ("trytag", "trydata",
+ * "trykv"): an operation that failed, or whose client was killed before the answer, may still have
+ * been applied (a reply lost with its daemon), and the checker allows for it. Prints "wrote N
+ * operations (E failed)".
  *
  * check: reads the logs and checks, in the job or from a drain (PDCBB_DRAINED_DIR), that every
  * object is there with its last logged data and tag, and every KV key with its last logged
@@ -80,6 +81,8 @@ static int open_shared(int create)
     return -1;
 }
 
+static char create_error[1200]; /* why the last create_obj failed */
+
 static pdcid_t create_obj(const char *name, int placement)
 {
     pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
@@ -88,6 +91,9 @@ static pdcid_t create_obj(const char *name, int placement)
     PDCprop_set_obj_type(prop, PDC_UINT8);
     PDCprop_set_obj_transfer_region_type(prop, prog_parts[placement]);
     pdcid_t id = PDCobj_create(cont, name, prop);
+    if (id == 0) /* kept: PDCprop_close resets the last error */
+        snprintf(create_error, sizeof(create_error), "%s: %s", PDCbb_last_error_name(),
+                 PDCbb_last_error_message());
     PDCprop_close(prop);
     return id;
 }
@@ -99,12 +105,15 @@ static void log_line(FILE *log, const char *line)
     fflush(log);
 }
 
+static const char *const op_names[] = {"object create", "tag put", "region write", "KV set"};
+
 typedef struct own_obj {
     char name[64];
     pdcid_t id;
 } own_obj_t;
 
-static int cmd_write(int id, double seconds, const char *logpath, uint64_t seed, int keep_going)
+static int cmd_write(int id, double seconds, const char *logpath, uint64_t seed, int keep_going,
+                     uint64_t stop_after)
 {
     FILE *log = fopen(logpath, "a");
     if (log == NULL) {
@@ -172,10 +181,18 @@ static int cmd_write(int id, double seconds, const char *logpath, uint64_t seed,
             log_line(log, line);
         } else {
             failed++;
+            char why[1300];
+            if (what == 0)
+                snprintf(why, sizeof(why), "%s", create_error);
+            else if (what == 2) /* prog_transfer kept it: the closes after the failure reset it */
+                snprintf(why, sizeof(why), "%s", prog_xfer_error);
+            else
+                snprintf(why, sizeof(why), "%s: %s", PDCbb_last_error_name(),
+                         PDCbb_last_error_message());
             if (failed <= 3 || !keep_going)
-                fprintf(stderr, "pdc_load %d: operation %" PRIu64 " failed: %s: %s\n", id, ops,
-                        PDCbb_last_error_name(), PDCbb_last_error_message());
-            if (!keep_going)
+                fprintf(stderr, "pdc_load %d: operation %" PRIu64 " (%s) failed: %s\n", id, ops,
+                        op_names[what], why);
+            if (!keep_going || (stop_after > 0 && failed >= stop_after))
                 break;
             usleep(50000);
         }
@@ -338,10 +355,11 @@ int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "write") != 0 && strcmp(argv[1], "check") != 0)) {
         fprintf(stderr, "usage: pdc_load write --id N --seconds S --log FILE [--seed X] "
-                        "[--keep-going]\n       pdc_load check LOG...\n");
+                        "[--keep-going [--stop-after F]]\n       pdc_load check LOG...\n");
         return 2;
     }
     int id = -1, keep_going = 0;
+    uint64_t stop_after = 0;
     double seconds = 0;
     const char *log = NULL;
     uint64_t seed = 1;
@@ -355,6 +373,8 @@ int main(int argc, char **argv)
                 seconds = atof(argv[++i]);
             else if (i + 1 < argc && strcmp(argv[i], "--log") == 0)
                 log = argv[++i];
+            else if (i + 1 < argc && strcmp(argv[i], "--stop-after") == 0)
+                stop_after = strtoull(argv[++i], NULL, 10);
             else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0)
                 seed = strtoull(argv[++i], NULL, 10);
             else {
@@ -373,7 +393,7 @@ int main(int argc, char **argv)
                 PDCbb_last_error_message());
         return 1;
     }
-    int rc = argv[1][0] == 'w' ? cmd_write(id, seconds, log, seed, keep_going)
+    int rc = argv[1][0] == 'w' ? cmd_write(id, seconds, log, seed, keep_going, stop_after)
                                : cmd_check(argc - 2, argv + 2);
     if (kv)
         PDCkv_close(kv);
