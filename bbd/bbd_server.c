@@ -142,6 +142,9 @@ static void conn_make_room(bbd_t *d)
         conn_expire(d, oldest, "too many connections that did not prove the job token");
 }
 
+/* UCX progress calls per pass of the event loop (each one handles at most a few fragments). */
+#define BBD_PROGRESS_BATCH 64
+
 /* Close the connections that did not prove the token within cfg.auth_timeout. */
 static void conn_expire_unauthenticated(bbd_t *d)
 {
@@ -747,7 +750,10 @@ void bbd_server_run(bbd_t *d)
     unsigned idle_spins = 0;
     int yielding = 0;
     while (!d->stopping) {
-        while (ucp_worker_progress(d->ucx.worker))
+        /* Bounded: a large message arrives as many fragments, each one progress; the rest of
+         * the loop (queued requests, other channels, the handshake deadline) must not wait
+         * for all of them. */
+        for (int i = 0; i < BBD_PROGRESS_BATCH && ucp_worker_progress(d->ucx.worker); i++)
             ;
         process_queue(d);
         if (bbd_peer_poll(d) > 0)

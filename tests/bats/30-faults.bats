@@ -67,6 +67,33 @@ teardown() {
     grep -q "did not prove the job token within auth_timeout" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
 }
 
+@test "a stranger's 1 GiB message is cut off at auth_timeout: the daemon frees what UCX buffered and serves on meanwhile" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc auth_timeout=0.5 -- bash -c '
+        ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"
+        pid="$(cat "$PDCBB_JOB_DIR"/bbd-0.pid)"
+        # no handshake, then a DATA_WRITE whose 1 GiB bulk part UCX assembles before the daemon
+        # sees the message
+        timeout 6 "'"$RAWMSG"'" "$ep" none bulknotoken > bulk.out 2>&1 &
+        sleep 1.5
+        echo -n "meanwhile: "; "'"$RAWMSG"'" "$ep" "$tok" goodtimed | head -1
+        wait
+        echo "daemon peak $(awk "/^VmHWM/ {print \$2}" /proc/$pid/status) kB, now $(awk "/^VmRSS/ {print \$2}" /proc/$pid/status) kB"
+        "'"$RAWMSG"'" "$ep" "$tok" good
+    '
+    echo "$output"
+    assert_success
+    # before, the event loop took every fragment of the message before anything else: the
+    # daemon held all of it (peak 1.05 GB) and answered nobody until it was complete
+    local peak now
+    peak="$(sed -n 's/^daemon peak \([0-9]*\) kB.*/\1/p' <<<"$output")"
+    now="$(sed -n 's/^daemon peak .*, now \([0-9]*\) kB/\1/p' <<<"$output")"
+    [ "$peak" -lt 600000 ]
+    [ "$now" -lt 65536 ]
+    assert_output --regexp "meanwhile: reply after [0-9]+ ms: status PDCBB_OK"
+    assert_output --partial "status PDCBB_OK"
+    grep -q "did not prove the job token within auth_timeout" "$WORKDIR"/node0/pdcbb.*/bbd-0.log
+}
+
 @test "at most 256 connections wait to prove the token: each one beyond closes the oldest" {
     run "$PDCBB" run --nodes 1 --workdir "$WORKDIR" --quiet --pdc auth_timeout=60 -- bash -c '
         ep="$PDCBB_JOB_DIR/bbd-0.endpoint"; tok="$PDCBB_JOB_DIR/token"

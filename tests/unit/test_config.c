@@ -216,7 +216,7 @@ static void test_defaults(void)
     CHECK(c.log_level == PDCBB_LOG_INFO);
     CHECK(c.request_timeout == 60.0);
     CHECK(c.connect_timeout == 5.0);
-    CHECK(c.auth_timeout == 5.0);
+    CHECK(c.auth_timeout == 1.0);
     reset_err();
     CHECK_ERR(pdcbb_config_validate(&c, g_err, sizeof(g_err)), PDCBB_OK);
 
