@@ -48,8 +48,13 @@ check_guide_drain_output() {
     local want got cmd
     want="$(guide_drain_block text "$4" | as_in_guide 1234 /scratch/me/run1 /scratch/me/run1/pdcbb.1234 | sort -u)"
     got="$(grep "^pdcbb: job $1 node " <<<"$OUT" | as_in_guide "$1" "$2" "$3" | sort -u)"
-    [ -n "$want" ]
-    assert_equal "$got" "$want"
+    [ -n "$want" ] && [ -n "$got" ]
+    # every line the nodes printed is one the guide shows. Not every run prints every line of
+    # the guide: two nodes that finish together both find every part there, and both say
+    # "the job's drain is complete" (both merge; the merge is idempotent).
+    local extra
+    extra="$(comm -23 <(echo "$got") <(echo "$want"))"
+    [ -z "$extra" ] || { echo "printed, not in the guide: $extra"; echo "guide: $want"; return 1; }
     cmd="$(guide_drain_block sh 2)"
     grep -q "^sacct " <<<"$cmd"
     run bash -c "${cmd//1234/$1}"
