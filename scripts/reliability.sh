@@ -2,8 +2,9 @@
 # The reliability suite (tests/bats/35-reliability.bats, docs/RELIABILITY.md): clients mixing
 # every kind of operation (creates, tags, region writes in every placement, KV sets), each
 # logging what the burst buffer acknowledged (tests/progs/pdc_load.c), under load (8 and 32
-# clients), client kill -9, SIGSTOP of a daemon, and daemon kill -9 with restarts; after each,
-# everything acknowledged must be there, in the job and from the drain. Builds first
+# clients), client kill -9, SIGSTOP of a daemon, daemon kill -9 with restarts, a full disk, a
+# full metadata store and a second Unix user attacking the daemons; after each, everything
+# acknowledged must be there, in the job and from the drain. Builds first
 # (scripts/build.sh), then prints every phase's figures and a total.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -73,7 +73,7 @@ teardown() {
         pid="$(cat "$PDCBB_JOB_DIR"/bbd-0.pid)"
         # no handshake, then a DATA_WRITE whose 1 GiB bulk part UCX assembles before the daemon
         # sees the message
-        timeout 6 "'"$RAWMSG"'" "$ep" none bulknotoken > bulk.out 2>&1 &
+        timeout 6 "'"$RAWMSG"'" "$ep" none bulknotoken > "$WORKDIR/bulk.out" 2>&1 &
         sleep 1.5
         echo -n "meanwhile: "; "'"$RAWMSG"'" "$ep" "$tok" goodtimed | head -1
         wait

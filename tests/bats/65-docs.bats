@@ -234,9 +234,9 @@ guide_env() {
     echo "$output"
     assert_success
     # every phase, checked in the job and from the drain
-    [ "$(grep -c "^ok " <<<"$output")" -eq 5 ]
-    [ "$(grep -c "^    checked .*: 0 missing, 0 bad" <<<"$output")" -eq 5 ]
-    [ "$(grep -c "^    from the drain: checked .*: 0 missing, 0 bad" <<<"$output")" -eq 5 ]
+    [ "$(grep -c "^ok " <<<"$output")" -eq 8 ]
+    [ "$(grep -c "^    checked .*: 0 missing, 0 bad" <<<"$output")" -eq 8 ]
+    [ "$(grep -c "^    from the drain: checked .*: 0 missing, 0 bad" <<<"$output")" -eq 8 ]
     assert_output --regexp "operations acknowledged: [0-9]{4,}"
 }
 
