@@ -560,7 +560,7 @@ pdcbb_err_t pdcbb_qpiece_parse(const uint64_t *w, uint32_t count, uint32_t *pos,
     if (!pdcbb_range_ok(p, 1 + 2 * (uint64_t)ndim, count))
         return PDCBB_ERR_PROTO;
     uint64_t ne = w[p];
-    if (ne > max || (count - p - 1 - 2 * ndim) / (2 * ndim) < ne)
+    if (ne > max || !pdcbb_array_fits(ne, 2 * (size_t)ndim, count - p - 1 - 2 * ndim))
         return PDCBB_ERR_PROTO;
     p++;
     if (pdcbb_box_make(box, ndim, w + p, w + p + ndim) != PDCBB_OK ||

@@ -155,7 +155,7 @@ int pdcbb_sel_runs(const pdcbb_sel_t *s, const pdcbb_box_t *clip, uint32_t ndim,
             pdcbb_add_overflow(last_end, t, &last_end))
             return PDCBB_ERR_TOO_BIG;
     }
-    if (last_end + unit > PDCBB_REGION_OFFSET_MAX)
+    if (!pdcbb_range_ok(last_end, unit, PDCBB_REGION_OFFSET_MAX))
         return PDCBB_ERR_TOO_BIG;
     /* Odometer over the index box of dimensions 0..ndim-2; each row walks the last one. */
     uint32_t L = ndim - 1;
