@@ -15,6 +15,7 @@
 
 #include "bbd.h"
 #include "bbd_peer.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_log.h"
 #include "pdcbb_region.h"
 
@@ -76,7 +77,7 @@ static pdcbb_err_t desc_make(uint64_t *desc, uint64_t obj, uint64_t unit, uint32
     desc[2] = ndim;
     memcpy(desc + 3, dims, 8 * (size_t)ndim);
     memcpy(desc + 3 + ndim, box, 16 * (size_t)ndim);
-    if (__builtin_add_overflow(desc[3 + ndim], shift, &desc[3 + ndim]))
+    if (pdcbb_add_overflow(desc[3 + ndim], shift, &desc[3 + ndim]))
         return PDCBB_ERR_BAD_REGION;
     return PDCBB_OK;
 }

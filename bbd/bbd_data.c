@@ -35,6 +35,7 @@
 
 #include "bbd.h"
 #include "bbd_csum.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_log.h"
 #include "pdcbb_name.h"
 #include "pdcbb_region.h"
@@ -155,12 +156,12 @@ static fd_slot_t *slot_of(uint64_t obj)
 static pdcbb_err_t desc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, data_desc_t *dd)
 {
     uint32_t p = *pos;
-    if (n - p < 3)
+    if (!pdcbb_range_ok(p, 3, n))
         return PDCBB_ERR_PROTO;
     dd->obj = a[p];
     dd->unit = a[p + 1];
     uint64_t ndim = a[p + 2];
-    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || n - p - 3 < 3 * ndim)
+    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || !pdcbb_range_ok(p, 3 + 3 * ndim, n))
         return PDCBB_ERR_PROTO;
     dd->ndim = (uint32_t)ndim;
     memcpy(dd->dims, a + p + 3, ndim * 8);
@@ -175,7 +176,7 @@ static pdcbb_err_t desc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, data
         rc = pdcbb_box_check_within(&dd->box, dd->ndim, dd->dims);
     if (rc == PDCBB_OK)
         rc = pdcbb_box_count(&dd->box, &count);
-    if (rc == PDCBB_OK && __builtin_mul_overflow(count, dd->unit, &dd->bytes))
+    if (rc == PDCBB_OK && pdcbb_mul_overflow(count, dd->unit, &dd->bytes))
         rc = PDCBB_ERR_TOO_BIG;
     if (rc == PDCBB_OK) {
         uint64_t strides[PDCBB_REGION_NDIM_MAX];
@@ -373,7 +374,7 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
         if (one != PDCBB_OK)
             return one;
-        if (dd.bytes > r->in_bulk_len - data_off)
+        if (!pdcbb_range_ok(data_off, dd.bytes, r->in_bulk_len))
             return PDCBB_ERR_TRUNCATED; /* the bulk part is shorter than the regions */
         int exists = 0, fd = -1;
         one = layout_check(r, &dd, 1, &exists);
@@ -506,7 +507,7 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
         if (one != PDCBB_OK)
             return one;
-        if (__builtin_add_overflow(total, dd.bytes, &total) || total > PDCBB_DATA_BULK_MAX)
+        if (pdcbb_add_overflow(total, dd.bytes, &total) || total > PDCBB_DATA_BULK_MAX)
             return PDCBB_ERR_TOO_BIG; /* clients split reads below this */
         n++;
     }
@@ -837,7 +838,7 @@ pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
         int fd = obj_fd(r->d, q->id, 0, &e);
         struct stat st;
         uint64_t end;
-        if (fd >= 0 && fstat(fd, &st) == 0 && !__builtin_mul_overflow(q->ids[0], row, &end) &&
+        if (fd >= 0 && fstat(fd, &st) == 0 && !pdcbb_mul_overflow(q->ids[0], row, &end) &&
             (uint64_t)st.st_size > end) {
             /* the block cut in two keeps a checksum only if it was good before the cut */
             bbd_csum_touch_t t = {0};
@@ -1085,8 +1086,8 @@ pdcbb_err_t bbd_op_map_put(bbd_req_t *r, const pdcbb_map_put_req_t *q, pdcbb_map
         const uint64_t *e = q->entries + pos;
         if (n == PDCBB_MAP_PUT_REGIONS_MAX)
             return PDCBB_ERR_TOO_BIG;
-        if (q->entries_count - pos < 3 || e[2] == 0 || e[2] > PDCBB_REGION_NDIM_MAX ||
-            q->entries_count - pos - 3 < 2 * e[2])
+        if (!pdcbb_range_ok(pos, 3, q->entries_count) || e[2] == 0 ||
+            e[2] > PDCBB_REGION_NDIM_MAX || !pdcbb_range_ok(pos, 3 + 2 * e[2], q->entries_count))
             return PDCBB_ERR_PROTO;
         pdcbb_box_t nb;
         if (pdcbb_box_make(&nb, (uint32_t)e[2], e + 3, e + 3 + e[2]) != PDCBB_OK)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bbd.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_log.h"
 
 #define OPS (r->d->store_ops)
@@ -107,7 +108,7 @@ pdcbb_err_t bbd_op_obj_reserve(bbd_req_t *r, const pdcbb_obj_reserve_req_t *q,
         rc = pdcbb_extent_read(OPS, r->txn, q->id, &cur);
     if (rc != PDCBB_OK)
         return rc;
-    if (q->rows == 0 || __builtin_add_overflow(cur, q->rows, &end) || end == UINT64_MAX)
+    if (q->rows == 0 || pdcbb_add_overflow(cur, q->rows, &end) || end == UINT64_MAX)
         return PDCBB_ERR_INVAL;
     if ((rc = bbd_extent_set(r, q->id, end)) != PDCBB_OK)
         return rc;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "bbd.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_log.h"
 
@@ -623,10 +624,10 @@ pdcbb_err_t bbd_op_kv_part(bbd_req_t *r, const pdcbb_kv_part_req_t *q, pdcbb_kv_
     pdcbb_err_t rc = load_meta(r, q->id, &m);
     if (rc != PDCBB_OK)
         return rc;
-    if (q->upload == 0 || q->data_len == 0 || q->offset > UINT64_MAX - q->data_len)
+    uint64_t end;
+    if (q->upload == 0 || q->data_len == 0 || pdcbb_add_overflow(q->offset, q->data_len, &end))
         return PDCBB_ERR_INVAL;
-    if (q->offset + q->data_len > PDCBB_KV_VALUE_MAX ||
-        (m.max_value_len && q->offset + q->data_len > m.max_value_len))
+    if (end > PDCBB_KV_VALUE_MAX || (m.max_value_len && end > m.max_value_len))
         return PDCBB_ERR_TOO_BIG;
     uint8_t k[25];
     put_be64(k, q->id);

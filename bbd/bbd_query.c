@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bbd.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_log.h"
 #include "pdcbb_query.h"
 #include "pdcbb_region.h"
@@ -363,7 +364,7 @@ pdcbb_err_t bbd_op_query_values(bbd_req_t *r, const pdcbb_query_values_req_t *q,
     if (rc != PDCBB_OK)
         return rc;
     for (uint32_t d = 0; d < q->dims_count; d++)
-        if (q->dims[d] == 0 || __builtin_mul_overflow(total, q->dims[d], &total))
+        if (q->dims[d] == 0 || pdcbb_mul_overflow(total, q->dims[d], &total))
             return PDCBB_ERR_BAD_REGION;
     for (uint32_t i = 0; i < q->idx_count; i++)
         if (q->idx[i] >= total)

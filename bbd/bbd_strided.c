@@ -29,6 +29,7 @@
 
 #include "bbd.h"
 #include "bbd_csum.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_log.h"
 #include "pdcbb_select.h"
 
@@ -53,7 +54,7 @@ static pdcbb_err_t sdesc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, sde
                                char *why, size_t wl)
 {
     uint32_t p = *pos;
-    if (n - p < 3) {
+    if (!pdcbb_range_ok(p, 3, n)) {
         snprintf(why, wl, "truncated descriptor");
         return PDCBB_ERR_PROTO;
     }
@@ -62,7 +63,7 @@ static pdcbb_err_t sdesc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, sde
         snprintf(why, wl, "%" PRIu64 " dimensions (1..%d allowed)", nd, PDCBB_REGION_NDIM_MAX);
         return PDCBB_ERR_PROTO;
     }
-    if (n - p < SDESC_WORDS(nd)) {
+    if (!pdcbb_range_ok(p, SDESC_WORDS(nd), n)) {
         snprintf(why, wl, "truncated descriptor");
         return PDCBB_ERR_PROTO;
     }
@@ -101,7 +102,7 @@ static pdcbb_err_t sdesc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, sde
     uint64_t strides[PDCBB_REGION_NDIM_MAX], cnt;
     if ((rc = pdcbb_layout_strides(s->ndim, s->dims, (size_t)s->unit, strides)) != PDCBB_OK ||
         (rc = pdcbb_box_count(&ib, &cnt)) != PDCBB_OK ||
-        __builtin_mul_overflow(cnt, s->unit, &s->bytes)) {
+        pdcbb_mul_overflow(cnt, s->unit, &s->bytes)) {
         snprintf(why, wl, "the object's layout or the selection's size is too large");
         return PDCBB_ERR_TOO_BIG;
     }
@@ -324,7 +325,7 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
             free(c.span);
             return one;
         }
-        if (s.bytes > r->in_bulk_len - data_off) {
+        if (!pdcbb_range_ok(data_off, s.bytes, r->in_bulk_len)) {
             free(c.runs);
             free(c.span);
             return PDCBB_ERR_TRUNCATED;
@@ -425,7 +426,7 @@ pdcbb_err_t bbd_op_strided_read(bbd_req_t *r, const pdcbb_strided_read_req_t *q,
             log_bad(r, "STRIDED_READ", why);
             return one;
         }
-        if (__builtin_add_overflow(total, s.bytes, &total) || total > PDCBB_DATA_BULK_MAX)
+        if (pdcbb_add_overflow(total, s.bytes, &total) || total > PDCBB_DATA_BULK_MAX)
             return PDCBB_ERR_TOO_BIG;
         n++;
     }

@@ -23,9 +23,10 @@
 
 #include "client.h"
 #include "client_drained_kv.h"
-#include "pdcbb_pattern.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_log.h"
+#include "pdcbb_pattern.h"
 #include "pdcbb_query.h"
 
 static uint64_t served; /* requests answered (STATS) */
@@ -369,10 +370,10 @@ typedef struct read_desc {
 static pdcbb_err_t desc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, read_desc_t *dd)
 {
     uint32_t p = *pos;
-    if (n - p < 3)
+    if (!pdcbb_range_ok(p, 3, n))
         return PDCBB_ERR_PROTO;
     uint64_t ndim = a[p + 2];
-    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || n - p - 3 < 3 * ndim)
+    if (ndim == 0 || ndim > PDCBB_REGION_NDIM_MAX || !pdcbb_range_ok(p, 3 + 3 * ndim, n))
         return PDCBB_ERR_PROTO;
     memset(dd, 0, sizeof(*dd));
     dd->o = obj_of(a[p]);
@@ -390,7 +391,7 @@ static pdcbb_err_t desc_parse(const uint64_t *a, uint32_t n, uint32_t *pos, read
         rc = pdcbb_box_check_within(&dd->box, dd->ndim, dd->dims);
     if (rc == PDCBB_OK)
         rc = pdcbb_box_count(&dd->box, &count);
-    if (rc == PDCBB_OK && __builtin_mul_overflow(count, dd->unit, &dd->bytes))
+    if (rc == PDCBB_OK && pdcbb_mul_overflow(count, dd->unit, &dd->bytes))
         rc = PDCBB_ERR_TOO_BIG;
     return rc == PDCBB_ERR_TOO_BIG || rc == PDCBB_ERR_PROTO ? rc : rc ? PDCBB_ERR_BAD_REGION : rc;
 }
@@ -455,7 +456,7 @@ static pdcbb_err_t data_read(const pdcbb_data_read_req_t *q, pdcbb_data_read_rep
         pdcbb_err_t one = desc_parse(q->descs, q->descs_count, &pos, &dd);
         if (one != PDCBB_OK)
             return one;
-        if (__builtin_add_overflow(total, dd.bytes, &total) || total > ((uint64_t)1 << 36) ||
+        if (pdcbb_add_overflow(total, dd.bytes, &total) || total > ((uint64_t)1 << 36) ||
             total > SIZE_MAX)
             return PDCBB_ERR_TOO_BIG;
         n++;
@@ -575,7 +576,7 @@ static pdcbb_err_t query_eval(const pdcbb_query_eval_req_t *q, pdcbb_query_eval_
             continue;
         uint64_t count, stop = 0;
         if (pdcbb_box_count(&dd.box, &count) != PDCBB_OK ||
-            __builtin_mul_overflow(count, dd.unit, &dd.bytes) || dd.bytes > ((uint64_t)1 << 36)) {
+            pdcbb_mul_overflow(count, dd.unit, &dd.bytes) || dd.bytes > ((uint64_t)1 << 36)) {
             rc = PDCBB_ERR_TOO_BIG;
             break;
         }
@@ -643,7 +644,7 @@ static pdcbb_err_t query_values(const pdcbb_query_values_req_t *q, pdcbb_query_v
     if (rc != PDCBB_OK)
         return rc;
     for (uint32_t d = 0; d < dd.ndim; d++)
-        if (dd.dims[d] == 0 || __builtin_mul_overflow(total, dd.dims[d], &total))
+        if (dd.dims[d] == 0 || pdcbb_mul_overflow(total, dd.dims[d], &total))
             return PDCBB_ERR_BAD_REGION;
     if (pdcbb_layout_strides(dd.ndim, dd.dims, 1, strides) != PDCBB_OK)
         return PDCBB_ERR_BAD_REGION;

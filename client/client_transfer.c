@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 #include "client_direct.h"
-#include "pdcbb_csum.h"
 #include "client_transfer.h"
+#include "pdcbb_checked.h"
+#include "pdcbb_csum.h"
 #include "pdcbb_log.h"
 
 /* A piece larger than this is split into slabs along its first dimension. */
@@ -286,8 +287,8 @@ static pdcbb_err_t map_get_pieces(client_xfer_t *x)
         /* seq, daemon, ndim, offsets, sizes */
         const uint64_t *e = p.entries + pos;
         pdcbb_box_t eb, xb;
-        if (p.entries_count - pos < 3 || e[2] != x->ndim || e[1] >= client_g.nservers ||
-            p.entries_count - pos - 3 < 2 * e[2] ||
+        if (!pdcbb_range_ok(pos, 3, p.entries_count) || e[2] != x->ndim ||
+            e[1] >= client_g.nservers || !pdcbb_range_ok(pos, 3 + 2 * e[2], p.entries_count) ||
             pdcbb_box_make(&eb, x->ndim, e + 3, e + 3 + x->ndim) != PDCBB_OK) {
             rc = client_fail(PDCBB_ERR_PROTO, "bad MAP_GET reply");
             break;

@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 
 #include "pdc_query_internal.h"
+#include "pdcbb_checked.h"
 
 /* Hits asked for per QUERY_EVAL reply. */
 #define QUERY_HITS_PER_REPLY (1u << 20)
@@ -220,8 +221,8 @@ pdcbb_err_t query_map_entries(client_obj_t *o, const pdcbb_box_t *box, pdcbb_box
     while (rc == PDCBB_OK && pos < p.entries_count) {
         const uint64_t *e = p.entries + pos;
         pdcbb_box_t eb;
-        if (p.entries_count - pos < 3 + 2 * nd || e[2] != nd || e[1] >= client_g.nservers ||
-            pdcbb_box_make(&eb, nd, e + 3, e + 3 + nd) != PDCBB_OK) {
+        if (!pdcbb_range_ok(pos, 3 + 2 * (uint64_t)nd, p.entries_count) || e[2] != nd ||
+            e[1] >= client_g.nservers || pdcbb_box_make(&eb, nd, e + 3, e + 3 + nd) != PDCBB_OK) {
             rc = client_fail(PDCBB_ERR_PROTO, "query: bad MAP_GET reply for object '%s'",
                              o->name);
             break;

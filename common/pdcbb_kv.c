@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pdcbb_checked.h"
 #include "pdcbb_proto.h"
 
 static void be64(uint8_t *o, uint64_t v)
@@ -250,7 +251,7 @@ pdcbb_err_t pdcbb_kv_rec_val_parse(const void *v, size_t len, unsigned *flags, c
         if (len < 3)
             return PDCBB_ERR_STORE;
         size_t kl = ((size_t)b[1] << 8) | b[2];
-        if (len < 3 + kl || kl > PDCBB_KV_ENC_MAX)
+        if (!pdcbb_range_ok(3, kl, len) || kl > PDCBB_KV_ENC_MAX)
             return PDCBB_ERR_STORE;
         *fk = b + 3;
         *fklen = kl;
@@ -297,7 +298,8 @@ pdcbb_err_t pdcbb_kv_meta_decode(const void *in, size_t len, pdcbb_kv_meta_t *m)
     m->cont_id = get_be64(b + p), p += 8;
     m->id = get_be64(b + p), p += 8;
     m->nshards = get_be32(b + p), p += 4;
-    if (m->nshards == 0 || m->nshards > PDCBB_KV_SHARDS_MAX || len < p + 4 * (size_t)m->nshards + 2)
+    if (m->nshards == 0 || m->nshards > PDCBB_KV_SHARDS_MAX ||
+        !pdcbb_range_ok(p, 4 * (uint64_t)m->nshards + 2, len))
         return PDCBB_ERR_STORE;
     for (uint32_t i = 0; i < m->nshards; i++)
         m->shards[i] = get_be32(b + p), p += 4;
@@ -389,28 +391,28 @@ pdcbb_err_t pdcbb_kv_wset_get(const uint8_t *b, size_t len, size_t *pos, pdcbb_k
 {
     size_t p = *pos;
     memset(r, 0, sizeof(*r));
-    if (len - p < 3)
+    if (!pdcbb_range_ok(p, 3, len))
         return PDCBB_ERR_TRUNCATED;
     r->op = b[p];
     if (r->op > PDCBB_KV_OP_SET_PART)
         return PDCBB_ERR_PROTO;
     r->key_len = (size_t)b[p + 1] | ((size_t)b[p + 2] << 8);
     p += 3;
-    if (len - p < r->key_len)
+    if (!pdcbb_range_ok(p, r->key_len, len))
         return PDCBB_ERR_TRUNCATED;
     r->key = b + p;
     p += r->key_len;
     if (r->op == PDCBB_KV_OP_SET) {
-        if (len - p < 8)
+        if (!pdcbb_range_ok(p, 8, len))
             return PDCBB_ERR_TRUNCATED;
         r->value_len = get_le64(b + p);
         p += 8;
-        if (len - p < r->value_len)
+        if (!pdcbb_range_ok(p, r->value_len, len))
             return PDCBB_ERR_TRUNCATED;
         r->value = b + p;
         p += r->value_len;
     } else if (r->op == PDCBB_KV_OP_SET_PART) {
-        if (len - p < 16)
+        if (!pdcbb_range_ok(p, 16, len))
             return PDCBB_ERR_TRUNCATED;
         r->upload = get_le64(b + p);
         r->value_len = get_le64(b + p + 8);
@@ -444,11 +446,11 @@ pdcbb_err_t pdcbb_kv_wlist_get(const uint8_t *b, size_t len, size_t *pos, pdcbb_
 {
     size_t p = *pos;
     memset(r, 0, sizeof(*r));
-    if (len - p < 2)
+    if (!pdcbb_range_ok(p, 2, len))
         return PDCBB_ERR_TRUNCATED;
     r->key_len = (size_t)b[p] | ((size_t)b[p + 1] << 8);
     p += 2;
-    if (len - p < r->key_len + 17)
+    if (!pdcbb_range_ok(p, r->key_len + 17, len))
         return PDCBB_ERR_TRUNCATED;
     r->key = b + p;
     p += r->key_len;
@@ -456,7 +458,7 @@ pdcbb_err_t pdcbb_kv_wlist_get(const uint8_t *b, size_t len, size_t *pos, pdcbb_
     r->value_len = get_le64(b + p), p += 8;
     r->included = b[p++];
     if (r->included) {
-        if (len - p < r->value_len)
+        if (!pdcbb_range_ok(p, r->value_len, len))
             return PDCBB_ERR_TRUNCATED;
         r->value = b + p;
         p += r->value_len;

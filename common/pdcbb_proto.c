@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pdcbb_checked.h"
+
 enum field_kind { FK_END = 0, FK_U32, FK_I32, FK_U64, FK_STR, FK_BLOB, FK_U64S };
 
 typedef struct field_desc {
@@ -157,7 +159,7 @@ pdcbb_err_t pdcbb_hdr_decode(const void *msg, size_t len, pdcbb_msg_hdr_t *hdr)
         return PDCBB_ERR_VERSION;
     if (h.payload_len > PDCBB_PAYLOAD_MAX)
         return PDCBB_ERR_TOO_BIG;
-    if ((size_t)h.payload_len > len - PDCBB_HDR_LEN)
+    if (!pdcbb_range_ok(PDCBB_HDR_LEN, h.payload_len, len))
         return PDCBB_ERR_TRUNCATED;
     if ((size_t)h.payload_len < len - PDCBB_HDR_LEN)
         return PDCBB_ERR_PROTO;
@@ -307,7 +309,7 @@ pdcbb_err_t pdcbb_body_decode(unsigned op, int is_reply, const void *payload, si
                 rc = l == 0 ? PDCBB_ERR_PROTO : PDCBB_ERR_TOO_BIG;
                 goto fail;
             }
-            if (avail - 4 < l)
+            if (!pdcbb_range_ok(4, l, avail))
                 goto truncated;
             const char *s = (const char *)p + 4;
             if (s[l - 1] != '\0' || memchr(s, '\0', l - 1) != NULL) {
@@ -326,7 +328,7 @@ pdcbb_err_t pdcbb_body_decode(unsigned op, int is_reply, const void *payload, si
                 rc = PDCBB_ERR_TOO_BIG;
                 goto fail;
             }
-            if (avail - 4 < l)
+            if (!pdcbb_range_ok(4, l, avail))
                 goto truncated;
             FIELD(body, f, const void *) = l ? p + 4 : NULL;
             FIELD2(body, f) = l;
@@ -341,7 +343,7 @@ pdcbb_err_t pdcbb_body_decode(unsigned op, int is_reply, const void *payload, si
                 rc = PDCBB_ERR_TOO_BIG;
                 goto fail;
             }
-            if ((avail - 4) / 8 < c)
+            if (!pdcbb_array_fits(c, 8, avail - 4))
                 goto truncated;
             p += 4;
             uint64_t *a = NULL;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pdcbb_checked.h"
 #include "pdcbb_proto.h"
 
 /* Chunk of elements evaluated at once (masks are this long). */
@@ -343,7 +344,7 @@ pdcbb_err_t pdcbb_qscan_init(pdcbb_qscan_t *s)
     s->total = 1;
     for (uint32_t d = 0; d < s->ndim; d++)
         if (s->dims[d] == 0 || s->dims[d] == PDCBB_DIM_UNLIMITED ||
-            __builtin_mul_overflow(s->total, s->dims[d], &s->total))
+            pdcbb_mul_overflow(s->total, s->dims[d], &s->total))
             return PDCBB_ERR_BAD_REGION;
     pdcbb_err_t rc = pdcbb_layout_strides(s->ndim, s->dims, s->unit, s->strides);
     if (rc != PDCBB_OK)
@@ -556,10 +557,10 @@ pdcbb_err_t pdcbb_qpiece_parse(const uint64_t *w, uint32_t count, uint32_t *pos,
                                uint32_t max, uint32_t *nexcl)
 {
     uint32_t p = *pos;
-    if (count - p < 1 + 2 * ndim)
+    if (!pdcbb_range_ok(p, 1 + 2 * (uint64_t)ndim, count))
         return PDCBB_ERR_PROTO;
     uint64_t ne = w[p];
-    if (ne > max || (count - p - 1 - 2 * ndim) / (2 * ndim) < ne)
+    if (ne > max || !pdcbb_array_fits(ne, 2 * (size_t)ndim, count - p - 1 - 2 * ndim))
         return PDCBB_ERR_PROTO;
     p++;
     if (pdcbb_box_make(box, ndim, w + p, w + p + ndim) != PDCBB_OK ||

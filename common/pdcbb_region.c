@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+#include "pdcbb_checked.h"
+
 /* 1 if ndim is a valid number of dimensions. */
 static int region_ndim_ok(uint32_t ndim)
 {
@@ -24,7 +26,7 @@ static int region_ndim_ok(uint32_t ndim)
 static uint64_t region_end(const pdcbb_box_t *b, uint32_t d)
 {
     uint64_t end;
-    if (__builtin_add_overflow(b->off[d], b->size[d], &end))
+    if (pdcbb_add_overflow(b->off[d], b->size[d], &end))
         return UINT64_MAX;
     return end;
 }
@@ -105,7 +107,7 @@ pdcbb_err_t pdcbb_box_make(pdcbb_box_t *b, uint32_t ndim, const uint64_t *off, c
         return PDCBB_ERR_BAD_REGION;
     for (uint32_t d = 0; d < ndim; d++) {
         uint64_t end;
-        if (size[d] == 0 || __builtin_add_overflow(off[d], size[d], &end))
+        if (size[d] == 0 || pdcbb_add_overflow(off[d], size[d], &end))
             return PDCBB_ERR_BAD_REGION;
     }
     /* Zero the unused tail so that boxes compare equal with memcmp. */
@@ -124,7 +126,7 @@ pdcbb_err_t pdcbb_box_count(const pdcbb_box_t *b, uint64_t *count)
         return PDCBB_ERR_BAD_REGION;
     uint64_t n = 1;
     for (uint32_t d = 0; d < b->ndim; d++)
-        if (__builtin_mul_overflow(n, b->size[d], &n))
+        if (pdcbb_mul_overflow(n, b->size[d], &n))
             return PDCBB_ERR_TOO_BIG;
     *count = n;
     return PDCBB_OK;
@@ -176,7 +178,7 @@ pdcbb_err_t pdcbb_box_check_within(const pdcbb_box_t *b, uint32_t ndim, const ui
         return PDCBB_ERR_BAD_REGION;
     for (uint32_t d = 0; d < ndim; d++) {
         uint64_t end;
-        if (b->size[d] == 0 || __builtin_add_overflow(b->off[d], b->size[d], &end))
+        if (b->size[d] == 0 || pdcbb_add_overflow(b->off[d], b->size[d], &end))
             return PDCBB_ERR_BAD_REGION;
         if (dims[d] != PDCBB_DIM_UNLIMITED && end > dims[d])
             return PDCBB_ERR_BAD_REGION;
@@ -199,12 +201,12 @@ pdcbb_err_t pdcbb_layout_strides(uint32_t ndim, const uint64_t *dims, size_t uni
     uint64_t elems = 1, bytes;
     st[ndim - 1] = 1;
     for (uint32_t d = ndim - 1; d > 0; d--) {
-        if (__builtin_mul_overflow(elems, dims[d], &elems))
+        if (pdcbb_mul_overflow(elems, dims[d], &elems))
             return PDCBB_ERR_TOO_BIG;
         st[d - 1] = elems;
     }
     /* Check the bytes of the largest stride (elems is now the product of dims[1..]). */
-    if (__builtin_mul_overflow(elems, (uint64_t)unit, &bytes) || bytes > PDCBB_REGION_STRIDE_MAX)
+    if (pdcbb_mul_overflow(elems, (uint64_t)unit, &bytes) || bytes > PDCBB_REGION_STRIDE_MAX)
         return PDCBB_ERR_TOO_BIG;
     memcpy(strides, st, ndim * sizeof(st[0]));
     return PDCBB_OK;
@@ -233,12 +235,12 @@ int pdcbb_box_runs(const pdcbb_box_t *b, uint32_t ndim, const uint64_t *dims, si
     uint64_t last = 0, end;
     for (uint32_t d = 0; d < ndim; d++) {
         uint64_t t;
-        if (__builtin_mul_overflow(b->off[d] + b->size[d] - 1, st[d], &t) ||
-            __builtin_add_overflow(last, t, &last))
+        if (pdcbb_mul_overflow(b->off[d] + b->size[d] - 1, st[d], &t) ||
+            pdcbb_add_overflow(last, t, &last))
             return PDCBB_ERR_TOO_BIG;
     }
-    if (__builtin_add_overflow(last, 1, &last) ||
-        __builtin_mul_overflow(last, (uint64_t)unit, &end) || end > PDCBB_REGION_OFFSET_MAX)
+    if (pdcbb_add_overflow(last, 1, &last) || pdcbb_mul_overflow(last, (uint64_t)unit, &end) ||
+        end > PDCBB_REGION_OFFSET_MAX)
         return PDCBB_ERR_TOO_BIG;
 
     /* Merge trailing dimensions the box covers completely into the run of the one before. */
@@ -328,7 +330,7 @@ static int region_packed_strides(const pdcbb_box_t *b, size_t unit, uint64_t *st
     uint64_t total = unit;
     for (uint32_t d = b->ndim; d > 0; d--) {
         stride[d - 1] = total;
-        if (__builtin_mul_overflow(total, b->size[d - 1], &total))
+        if (pdcbb_mul_overflow(total, b->size[d - 1], &total))
             return 0;
     }
     return total <= PDCBB_REGION_OFFSET_MAX && total <= SIZE_MAX;

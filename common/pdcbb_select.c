@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pdcbb_checked.h"
 #include "pdcbb_select.h"
 
 pdcbb_err_t pdcbb_sel_make(pdcbb_sel_t *s, uint32_t ndim, const uint64_t *start,
@@ -44,10 +45,9 @@ pdcbb_err_t pdcbb_sel_make(pdcbb_sel_t *s, uint32_t ndim, const uint64_t *start,
                      (unsigned long long)b, d, (unsigned long long)stride[d]);
             return PDCBB_ERR_BAD_REGION;
         }
-        if (__builtin_mul_overflow(count[d] - 1, stride[d], &end) ||
-            __builtin_add_overflow(end, start[d], &end) || __builtin_add_overflow(end, b, &end) ||
-            __builtin_mul_overflow(total, count[d], &total) ||
-            __builtin_mul_overflow(total, b, &total)) {
+        if (pdcbb_mul_overflow(count[d] - 1, stride[d], &end) ||
+            pdcbb_add_overflow(end, start[d], &end) || pdcbb_add_overflow(end, b, &end) ||
+            pdcbb_mul_overflow(total, count[d], &total) || pdcbb_mul_overflow(total, b, &total)) {
             snprintf(why, whylen,
                      "dimension %u overflows (start %llu + (count %llu - 1) * stride %llu + "
                      "block %llu, or the element count, exceeds 2^64)",
@@ -151,11 +151,11 @@ int pdcbb_sel_runs(const pdcbb_sel_t *s, const pdcbb_box_t *clip, uint32_t ndim,
         uint64_t c = pdcbb_sel_coord(s, d, ib.off[d] + ib.size[d] - 1), t;
         if (dims[d] != PDCBB_DIM_UNLIMITED && c >= dims[d])
             return PDCBB_ERR_BAD_REGION;
-        if (__builtin_mul_overflow(c, strides[d] * unit, &t) ||
-            __builtin_add_overflow(last_end, t, &last_end))
+        if (pdcbb_mul_overflow(c, strides[d] * unit, &t) ||
+            pdcbb_add_overflow(last_end, t, &last_end))
             return PDCBB_ERR_TOO_BIG;
     }
-    if (last_end + unit > PDCBB_REGION_OFFSET_MAX)
+    if (!pdcbb_range_ok(last_end, unit, PDCBB_REGION_OFFSET_MAX))
         return PDCBB_ERR_TOO_BIG;
     /* Odometer over the index box of dimensions 0..ndim-2; each row walks the last one. */
     uint32_t L = ndim - 1;

@@ -80,7 +80,8 @@ int pdcbb_sel_contains(const pdcbb_sel_t *s, const uint64_t *c);
  * gives whole rows). The walk costs one step per run, never per element.
  * Returns PDCBB_OK, the first non-zero value of fn, or PDCBB_ERR_BAD_REGION if the clipped
  * selection is empty, its bounding box is not within dims or another layout error of
- * pdcbb_layout_strides occurs.
+ * pdcbb_layout_strides occurs, PDCBB_ERR_TOO_BIG if its last run would end beyond
+ * PDCBB_REGION_OFFSET_MAX (2^63) bytes or the layout's strides are too large.
  */
 int pdcbb_sel_runs(const pdcbb_sel_t *s, const pdcbb_box_t *clip, uint32_t ndim,
                    const uint64_t *dims, size_t unit, pdcbb_run_fn fn, void *arg);

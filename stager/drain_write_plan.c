@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "drain_write_internal.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_grow.h"
 #include "pdcbb_log.h"
 #include "pdcbb_proto.h"
@@ -361,13 +362,13 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
     /* the object's size in bytes (UINT64_MAX: unlimited first dimension) */
     uint64_t limit = l->unit;
     for (uint32_t d = 0; d < l->ndim && limit != UINT64_MAX; d++) {
-        if (l->dims[d] == PDCBB_DIM_UNLIMITED || __builtin_mul_overflow(limit, l->dims[d], &limit))
+        if (l->dims[d] == PDCBB_DIM_UNLIMITED || pdcbb_mul_overflow(limit, l->dims[d], &limit))
             limit = UINT64_MAX;
     }
     if (dims != l->dims && dims[0] != PDCBB_DIM_UNLIMITED && limit != UINT64_MAX) {
         uint64_t row = limit / (l->dims[0] ? l->dims[0] : 1);
         uint64_t cur;
-        if (!__builtin_mul_overflow(row, dims[0], &cur) && cur < limit)
+        if (!pdcbb_mul_overflow(row, dims[0], &cur) && cur < limit)
             limit = cur; /* shrunk since the first write: data beyond was discarded */
     }
     uint64_t size = (uint64_t)st.st_size < limit ? (uint64_t)st.st_size : limit;

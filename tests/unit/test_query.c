@@ -184,6 +184,9 @@ static void test_pieces(void)
     uint64_t huge[] = {UINT64_MAX, 0, 0, 1, 1};
     pos = 0;
     CHECK_ERR(pdcbb_qpiece_parse(huge, 5, &pos, 2, dims, &box, ex, 2, &ne), PDCBB_ERR_PROTO);
+    /* No dimensions: a bad box, not a division by zero (2 * ndim words per excluded box). */
+    pos = 0;
+    CHECK_ERR(pdcbb_qpiece_parse(ok, 9, &pos, 0, dims, &box, ex, 2, &ne), PDCBB_ERR_BAD_REGION);
 }
 
 /* The scan: a 2-D int array, a piece with an exclusion, stats, and paging. */

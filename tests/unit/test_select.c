@@ -1,7 +1,7 @@
 /*
  * test_select.c - strided selections: the checks of pdcbb_sel_make (each bad input named),
  * ranks, clipping and the run walk, the last two compared on random selections with a naive
- * per-element enumeration.
+ * per-element enumeration; runs that would end beyond the byte offset limit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,12 +165,46 @@ static void test_runs_merge(void)
     free(r2.elems);
 }
 
+/* In an array whose unlimited first dimension lets a coordinate be that large, the run of the
+ * selected element ends exactly at the byte offset limit (2^63: walked), 8 bytes beyond it
+ * (refused), or at 2^64 (refused: that end wrapped to 0 and passed the check before
+ * pdcbb_sel_runs checked it with pdcbb_range_ok). */
+static int far_run(uint64_t aoff, uint64_t len, uint64_t poff, void *arg)
+{
+    uint64_t *got = arg;
+    got[0] = aoff, got[1] = len, got[2] = poff, got[3]++;
+    return 0;
+}
+
+static void test_runs_far(void)
+{
+    uint64_t dims[1] = {PDCBB_DIM_UNLIMITED}, sd[1] = {1}, ct[1] = {1};
+    uint64_t ok[1] = {((uint64_t)1 << 60) - 1}, wraps[1] = {((uint64_t)1 << 61) - 1};
+    uint64_t beyond[1] = {(uint64_t)1 << 60};
+    pdcbb_sel_t s;
+    pdcbb_box_t bb;
+    uint64_t got[4] = {0};
+    CHECK_ERR(pdcbb_sel_make(&s, 1, ok, sd, ct, NULL, NULL, 0), PDCBB_OK);
+    pdcbb_sel_bbox(&s, &bb);
+    CHECK_ERR(pdcbb_sel_runs(&s, &bb, 1, dims, 8, far_run, got), PDCBB_OK);
+    CHECK(got[3] == 1 && got[0] == ((uint64_t)1 << 63) - 8 && got[1] == 8 && got[2] == 0);
+    got[3] = 0;
+    CHECK_ERR(pdcbb_sel_make(&s, 1, beyond, sd, ct, NULL, NULL, 0), PDCBB_OK);
+    pdcbb_sel_bbox(&s, &bb);
+    CHECK_ERR(pdcbb_sel_runs(&s, &bb, 1, dims, 8, far_run, got), PDCBB_ERR_TOO_BIG);
+    CHECK_ERR(pdcbb_sel_make(&s, 1, wraps, sd, ct, NULL, NULL, 0), PDCBB_OK);
+    pdcbb_sel_bbox(&s, &bb);
+    CHECK_ERR(pdcbb_sel_runs(&s, &bb, 1, dims, 8, far_run, got), PDCBB_ERR_TOO_BIG);
+    CHECK(got[3] == 0);
+}
+
 int main(void)
 {
     srandom(1234);
     test_make();
     test_random();
     test_runs_merge();
+    test_runs_far();
     printf("select: %d checks, %d failures\n", unit_checks, unit_failures);
     return unit_failures != 0;
 }
