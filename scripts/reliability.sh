@@ -16,7 +16,7 @@ usage() {
 usage: scripts/reliability.sh [--scale N]
   Runs the reliability suite against the build in $build (built first).
   --scale N   every phase N times longer, with N times the daemon restarts (default 1: the
-              version CI runs, about 2 minutes; docs/RELIABILITY.md has the figures of --scale 10)
+              version CI runs, about 2 minutes; docs/RELIABILITY.md has the figures of --scale 5)
 USAGE
 }
 
