@@ -109,6 +109,9 @@ typedef struct node {
     pdcid_t obj;      /* the file's object handle, opened on first use */
     unsigned opens;   /* open files of it */
     uint64_t written; /* end of what was written here since the last flush, 0 if nothing */
+    int unlinked;     /* its entry was removed while it was open here */
+    uint32_t mode, uid, gid; /* last known attributes (what an unlinked open file shows) */
+    uint64_t mtime_ns, ctime_ns;
     struct node *next;
 } node_t;
 
@@ -155,6 +158,8 @@ static node_t *node_ref(const pdcbb_ns_attr_t *a, uint64_t parent, const char *n
         n->parent = parent;
     }
     n->kind = a->kind;
+    n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+    n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
     if (n->written == 0 || a->size > n->size)
         n->size = a->size;
     n->nlookup++;
@@ -216,6 +221,17 @@ static pdcbb_err_t node_attr(node_t *n, pdcbb_ns_attr_t *a)
         *a = root_attr;
         return PDCBB_OK;
     }
+    if (n->unlinked) { /* no entry any more: what it was, as long as it is open */
+        *a = (pdcbb_ns_attr_t){.ino = n->ino,
+                               .kind = n->kind,
+                               .mode = n->mode,
+                               .uid = n->uid,
+                               .gid = n->gid,
+                               .size = n->size > n->written ? n->size : n->written,
+                               .mtime_ns = n->mtime_ns,
+                               .ctime_ns = n->ctime_ns};
+        return PDCBB_OK;
+    }
     pdcbb_err_t rc = PDCbb_ns_lookup(n->parent, n->name, a);
     if (rc == PDCBB_OK && a->ino != n->ino)
         rc = PDCBB_ERR_NOT_FOUND; /* the name was given to another file meanwhile */
@@ -223,6 +239,10 @@ static pdcbb_err_t node_attr(node_t *n, pdcbb_ns_attr_t *a)
         if (n->written > a->size)
             a->size = n->written; /* written here, not flushed yet */
         n->size = a->size;
+    }
+    if (rc == PDCBB_OK) {
+        n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+        n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
     }
     return rc;
 }
@@ -320,7 +340,7 @@ static pdcbb_err_t transfer(pdcid_t obj, pdc_access_t access, void *buf, uint64_
 /* Publish what was written here: the entry's size (at least the end written) and mtime. */
 static pdcbb_err_t node_publish(node_t *n)
 {
-    if (n->written == 0)
+    if (n->written == 0 || n->unlinked)
         return PDCBB_OK;
     pdcbb_ns_attr_t in = {.size = n->written, .mtime_ns = now_ns()}, out;
     pdcbb_err_t rc = PDCbb_ns_setattr(n->parent, n->name, n->ino,
@@ -527,7 +547,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     if (gone.kind == PDCBB_NS_FILE && (n == NULL || n->opens == 0))
         drop_file_object(gone.ino);
     else if (n)
-        n->parent = 0; /* unlinked while open: dropped at release */
+        n->unlinked = 1; /* unlinked while open: dropped at its last release */
     fuse_reply_err(req, 0);
 }
 
@@ -597,7 +617,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
         if (o == NULL || o->opens == 0)
             drop_file_object(old_ino);
         else
-            o->parent = 0;
+            o->unlinked = 1;
     }
     fuse_reply_err(req, 0);
 }
@@ -774,7 +794,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         node_publish(n);
         if (n->opens)
             n->opens--;
-        if (n->opens == 0 && n->parent == 0 && n != &root)
+        if (n->opens == 0 && n->unlinked)
             drop_file_object(n->ino); /* unlinked while open: its last close */
     }
     fuse_reply_err(req, 0);
