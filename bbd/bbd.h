@@ -6,7 +6,7 @@
  * each request (header, the connection's handshake or the shared-memory token, op, body) and runs
  * its handler inside one store transaction.
  * Handlers are named bbd_op_<op>, like the client stubs client_op_<op>, so both sides of an op
- * are one search away; they live in twelve files, one per group of ops:
+ * are one search away; they live in thirteen files, one per group of ops:
  *   bbd_meta.c        HELLO, AUTH, STATS, containers (CONT_*), objects (OBJ_CREATE/OPEN/INFO/DEL/
  *                     SET_DIMS/LIST), tags (TAG_PUT/GET/DEL/QUERY)
  *   bbd_data.c        region data (DATA_WRITE/READ/DIRECT/FLUSH/DROP/RESIZE), MAP_PUT/MAP_GET
@@ -20,6 +20,7 @@
  *   bbd_kv_migrate.c  KV_MIGRATE
  *   bbd_table.c       JOB_TABLE
  *   bbd_bcast.c       BCAST_OPEN/CHUNK/CLOSE
+ *   bbd_ns.c          the mount's namespace: NS_LOOKUP/CREATE/READDIR/UNLINK/RMDIR/RENAME/SETATTR
  * Everything but bbd_main.c is the static library pdcbb_bbd_core, which tests link to run the
  * real dispatcher in their own process (tests/unit/bbd_harness.h).
  */

@@ -83,7 +83,13 @@ int bbd_op_is_write(unsigned op)
     case PDCBB_OP_KV_DELETE:
     case PDCBB_OP_KV_SET:
     case PDCBB_OP_KV_TRANS:
-    case PDCBB_OP_KV_PART: return 1;
+    case PDCBB_OP_KV_PART:
+    case PDCBB_OP_NS_CREATE:
+    case PDCBB_OP_NS_UNLINK:
+    case PDCBB_OP_NS_RMDIR:
+    case PDCBB_OP_NS_RENAME:
+    case PDCBB_OP_NS_SETATTR:
+        return 1;
     default: return 0;
     }
 }
@@ -100,6 +106,7 @@ static int op_only_removes(unsigned op)
     case PDCBB_OP_DATA_DROP:
     case PDCBB_OP_DART_DELETE:
     case PDCBB_OP_KV_DELETE:
+    case PDCBB_OP_NS_UNLINK:
         return 1;
     default:
         return 0;

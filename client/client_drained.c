@@ -709,7 +709,13 @@ static int op_is_write(unsigned op)
     case PDCBB_OP_KV_SET:
     case PDCBB_OP_KV_PART:
     case PDCBB_OP_KV_TRANS:
-    case PDCBB_OP_KV_MIGRATE: return 1;
+    case PDCBB_OP_KV_MIGRATE:
+    case PDCBB_OP_NS_CREATE:
+    case PDCBB_OP_NS_UNLINK:
+    case PDCBB_OP_NS_RMDIR:
+    case PDCBB_OP_NS_RENAME:
+    case PDCBB_OP_NS_SETATTR:
+        return 1;
     default: return 0;
     }
 }

@@ -65,6 +65,7 @@ typedef struct pdcbb_msg_hdr {
  */
 #define PDCBB_META_KIND_CONT 1u
 #define PDCBB_META_KIND_OBJ 2u
+#define PDCBB_META_KIND_NODE 3u /* a directory or symbolic link of the mount (NS_CREATE) */
 #define PDCBB_SERVERS_MAX 65535u
 static inline uint64_t pdcbb_meta_id_make(unsigned kind, unsigned server, uint64_t seq)
 {
@@ -100,66 +101,73 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     F(T, STR, tags)
 
 /* X(OPNAME, value, lowercase name, request fields, reply fields) */
-#define PDCBB_OPS(X)                                                                              \
-    X(HELLO, 1, hello, PDCBB_HELLO_REQ, PDCBB_HELLO_REP)                                          \
-    X(CONT_CREATE, 2, cont_create, PDCBB_CONT_CREATE_REQ, PDCBB_CONT_ID_REP)                      \
+#define PDCBB_OPS(X)                                                                               \
+    X(HELLO, 1, hello, PDCBB_HELLO_REQ, PDCBB_HELLO_REP)                                           \
+    X(CONT_CREATE, 2, cont_create, PDCBB_CONT_CREATE_REQ, PDCBB_CONT_ID_REP)                       \
     X(CONT_OPEN, 3, cont_open, PDCBB_NAME_REQ, PDCBB_CONT_ID_REP)                                  \
-    X(CONT_INFO, 4, cont_info, PDCBB_ID_REQ, PDCBB_CONT_INFO_REP)                                 \
-    X(CONT_DEL, 5, cont_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                           \
-    X(CONT_LIST, 6, cont_list, PDCBB_LIST_REQ, PDCBB_IDS_REP)                                     \
-    X(CONT_OBJIDS_PUT, 7, cont_objids_put, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                         \
-    X(CONT_OBJIDS_GET, 8, cont_objids_get, PDCBB_ID_REQ, PDCBB_IDS_REP)                           \
-    X(CONT_OBJIDS_DEL, 9, cont_objids_del, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                         \
-    X(TAG_PUT, 10, tag_put, PDCBB_TAG_PUT_REQ, PDCBB_EMPTY)                                       \
-    X(TAG_GET, 11, tag_get, PDCBB_TAG_NAME_REQ, PDCBB_TAG_GET_REP)                                \
-    X(TAG_DEL, 12, tag_del, PDCBB_TAG_NAME_REQ, PDCBB_EMPTY)                                      \
-    X(TAG_QUERY, 13, tag_query, PDCBB_TAG_QUERY_REQ, PDCBB_IDS_REP)                               \
-    X(OBJ_CREATE, 14, obj_create, PDCBB_OBJ_CREATE_REQ, PDCBB_OBJ_INFO_REP)                       \
-    X(OBJ_OPEN, 15, obj_open, PDCBB_NAME_REQ, PDCBB_OBJ_INFO_REP)                                 \
-    X(OBJ_INFO, 16, obj_info, PDCBB_ID_REQ, PDCBB_OBJ_INFO_REP)                                   \
-    X(OBJ_DEL, 17, obj_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                            \
-    X(OBJ_SET_DIMS, 18, obj_set_dims, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                              \
-    X(OBJ_LIST, 19, obj_list, PDCBB_OBJ_LIST_REQ, PDCBB_IDS_REP)                                  \
-    X(STATS, 20, stats, PDCBB_EMPTY, PDCBB_STATS_REP)                                          \
-    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY)                              \
-    X(DATA_WRITE, 22, data_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                              \
-    X(DATA_READ, 23, data_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                                \
-    X(DATA_FLUSH, 24, data_flush, PDCBB_ID_REQ, PDCBB_EMPTY)                                   \
-    X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY)                                     \
-    X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                               \
-    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                               \
-    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                             \
-    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                       \
-    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                \
-    X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                   \
-    X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)           \
-    X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                              \
-    X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                              \
-    X(DART_SEARCH, 52, dart_search, PDCBB_DART_REF_REQ, PDCBB_IDS_REP)                            \
-    X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP)                            \
-    X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)               \
-    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)                     \
-    X(KV_CREATE, 70, kv_create, PDCBB_KV_CREATE_REQ, PDCBB_KV_INFO_REP)                           \
-    X(KV_OPEN, 71, kv_open, PDCBB_KV_OPEN_REQ, PDCBB_KV_INFO_REP)                                 \
-    X(KV_DELETE, 72, kv_delete, PDCBB_KV_DELETE_REQ, PDCBB_EMPTY)                                 \
-    X(KV_SET, 73, kv_set, PDCBB_KV_SET_REQ, PDCBB_KV_SET_REP)                                     \
-    X(KV_GET, 74, kv_get, PDCBB_KV_GET_REQ, PDCBB_KV_GET_REP)                                     \
-    X(KV_COUNT, 75, kv_count, PDCBB_KV_COUNT_REQ, PDCBB_KV_COUNT_REP)                             \
-    X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                 \
-    X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                    \
-    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                      \
-    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)               \
-    X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                   \
-    X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                            \
-    X(OBJ_RESERVE, 92, obj_reserve, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_RESERVE_REP)                 \
-    X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP)                \
-    X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
-    X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                         \
-    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                           \
-    X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                         \
-    X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP)                      \
-    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)                      \
-    X(AUTH, 103, auth, PDCBB_AUTH_REQ, PDCBB_EMPTY)
+    X(CONT_INFO, 4, cont_info, PDCBB_ID_REQ, PDCBB_CONT_INFO_REP)                                  \
+    X(CONT_DEL, 5, cont_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                            \
+    X(CONT_LIST, 6, cont_list, PDCBB_LIST_REQ, PDCBB_IDS_REP)                                      \
+    X(CONT_OBJIDS_PUT, 7, cont_objids_put, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                          \
+    X(CONT_OBJIDS_GET, 8, cont_objids_get, PDCBB_ID_REQ, PDCBB_IDS_REP)                            \
+    X(CONT_OBJIDS_DEL, 9, cont_objids_del, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                          \
+    X(TAG_PUT, 10, tag_put, PDCBB_TAG_PUT_REQ, PDCBB_EMPTY)                                        \
+    X(TAG_GET, 11, tag_get, PDCBB_TAG_NAME_REQ, PDCBB_TAG_GET_REP)                                 \
+    X(TAG_DEL, 12, tag_del, PDCBB_TAG_NAME_REQ, PDCBB_EMPTY)                                       \
+    X(TAG_QUERY, 13, tag_query, PDCBB_TAG_QUERY_REQ, PDCBB_IDS_REP)                                \
+    X(OBJ_CREATE, 14, obj_create, PDCBB_OBJ_CREATE_REQ, PDCBB_OBJ_INFO_REP)                        \
+    X(OBJ_OPEN, 15, obj_open, PDCBB_NAME_REQ, PDCBB_OBJ_INFO_REP)                                  \
+    X(OBJ_INFO, 16, obj_info, PDCBB_ID_REQ, PDCBB_OBJ_INFO_REP)                                    \
+    X(OBJ_DEL, 17, obj_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                             \
+    X(OBJ_SET_DIMS, 18, obj_set_dims, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                               \
+    X(OBJ_LIST, 19, obj_list, PDCBB_OBJ_LIST_REQ, PDCBB_IDS_REP)                                   \
+    X(STATS, 20, stats, PDCBB_EMPTY, PDCBB_STATS_REP)                                              \
+    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY)                                   \
+    X(DATA_WRITE, 22, data_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                                  \
+    X(DATA_READ, 23, data_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                                    \
+    X(DATA_FLUSH, 24, data_flush, PDCBB_ID_REQ, PDCBB_EMPTY)                                       \
+    X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY)                                         \
+    X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                                  \
+    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                                  \
+    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                                 \
+    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                          \
+    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                  \
+    X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                      \
+    X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)              \
+    X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
+    X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
+    X(DART_SEARCH, 52, dart_search, PDCBB_DART_REF_REQ, PDCBB_IDS_REP)                             \
+    X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP)                             \
+    X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)                  \
+    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)                         \
+    X(KV_CREATE, 70, kv_create, PDCBB_KV_CREATE_REQ, PDCBB_KV_INFO_REP)                            \
+    X(KV_OPEN, 71, kv_open, PDCBB_KV_OPEN_REQ, PDCBB_KV_INFO_REP)                                  \
+    X(KV_DELETE, 72, kv_delete, PDCBB_KV_DELETE_REQ, PDCBB_EMPTY)                                  \
+    X(KV_SET, 73, kv_set, PDCBB_KV_SET_REQ, PDCBB_KV_SET_REP)                                      \
+    X(KV_GET, 74, kv_get, PDCBB_KV_GET_REQ, PDCBB_KV_GET_REP)                                      \
+    X(KV_COUNT, 75, kv_count, PDCBB_KV_COUNT_REQ, PDCBB_KV_COUNT_REP)                              \
+    X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                  \
+    X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                     \
+    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                        \
+    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)                      \
+    X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                      \
+    X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                              \
+    X(OBJ_RESERVE, 92, obj_reserve, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_RESERVE_REP)                   \
+    X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP)                  \
+    X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                              \
+    X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                            \
+    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                              \
+    X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                          \
+    X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP)                       \
+    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)                       \
+    X(AUTH, 103, auth, PDCBB_AUTH_REQ, PDCBB_EMPTY)                                                \
+    X(NS_LOOKUP, 110, ns_lookup, PDCBB_NS_NAME_REQ, PDCBB_NS_ENTRY_REP)                            \
+    X(NS_CREATE, 111, ns_create, PDCBB_NS_CREATE_REQ, PDCBB_NS_CHANGE_REP)                         \
+    X(NS_READDIR, 112, ns_readdir, PDCBB_NS_READDIR_REQ, PDCBB_NS_READDIR_REP)                     \
+    X(NS_UNLINK, 113, ns_unlink, PDCBB_NS_UNLINK_REQ, PDCBB_NS_ENTRY_REP)                          \
+    X(NS_RMDIR, 114, ns_rmdir, PDCBB_NS_RMDIR_REQ, PDCBB_EMPTY)                                    \
+    X(NS_RENAME, 115, ns_rename, PDCBB_NS_RENAME_REQ, PDCBB_NS_CHANGE_REP)                         \
+    X(NS_SETATTR, 116, ns_setattr, PDCBB_NS_SETATTR_REQ, PDCBB_NS_ENTRY_REP)
 
 #define PDCBB_EMPTY(F, T)
 /* The connection handshake (common/pdcbb_auth.h): HELLO's nonce is the client's, its reply's
@@ -415,6 +423,66 @@ enum { PDCBB_KV_LIST_AFTER = 1, PDCBB_KV_LIST_VALUES = 2 };
 #define PDCBB_BCAST_CLOSE_REQ(F, T) F(T, U64, id) F(T, U64, size) F(T, U32, crc) F(T, U32, abort)
 #define PDCBB_BCAST_REP(F, T) F(T, I32, result) F(T, STR, error) F(T, U64S, nodes) F(T, BLOB, paths)
 #define PDCBB_BCAST_FANOUT_MAX 64
+/*
+ * The mount's namespace (bbd/bbd_ns.c, mount/, docs/PROTOCOL.md "Namespace"). A directory's
+ * entries live on the daemon pdcbb_ns_home(its ino); each entry, keyed by (parent ino, name),
+ * holds the whole inode: ino, kind, permission bits, owner, size, times (ns since the epoch)
+ * and a symbolic link's target. A file's ino is the id of the object holding its bytes; a
+ * directory's or a link's an id of kind PDCBB_META_KIND_NODE made by the daemon that created
+ * it; the root is PDCBB_NS_ROOT.
+ * NS_LOOKUP: the entry of name in parent. NS_CREATE: a new entry (ino 0 for a directory or a
+ * link: the daemon makes one; with MOVE the ino given is kept); flags EXCL (EXISTS if name is
+ * taken), REPLACE (replace an entry of a compatible kind: the reply's old_ino/old_kind name it, 0
+ * if none; a directory only with EMPTY_CHECKED). Without either, an existing file is answered as it
+ * is (open O_CREAT). NS_READDIR: up to max entries of dir after the name `after` (in byte order),
+ * packed as pdcbb_ns_dirent_* writes them; more 1 if there are others. NS_UNLINK: remove name (kind
+ * 0: any, else it must be of that kind: WRONG_TYPE; ino non-zero: only if it is that ino, NOT_FOUND
+ * if not). NS_RMDIR: on dir's home, NOT_EMPTY if dir has entries, else mark it removed (creates in
+ * it are NOT_FOUND); undo 1 clears the mark. NS_RENAME: move an entry between two directories whose
+ * entries both live on this daemon, in one transaction; flags NOREPLACE, EMPTY_CHECKED. NS_SETATTR:
+ * change what mask names of the entry (ino must match).
+ */
+#define PDCBB_NS_ROOT        1u
+#define PDCBB_NS_NAME_MAX    255u
+#define PDCBB_NS_TARGET_MAX  4095u
+#define PDCBB_NS_READDIR_MAX 1024u
+enum { PDCBB_NS_FILE = 1, PDCBB_NS_DIR = 2, PDCBB_NS_SYMLINK = 3 };
+enum {
+    PDCBB_NS_EXCL = 1,
+    PDCBB_NS_REPLACE = 2,
+    PDCBB_NS_EMPTY_CHECKED = 4,
+    PDCBB_NS_NOREPLACE = 8,
+    PDCBB_NS_MOVE = 16, /* NS_CREATE keeps the given ino (a rename between two daemons) */
+};
+enum {
+    PDCBB_NS_SET_MODE = 1,
+    PDCBB_NS_SET_UID = 2,
+    PDCBB_NS_SET_GID = 4,
+    PDCBB_NS_SET_SIZE = 8,
+    PDCBB_NS_SET_SIZE_AT_LEAST = 16,
+    PDCBB_NS_SET_MTIME = 32,
+    PDCBB_NS_SET_CTIME = 64,
+};
+#define PDCBB_NS_ENTRY(F, T)                                                                       \
+    F(T, U64, ino)                                                                                 \
+    F(T, U32, kind) F(T, U32, mode) F(T, U32, uid) F(T, U32, gid) F(T, U64, size)                  \
+        F(T, U64, mtime_ns) F(T, U64, ctime_ns) F(T, STR, target)
+#define PDCBB_NS_NAME_REQ(F, T)  F(T, U64, parent) F(T, STR, name)
+#define PDCBB_NS_ENTRY_REP(F, T) PDCBB_NS_ENTRY(F, T)
+#define PDCBB_NS_CREATE_REQ(F, T)                                                                  \
+    F(T, U64, parent) F(T, STR, name) F(T, U32, flags) PDCBB_NS_ENTRY(F, T)
+#define PDCBB_NS_CHANGE_REP(F, T)  PDCBB_NS_ENTRY(F, T) F(T, U64, old_ino) F(T, U32, old_kind)
+#define PDCBB_NS_READDIR_REQ(F, T) F(T, U64, dir) F(T, STR, after) F(T, U32, max)
+#define PDCBB_NS_READDIR_REP(F, T) F(T, BLOB, entries) F(T, U32, more)
+#define PDCBB_NS_UNLINK_REQ(F, T)  F(T, U64, parent) F(T, STR, name) F(T, U32, kind) F(T, U64, ino)
+#define PDCBB_NS_RMDIR_REQ(F, T)   F(T, U64, dir) F(T, U32, undo)
+#define PDCBB_NS_RENAME_REQ(F, T)                                                                  \
+    F(T, U64, parent) F(T, STR, name) F(T, U64, new_parent) F(T, STR, new_name) F(T, U32, flags)
+#define PDCBB_NS_SETATTR_REQ(F, T)                                                                 \
+    F(T, U64, parent)                                                                              \
+    F(T, STR, name) F(T, U64, ino) F(T, U32, mask) F(T, U32, mode) F(T, U32, uid) F(T, U32, gid)   \
+        F(T, U64, size) F(T, U64, mtime_ns) F(T, U64, ctime_ns)
+
 /* UCX active-message id of messages with a bulk part: the control message travels as the AM
  * header (at most the worker's max_am_header bytes), the bulk as the AM data. */
 #define PDCBB_AM_ID_DATA 2

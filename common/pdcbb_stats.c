@@ -29,6 +29,13 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_OBJ_EXTEND:
     case PDCBB_OP_OBJ_EXTENT:
     case PDCBB_OP_OBJ_RESERVE:
+    case PDCBB_OP_NS_LOOKUP:
+    case PDCBB_OP_NS_CREATE:
+    case PDCBB_OP_NS_READDIR:
+    case PDCBB_OP_NS_UNLINK:
+    case PDCBB_OP_NS_RMDIR:
+    case PDCBB_OP_NS_RENAME:
+    case PDCBB_OP_NS_SETATTR:
         return PDCBB_KIND_METADATA;
     case PDCBB_OP_DATA_WRITE:
     case PDCBB_OP_DATA_READ:

@@ -42,6 +42,8 @@ typedef enum pdcbb_table {
     PDCBB_T_KVTX,      /* KV transactions: id + 'P'/'C' + tag -> state */
     PDCBB_T_CSUM,      /* object id + block -> checksum of that block of its data file
                           (common/pdcbb_csum.h) */
+    PDCBB_T_NS,        /* the mount's entries: parent ino + name -> encoded NS_LOOKUP reply
+                          body; a removed directory: its ino alone -> "" (bbd_ns.c) */
     PDCBB_T_COUNT_
 } pdcbb_table_t;
 
@@ -74,8 +76,8 @@ typedef struct pdcbb_store_ops {
     pdcbb_err_t (*txn_begin)(pdcbb_store_t *st, int mode, pdcbb_txn_t **out);
     /* Commit; on failure the transaction is aborted. PDCBB_ERR_META_FULL when a WRITE
      * transaction would leave the store holding more than map_size bytes (a REMOVE transaction
-     * may use PDCBB_STORE_REMOVE_RESERVE beyond it), PDCBB_ERR_NOSPC when the node's file
-     * system is full. */
+     * may use PDCBB_STORE_REMOVE_RESERVE beyond it), PDCBB_ERR_DISK_FULL when the node's
+     * file system is full. */
     pdcbb_err_t (*txn_commit)(pdcbb_txn_t *txn);
     void (*txn_abort)(pdcbb_txn_t *txn);
     /* PDCBB_ERR_NOT_FOUND if absent. */

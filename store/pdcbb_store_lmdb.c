@@ -46,8 +46,8 @@
 #define STORE_RESERVE_STEP PDCBB_STORE_RESERVE_STEP
 
 static const char *const table_names[PDCBB_T_COUNT_] = {
-    "state", "cont_name", "cont",   "obj_name", "obj", "tag",    "objids",
-    "data",  "map",       "tagidx", "dart",     "kv",  "kvmeta", "kvtx",   "csum",
+    "state", "cont_name", "cont", "obj_name", "obj",    "tag",  "objids", "data",
+    "map",   "tagidx",    "dart", "kv",       "kvmeta", "kvtx", "csum",   "ns",
 };
 
 struct pdcbb_store {

@@ -1,0 +1,1093 @@
+/*
+ * pdcbb_mount - the job's burst buffer as a filesystem on one node (FUSE), for programs that do
+ * not use PDC (docs/USER-GUIDE.md "Files", docs/INTERNALS.md "The mount").
+ *
+ *   pdcbb_mount [--ready-fd N] [--attr-timeout S] [--debug] MOUNTPOINT
+ *
+ * A PDC client of the job (PDCinit: it finds the daemons as any task does, from PDCBB_JOB_DIR),
+ * started by the prolog or `pdcbb run` as the job user, one per node; every node's mount shows
+ * the same tree. Directories and their entries are the daemons' namespace (NS_* ops, bbd_ns.c):
+ * an entry holds the whole inode, on the daemon pdcbb_ns_home(parent). A file's bytes are an
+ * object of the job in container "pdcbb.files" (one-dimensional, bytes, PDC_OBJ_STATIC: a file
+ * lives on one daemon, files spread over all of them by name); its ino is the object's id, so a
+ * PDC program can open a file's data with PDCbb_obj_open_id(ino) (`stat -c %i`).
+ *
+ * Consistency (what is promised): close-to-open, as NFS. A file's size and mtime reach its
+ * entry when it is flushed (every close), fsync'ed or released; another node that opens the
+ * file after that close, and whose cached attributes are older than --attr-timeout (1 s by
+ * default), sees all of it. Data is written through to the daemons at every write (no write
+ * cache here); the kernel caches reads until the next open.
+ *
+ * Single-threaded: one request at a time (libpdc serializes its calls anyway). The process
+ * exits when the filesystem is unmounted (fusermount3 -u, umount) or on SIGTERM/SIGINT.
+ */
+#define FUSE_USE_VERSION 34
+#include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pdc.h"
+#include "pdc_ns.h"
+
+#define PROG "pdcbb_mount"
+/* A file's object: bytes, one dimension this long (sparse: only what is written takes room). */
+#define FILE_DIMS ((uint64_t)1 << 50)
+#define FILE_CONT "pdcbb.files"
+
+static double attr_timeout = 1.0;
+static int debug;
+static pdcid_t pdc, cont;
+static uint64_t object_seq;
+static char object_prefix[96];
+
+/* ------------------------------------------------------------------ errors */
+
+static int errno_of(pdcbb_err_t rc)
+{
+    switch (rc) {
+    case PDCBB_OK:
+        return 0;
+    case PDCBB_ERR_NOT_FOUND:
+        return ENOENT;
+    case PDCBB_ERR_EXISTS:
+        return EEXIST;
+    case PDCBB_ERR_NOT_EMPTY:
+        return ENOTEMPTY;
+    case PDCBB_ERR_NOSPC:
+    case PDCBB_ERR_DISK_FULL:
+    case PDCBB_ERR_META_FULL:
+        return ENOSPC;
+    case PDCBB_ERR_TOO_BIG:
+        return ENAMETOOLONG;
+    case PDCBB_ERR_BAD_NAME:
+    case PDCBB_ERR_INVAL:
+        return EINVAL;
+    case PDCBB_ERR_PERM:
+    case PDCBB_ERR_AUTH:
+        return EACCES;
+    case PDCBB_ERR_NOMEM:
+        return ENOMEM;
+    case PDCBB_ERR_READ_ONLY:
+        return EROFS;
+    case PDCBB_ERR_UNSUPPORTED:
+        return EOPNOTSUPP;
+    case PDCBB_ERR_TIMEOUT:
+        return ETIMEDOUT;
+    default:
+        return EIO;
+    }
+}
+
+/* Log a failure that becomes EIO (the application only sees the errno). */
+static int fail(const char *what, pdcbb_err_t rc)
+{
+    int e = errno_of(rc);
+    if (e == EIO || debug)
+        fprintf(stderr, PROG ": %s: %s: %s\n", what, pdcbb_strerror(rc),
+                PDCbb_last_error_message());
+    return e;
+}
+
+/* ------------------------------------------------------------------ the inodes the kernel knows */
+
+/* An inode the kernel holds a reference to (lookup count), with where its entry is. */
+typedef struct node {
+    uint64_t ino;
+    uint64_t parent;
+    char *name;
+    uint32_t kind;
+    uint64_t nlookup;
+    uint64_t size;    /* last known size (files) */
+    pdcid_t obj;      /* the file's object handle, opened on first use */
+    unsigned opens;   /* open files of it */
+    uint64_t written; /* end of what was written here since the last flush, 0 if nothing */
+    int unlinked;     /* its entry was removed while it was open here */
+    uint32_t mode, uid, gid; /* last known attributes (what an unlinked open file shows) */
+    uint64_t mtime_ns, ctime_ns;
+    struct node *next;
+} node_t;
+
+#define NODE_BUCKETS 65536
+static node_t *nodes[NODE_BUCKETS];
+static node_t root = {.ino = PDCBB_NS_ROOT, .kind = PDCBB_NS_DIR, .nlookup = 1};
+static pdcbb_ns_attr_t root_attr;
+
+static node_t **node_slot(uint64_t ino)
+{
+    uint64_t h = ino * 0x9e3779b97f4a7c15ull;
+    return &nodes[(h >> 40) % NODE_BUCKETS];
+}
+
+static node_t *node_get(uint64_t ino)
+{
+    if (ino == PDCBB_NS_ROOT)
+        return &root;
+    for (node_t *n = *node_slot(ino); n; n = n->next)
+        if (n->ino == ino)
+            return n;
+    return NULL;
+}
+
+/* Remember where ino's entry is (parent, name), one more kernel reference. */
+static node_t *node_ref(const pdcbb_ns_attr_t *a, uint64_t parent, const char *name)
+{
+    node_t *n = node_get(a->ino);
+    if (n == NULL) {
+        n = calloc(1, sizeof(*n));
+        if (n == NULL)
+            return NULL;
+        n->ino = a->ino;
+        node_t **s = node_slot(a->ino);
+        n->next = *s;
+        *s = n;
+    }
+    if (n != &root && (n->name == NULL || n->parent != parent || strcmp(n->name, name) != 0)) {
+        char *copy = strdup(name);
+        if (copy == NULL)
+            return NULL;
+        free(n->name);
+        n->name = copy;
+        n->parent = parent;
+    }
+    n->kind = a->kind;
+    n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+    n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
+    if (n->written == 0 || a->size > n->size)
+        n->size = a->size;
+    n->nlookup++;
+    return n;
+}
+
+static void node_forget(uint64_t ino, uint64_t count)
+{
+    node_t *n = node_get(ino);
+    if (n == NULL || n == &root)
+        return;
+    n->nlookup = n->nlookup > count ? n->nlookup - count : 0;
+    if (n->nlookup > 0 || n->opens > 0)
+        return;
+    for (node_t **p = node_slot(ino); *p; p = &(*p)->next)
+        if (*p == n) {
+            *p = n->next;
+            break;
+        }
+    if (n->obj)
+        PDCobj_close(n->obj);
+    free(n->name);
+    free(n);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void attr_to_stat(const pdcbb_ns_attr_t *a, struct stat *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_ino = a->ino;
+    st->st_mode = a->mode | (a->kind == PDCBB_NS_DIR       ? S_IFDIR
+                             : a->kind == PDCBB_NS_SYMLINK ? S_IFLNK
+                                                           : S_IFREG);
+    st->st_nlink = a->kind == PDCBB_NS_DIR ? 2 : 1;
+    st->st_uid = a->uid;
+    st->st_gid = a->gid;
+    st->st_size = a->kind == PDCBB_NS_SYMLINK ? (off_t)strlen(a->target)
+                  : a->kind == PDCBB_NS_DIR   ? 4096
+                                              : (off_t)a->size;
+    st->st_blksize = 1 << 20;
+    st->st_blocks = (st->st_size + 511) / 512;
+    st->st_mtim.tv_sec = (time_t)(a->mtime_ns / 1000000000ull);
+    st->st_mtim.tv_nsec = (long)(a->mtime_ns % 1000000000ull);
+    st->st_ctim.tv_sec = (time_t)(a->ctime_ns / 1000000000ull);
+    st->st_ctim.tv_nsec = (long)(a->ctime_ns % 1000000000ull);
+    st->st_atim = st->st_mtim;
+}
+
+/* The current entry of a node (the root's is made up: it has no parent). */
+static pdcbb_err_t node_attr(node_t *n, pdcbb_ns_attr_t *a)
+{
+    if (n == &root) {
+        *a = root_attr;
+        return PDCBB_OK;
+    }
+    if (n->unlinked) { /* no entry any more: what it was, as long as it is open */
+        *a = (pdcbb_ns_attr_t){.ino = n->ino,
+                               .kind = n->kind,
+                               .mode = n->mode,
+                               .uid = n->uid,
+                               .gid = n->gid,
+                               .size = n->size > n->written ? n->size : n->written,
+                               .mtime_ns = n->mtime_ns,
+                               .ctime_ns = n->ctime_ns};
+        return PDCBB_OK;
+    }
+    pdcbb_err_t rc = PDCbb_ns_lookup(n->parent, n->name, a);
+    if (rc == PDCBB_OK && a->ino != n->ino)
+        rc = PDCBB_ERR_NOT_FOUND; /* the name was given to another file meanwhile */
+    if (rc == PDCBB_OK && a->kind == PDCBB_NS_FILE) {
+        if (n->written > a->size)
+            a->size = n->written; /* written here, not flushed yet */
+        n->size = a->size;
+    }
+    if (rc == PDCBB_OK) {
+        n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+        n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
+    }
+    return rc;
+}
+
+static void reply_entry(fuse_req_t req, const pdcbb_ns_attr_t *a, uint64_t parent, const char *name)
+{
+    if (node_ref(a, parent, name) == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof(e));
+    e.ino = a->ino;
+    e.attr_timeout = attr_timeout;
+    e.entry_timeout = attr_timeout;
+    attr_to_stat(a, &e.attr);
+    fuse_reply_entry(req, &e);
+}
+
+/* A new entry's fields: kind, permission bits, the caller's uid and gid, now. */
+static pdcbb_ns_attr_t new_attr(fuse_req_t req, uint32_t kind, mode_t mode)
+{
+    const struct fuse_ctx *ctx = fuse_req_ctx(req);
+    pdcbb_ns_attr_t a;
+    memset(&a, 0, sizeof(a));
+    a.kind = kind;
+    a.mode = (uint32_t)(mode & 07777 & ~ctx->umask);
+    a.uid = (uint32_t)ctx->uid;
+    a.gid = (uint32_t)ctx->gid;
+    a.mtime_ns = a.ctime_ns = now_ns();
+    return a;
+}
+
+/* ------------------------------------------------------------------ file objects */
+
+static pdcid_t new_file_object(void)
+{
+    char name[160];
+    snprintf(name, sizeof(name), "%s%" PRIu64, object_prefix, ++object_seq);
+    pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+    uint64_t dims[1] = {FILE_DIMS};
+    PDCprop_set_obj_dims(prop, 1, dims);
+    PDCprop_set_obj_type(prop, PDC_UINT8);
+    pdcid_t obj = PDCobj_create(cont, name, prop);
+    PDCprop_close(prop);
+    return obj;
+}
+
+/* Delete a file's object (its entry is gone): best effort, the drain lists it as unnamed
+ * otherwise. */
+static void drop_file_object(uint64_t ino)
+{
+    node_t *n = node_get(ino);
+    pdcid_t obj = n && n->obj ? n->obj : PDCbb_obj_open_id(ino);
+    if (obj == 0)
+        return;
+    if (PDCobj_del(obj) != SUCCEED && debug)
+        fprintf(stderr, PROG ": deleting the object of file %#" PRIx64 ": %s\n", ino,
+                PDCbb_last_error_message());
+    if (n && n->obj) {
+        PDCobj_close(n->obj);
+        n->obj = 0;
+    } else {
+        PDCobj_close(obj);
+    }
+}
+
+static pdcbb_err_t node_object(node_t *n)
+{
+    if (n->obj == 0 && (n->obj = PDCbb_obj_open_id(n->ino)) == 0)
+        return PDCbb_last_error();
+    return PDCBB_OK;
+}
+
+/* Move the bytes of [off, off + len) of a file's object to or from buf. */
+static pdcbb_err_t transfer(pdcid_t obj, pdc_access_t access, void *buf, uint64_t off, uint64_t len)
+{
+    uint64_t zero = 0;
+    pdcid_t local = PDCregion_create(1, &zero, &len);
+    pdcid_t remote = PDCregion_create(1, &off, &len);
+    pdcid_t x = local && remote ? PDCregion_transfer_create(buf, access, obj, local, remote) : 0;
+    int ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
+    pdcbb_err_t rc = ok ? PDCBB_OK : (pdcbb_err_t)PDCbb_last_error();
+    if (!ok && rc == PDCBB_OK)
+        rc = PDCBB_ERR_IO;
+    if (x)
+        PDCregion_transfer_close(x);
+    if (local)
+        PDCregion_close(local);
+    if (remote)
+        PDCregion_close(remote);
+    return rc;
+}
+
+/* Publish what was written here: the entry's size (at least the end written) and mtime. */
+static pdcbb_err_t node_publish(node_t *n)
+{
+    if (n->written == 0 || n->unlinked)
+        return PDCBB_OK;
+    pdcbb_ns_attr_t in = {.size = n->written, .mtime_ns = now_ns()}, out;
+    pdcbb_err_t rc = PDCbb_ns_setattr(n->parent, n->name, n->ino,
+                                      PDCBB_NS_SET_SIZE_AT_LEAST | PDCBB_NS_SET_MTIME, &in, &out);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        rc = PDCBB_OK; /* removed or renamed elsewhere: nothing to publish to */
+    if (rc == PDCBB_OK) {
+        n->written = 0;
+        if (out.size > n->size)
+            n->size = out.size;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ operations */
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    (void)userdata;
+    conn->max_write = 1 << 20;
+    conn->max_readahead = 1 << 20;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    pdcbb_ns_attr_t a;
+    pdcbb_err_t rc = PDCbb_ns_lookup(parent, name, &a);
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("lookup", rc));
+        return;
+    }
+    node_t *n = node_get(a.ino);
+    if (n && a.kind == PDCBB_NS_FILE && n->written > a.size)
+        a.size = n->written;
+    reply_entry(req, &a, parent, name);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    node_forget(ino, nlookup);
+    fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f)
+{
+    for (size_t i = 0; i < count; i++)
+        node_forget(f[i].ino, f[i].nlookup);
+    fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    node_t *n = node_get(ino);
+    pdcbb_ns_attr_t a;
+    pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("getattr", rc));
+        return;
+    }
+    struct stat st;
+    attr_to_stat(&a, &st);
+    fuse_reply_attr(req, &st, attr_timeout);
+}
+
+/* Cut a file to size: bytes past it must read as zeros if it grows again. */
+static pdcbb_err_t truncate_data(node_t *n, uint64_t old_size, uint64_t size)
+{
+    pdcbb_err_t rc = node_object(n);
+    if (rc != PDCBB_OK || size >= old_size)
+        return rc;
+    if (size == 0)
+        return PDCbb_obj_drop_data(n->obj);
+    static uint8_t zeros[1 << 20];
+    for (uint64_t off = size; off < old_size && rc == PDCBB_OK;) {
+        uint64_t len = old_size - off < sizeof(zeros) ? old_size - off : sizeof(zeros);
+        rc = transfer(n->obj, PDC_WRITE, zeros, off, len);
+        off += len;
+    }
+    return rc;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi)
+{
+    (void)fi;
+    node_t *n = node_get(ino);
+    pdcbb_ns_attr_t cur, in, out;
+    pdcbb_err_t rc = n ? node_attr(n, &cur) : PDCBB_ERR_NOT_FOUND;
+    if (rc == PDCBB_OK && n == &root) {
+        fuse_reply_err(req, EPERM); /* the mount point's own attributes are fixed */
+        return;
+    }
+    uint32_t mask = 0;
+    memset(&in, 0, sizeof(in));
+    if (rc == PDCBB_OK && (to_set & FUSE_SET_ATTR_MODE)) {
+        mask |= PDCBB_NS_SET_MODE;
+        in.mode = attr->st_mode & 07777;
+    }
+    if (rc == PDCBB_OK && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+        /* one user's mount: a chown to anyone else is refused, as for a user without
+         * CAP_CHOWN */
+        if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != cur.uid) ||
+            ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != cur.gid)) {
+            fuse_reply_err(req, EPERM);
+            return;
+        }
+    }
+    if (rc == PDCBB_OK && (to_set & FUSE_SET_ATTR_SIZE)) {
+        if (cur.kind != PDCBB_NS_FILE) {
+            fuse_reply_err(req, cur.kind == PDCBB_NS_DIR ? EISDIR : EINVAL);
+            return;
+        }
+        if ((rc = node_publish(n)) == PDCBB_OK &&
+            (rc = truncate_data(n, cur.size > n->size ? cur.size : n->size,
+                                (uint64_t)attr->st_size)) == PDCBB_OK) {
+            mask |= PDCBB_NS_SET_SIZE | PDCBB_NS_SET_MTIME;
+            in.size = (uint64_t)attr->st_size;
+            in.mtime_ns = now_ns();
+        }
+    }
+    if (rc == PDCBB_OK && (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))) {
+        mask |= PDCBB_NS_SET_MTIME;
+        in.mtime_ns =
+            (to_set & FUSE_SET_ATTR_MTIME_NOW)
+                ? now_ns()
+                : (uint64_t)attr->st_mtim.tv_sec * 1000000000ull + (uint64_t)attr->st_mtim.tv_nsec;
+    }
+    if (rc == PDCBB_OK) {
+        mask |= PDCBB_NS_SET_CTIME;
+        in.ctime_ns = now_ns();
+        rc = PDCbb_ns_setattr(n->parent, n->name, n->ino, mask, &in, &out);
+    }
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("setattr", rc));
+        return;
+    }
+    if (out.kind == PDCBB_NS_FILE) {
+        n->size = out.size;
+        if (n->written > out.size && (to_set & FUSE_SET_ATTR_SIZE))
+            n->written = 0;
+    }
+    struct stat st;
+    attr_to_stat(&out, &st);
+    fuse_reply_attr(req, &st, attr_timeout);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+    node_t *n = node_get(ino);
+    pdcbb_ns_attr_t a;
+    pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
+    if (rc != PDCBB_OK)
+        fuse_reply_err(req, fail("readlink", rc));
+    else if (a.kind != PDCBB_NS_SYMLINK)
+        fuse_reply_err(req, EINVAL);
+    else
+        fuse_reply_readlink(req, a.target);
+}
+
+static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name, pdcbb_ns_attr_t *a)
+{
+    pdcbb_ns_attr_t out;
+    pdcbb_err_t rc = PDCbb_ns_create(parent, name, PDCBB_NS_EXCL, a, &out, NULL, NULL);
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("create", rc));
+        return;
+    }
+    reply_entry(req, &out, parent, name);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+    pdcbb_ns_attr_t a = new_attr(req, PDCBB_NS_DIR, mode);
+    make_entry(req, parent, name, &a);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+    if (strlen(link) > PDCBB_NS_TARGET_MAX) {
+        fuse_reply_err(req, ENAMETOOLONG);
+        return;
+    }
+    pdcbb_ns_attr_t a = new_attr(req, PDCBB_NS_SYMLINK, 0777);
+    a.mode = 0777;
+    snprintf(a.target, sizeof(a.target), "%s", link);
+    make_entry(req, parent, name, &a);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    pdcbb_ns_attr_t gone;
+    pdcbb_err_t rc = PDCbb_ns_unlink(parent, name, PDCBB_NS_FILE, 0, &gone);
+    if (rc == PDCBB_ERR_WRONG_TYPE) {
+        fuse_reply_err(req, EISDIR);
+        return;
+    }
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("unlink", rc));
+        return;
+    }
+    /* An open file keeps its bytes until its last close (as POSIX): the object goes then. */
+    node_t *n = node_get(gone.ino);
+    if (gone.kind == PDCBB_NS_FILE && (n == NULL || n->opens == 0))
+        drop_file_object(gone.ino);
+    else if (n)
+        n->unlinked = 1; /* unlinked while open: dropped at its last release */
+    fuse_reply_err(req, 0);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    pdcbb_ns_attr_t a;
+    pdcbb_err_t rc = PDCbb_ns_lookup(parent, name, &a);
+    if (rc == PDCBB_OK && a.kind != PDCBB_NS_DIR) {
+        fuse_reply_err(req, ENOTDIR);
+        return;
+    }
+    if (rc == PDCBB_OK && (rc = PDCbb_ns_rmdir(a.ino, 0)) == PDCBB_OK) {
+        rc = PDCbb_ns_unlink(parent, name, PDCBB_NS_DIR, a.ino, NULL);
+        if (rc != PDCBB_OK)
+            PDCbb_ns_rmdir(a.ino, 1); /* still there: it takes entries again */
+    }
+    fuse_reply_err(req, rc == PDCBB_OK ? 0 : fail("rmdir", rc));
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags)
+{
+    if (flags & ~(unsigned)RENAME_NOREPLACE) {
+        fuse_reply_err(req, EINVAL); /* RENAME_EXCHANGE, RENAME_WHITEOUT */
+        return;
+    }
+    pdcbb_ns_attr_t src, dst;
+    pdcbb_err_t rc = PDCbb_ns_lookup(parent, name, &src);
+    uint32_t nsflags = (flags & RENAME_NOREPLACE) ? PDCBB_NS_NOREPLACE : 0;
+    if (rc == PDCBB_OK && !(flags & RENAME_NOREPLACE) &&
+        PDCbb_ns_lookup(newparent, newname, &dst) == PDCBB_OK && dst.ino != src.ino) {
+        if ((src.kind == PDCBB_NS_DIR) != (dst.kind == PDCBB_NS_DIR)) {
+            fuse_reply_err(req, src.kind == PDCBB_NS_DIR ? ENOTDIR : EISDIR);
+            return;
+        }
+        if (dst.kind == PDCBB_NS_DIR) { /* replaced only if empty: mark it removed first */
+            if ((rc = PDCbb_ns_rmdir(dst.ino, 0)) != PDCBB_OK) {
+                fuse_reply_err(req, fail("rename", rc));
+                return;
+            }
+            nsflags |= PDCBB_NS_EMPTY_CHECKED;
+        }
+    }
+    uint64_t old_ino = 0;
+    uint32_t old_kind = 0;
+    pdcbb_ns_attr_t moved;
+    if (rc == PDCBB_OK)
+        rc =
+            PDCbb_ns_rename(parent, name, newparent, newname, nsflags, &moved, &old_ino, &old_kind);
+    if (rc != PDCBB_OK) {
+        if (nsflags & PDCBB_NS_EMPTY_CHECKED)
+            PDCbb_ns_rmdir(dst.ino, 1);
+        fuse_reply_err(req, fail("rename", rc));
+        return;
+    }
+    node_t *n = node_get(moved.ino);
+    if (n) {
+        char *copy = strdup(newname);
+        if (copy) {
+            free(n->name);
+            n->name = copy;
+            n->parent = newparent;
+        }
+    }
+    if (old_ino && old_kind == PDCBB_NS_FILE) {
+        node_t *o = node_get(old_ino);
+        if (o == NULL || o->opens == 0)
+            drop_file_object(old_ino);
+        else
+            o->unlinked = 1;
+    }
+    fuse_reply_err(req, 0);
+}
+
+static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int created,
+                       const pdcbb_ns_attr_t *a)
+{
+    n->opens++;
+    fi->fh = n->ino;
+    fi->keep_cache = 0; /* close-to-open: what another node wrote is read afresh */
+    if (created) {
+        struct fuse_entry_param e;
+        memset(&e, 0, sizeof(e));
+        e.ino = a->ino;
+        e.attr_timeout = attr_timeout;
+        e.entry_timeout = attr_timeout;
+        attr_to_stat(a, &e.attr);
+        fuse_reply_create(req, &e, fi);
+    } else {
+        fuse_reply_open(req, fi);
+    }
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi)
+{
+    pdcid_t obj = new_file_object();
+    if (obj == 0) {
+        fuse_reply_err(req, fail("create", PDCbb_last_error()));
+        return;
+    }
+    pdcbb_ns_attr_t a = new_attr(req, PDCBB_NS_FILE, mode), out;
+    a.ino = PDCbb_obj_meta_id(obj);
+    uint32_t flags = (fi->flags & O_EXCL) ? PDCBB_NS_EXCL : 0;
+    pdcbb_err_t rc = PDCbb_ns_create(parent, name, flags, &a, &out, NULL, NULL);
+    if (rc != PDCBB_OK || out.ino != a.ino) {
+        PDCobj_del(obj); /* not used: the name was taken (or the create failed) */
+        PDCobj_close(obj);
+        obj = 0;
+    }
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, rc == PDCBB_ERR_EXISTS && out.ino == 0 ? EEXIST : fail("create", rc));
+        return;
+    }
+    node_t *n = node_ref(&out, parent, name);
+    if (n == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    if (obj && n->obj == 0)
+        n->obj = obj;
+    else if (obj)
+        PDCobj_close(obj);
+    if (out.ino != a.ino && (fi->flags & O_TRUNC) && out.size > 0) {
+        /* an existing file opened O_CREAT|O_TRUNC */
+        rc = truncate_data(n, out.size, 0);
+        pdcbb_ns_attr_t in = {.size = 0, .mtime_ns = now_ns()};
+        if (rc == PDCBB_OK)
+            rc = PDCbb_ns_setattr(parent, name, out.ino, PDCBB_NS_SET_SIZE | PDCBB_NS_SET_MTIME,
+                                  &in, &out);
+        if (rc != PDCBB_OK) {
+            node_forget(out.ino, 1);
+            fuse_reply_err(req, fail("create", rc));
+            return;
+        }
+        n->size = 0;
+    }
+    open_reply(req, n, fi, 1, &out);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    node_t *n = node_get(ino);
+    pdcbb_ns_attr_t a;
+    pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
+    if (rc == PDCBB_OK && a.kind != PDCBB_NS_FILE) {
+        fuse_reply_err(req, a.kind == PDCBB_NS_DIR ? EISDIR : ELOOP);
+        return;
+    }
+    if (rc == PDCBB_OK)
+        rc = node_object(n);
+    if (rc == PDCBB_OK && (fi->flags & O_TRUNC) && a.size > 0) {
+        pdcbb_ns_attr_t in = {.size = 0, .mtime_ns = now_ns()};
+        if ((rc = truncate_data(n, a.size, 0)) == PDCBB_OK)
+            rc = PDCbb_ns_setattr(n->parent, n->name, n->ino,
+                                  PDCBB_NS_SET_SIZE | PDCBB_NS_SET_MTIME, &in, &a);
+        if (rc == PDCBB_OK)
+            n->size = 0, n->written = 0;
+    }
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("open", rc));
+        return;
+    }
+    open_reply(req, n, fi, 0, &a);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    (void)fi;
+    node_t *n = node_get(ino);
+    pdcbb_err_t rc = n ? node_object(n) : PDCBB_ERR_NOT_FOUND;
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("read", rc));
+        return;
+    }
+    uint64_t end = n->size > n->written ? n->size : n->written;
+    if ((uint64_t)off >= end) {
+        fuse_reply_buf(req, NULL, 0);
+        return;
+    }
+    if ((uint64_t)off + size > end)
+        size = (size_t)(end - (uint64_t)off);
+    char *buf = malloc(size ? size : 1);
+    if (buf == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    rc = transfer(n->obj, PDC_READ, buf, (uint64_t)off, size);
+    if (rc != PDCBB_OK)
+        fuse_reply_err(req, fail("read", rc));
+    else
+        fuse_reply_buf(req, buf, size);
+    free(buf);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+    node_t *n = node_get(ino);
+    pdcbb_err_t rc = n ? node_object(n) : PDCBB_ERR_NOT_FOUND;
+    if (rc == PDCBB_OK && (fi->flags & O_APPEND)) {
+        /* the kernel gives the offset it knows; O_APPEND on several nodes at once has no
+         * order anyway (as NFS) */
+        off = (off_t)(n->size > n->written ? n->size : n->written);
+    }
+    if (rc == PDCBB_OK && (uint64_t)off + size > FILE_DIMS)
+        rc = PDCBB_ERR_TOO_BIG;
+    if (rc == PDCBB_OK && size > 0)
+        rc = transfer(n->obj, PDC_WRITE, (void *)buf, (uint64_t)off, size);
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, rc == PDCBB_ERR_TOO_BIG ? EFBIG : fail("write", rc));
+        return;
+    }
+    uint64_t end = (uint64_t)off + size;
+    if (end > n->written)
+        n->written = end;
+    if (end > n->size)
+        n->size = end;
+    fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    node_t *n = node_get(ino);
+    pdcbb_err_t rc = n ? node_publish(n) : PDCBB_OK;
+    fuse_reply_err(req, rc == PDCBB_OK ? 0 : fail("flush", rc));
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+    (void)datasync, (void)fi;
+    node_t *n = node_get(ino);
+    pdcbb_err_t rc = n ? node_publish(n) : PDCBB_OK;
+    fuse_reply_err(req, rc == PDCBB_OK ? 0 : fail("fsync", rc));
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    node_t *n = node_get(ino);
+    if (n) {
+        node_publish(n);
+        if (n->opens)
+            n->opens--;
+        if (n->opens == 0 && n->unlinked)
+            drop_file_object(n->ino); /* unlinked while open: its last close */
+    }
+    fuse_reply_err(req, 0);
+}
+
+/* A directory listing, read whole at opendir: readdir's offsets are indexes into it. */
+typedef struct listing {
+    struct ent {
+        uint64_t ino;
+        uint32_t kind;
+        char *name;
+    } * e;
+    size_t n;
+} listing_t;
+
+static void listing_free(listing_t *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->e[i].name);
+    free(l->e);
+    free(l);
+}
+
+static pdcbb_err_t listing_read(uint64_t dir, listing_t **out)
+{
+    listing_t *l = calloc(1, sizeof(*l));
+    size_t cap = 0;
+    char after[PDCBB_NS_NAME_MAX + 1] = "";
+    pdcbb_err_t rc = l ? PDCBB_OK : PDCBB_ERR_NOMEM;
+    int more = 1;
+    while (rc == PDCBB_OK && more) {
+        uint8_t *buf;
+        size_t len, pos = 0;
+        if ((rc = PDCbb_ns_readdir(dir, after, PDCBB_NS_READDIR_MAX, &buf, &len, &more)) !=
+            PDCBB_OK)
+            break;
+        pdcbb_ns_dirent_t d;
+        int got;
+        while (rc == PDCBB_OK && (got = pdcbb_ns_dirent_next(buf, len, &pos, &d)) == 1) {
+            if (l->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                struct ent *g = realloc(l->e, cap * sizeof(*g));
+                if (g == NULL) {
+                    rc = PDCBB_ERR_NOMEM;
+                    break;
+                }
+                l->e = g;
+            }
+            l->e[l->n] = (struct ent){d.ino, d.kind, strndup(d.name, d.name_len)};
+            if (l->e[l->n].name == NULL)
+                rc = PDCBB_ERR_NOMEM;
+            else
+                snprintf(after, sizeof(after), "%s", l->e[l->n++].name);
+        }
+        if (rc == PDCBB_OK && got < 0)
+            rc = PDCBB_ERR_PROTO;
+        free(buf);
+    }
+    if (rc != PDCBB_OK) {
+        listing_free(l);
+        return rc;
+    }
+    *out = l;
+    return PDCBB_OK;
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    listing_t *l;
+    pdcbb_err_t rc = listing_read(ino, &l);
+    if (rc != PDCBB_OK) {
+        fuse_reply_err(req, fail("opendir", rc));
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)l;
+    fuse_reply_open(req, fi);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+    listing_t *l = (listing_t *)(uintptr_t)fi->fh;
+    char *buf = malloc(size);
+    if (buf == NULL) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    size_t used = 0;
+    /* offsets: 0 ".", 1 "..", 2 + i the listing's entry i */
+    for (off_t i = off; i < (off_t)l->n + 2; i++) {
+        struct stat st;
+        memset(&st, 0, sizeof(st));
+        const char *name;
+        if (i < 2) {
+            name = i == 0 ? "." : "..";
+            st.st_ino = ino;
+            st.st_mode = S_IFDIR;
+        } else {
+            struct ent *e = &l->e[i - 2];
+            name = e->name;
+            st.st_ino = e->ino;
+            st.st_mode = e->kind == PDCBB_NS_DIR       ? S_IFDIR
+                         : e->kind == PDCBB_NS_SYMLINK ? S_IFLNK
+                                                       : S_IFREG;
+        }
+        size_t want = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
+        if (want > size - used)
+            break;
+        used += want;
+    }
+    fuse_reply_buf(req, buf, used);
+    free(buf);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    listing_free((listing_t *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    (void)ino;
+    uint64_t used = 0, limit = 0;
+    int n = PDCbb_nservers();
+    for (int s = 0; s < n; s++) {
+        void *body;
+        size_t len;
+        if (PDCbb_server_stats(s, &body, &len) != SUCCEED)
+            continue;
+        pdcbb_stats_rep_t p;
+        if (pdcbb_body_decode(PDCBB_OP_STATS, 1, body, len, &p) == PDCBB_OK) {
+            used += p.capacity_used;
+            limit += p.capacity_limit;
+            pdcbb_body_free(PDCBB_OP_STATS, 1, &p);
+        }
+        free(body);
+    }
+    struct statvfs sv;
+    memset(&sv, 0, sizeof(sv));
+    sv.f_bsize = sv.f_frsize = 4096;
+    sv.f_blocks = limit / 4096;
+    sv.f_bfree = sv.f_bavail = limit > used ? (limit - used) / 4096 : 0;
+    sv.f_files = sv.f_ffree = sv.f_favail = 1u << 30;
+    sv.f_namemax = PDCBB_NS_NAME_MAX;
+    fuse_reply_statfs(req, &sv);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .forget = op_forget,
+    .forget_multi = op_forget_multi,
+    .getattr = op_getattr,
+    .setattr = op_setattr,
+    .readlink = op_readlink,
+    .mkdir = op_mkdir,
+    .symlink = op_symlink,
+    .unlink = op_unlink,
+    .rmdir = op_rmdir,
+    .rename = op_rename,
+    .create = op_create,
+    .open = op_open,
+    .read = op_read,
+    .write = op_write,
+    .flush = op_flush,
+    .fsync = op_fsync,
+    .release = op_release,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .releasedir = op_releasedir,
+    .statfs = op_statfs,
+};
+
+/* ------------------------------------------------------------------ start */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: " PROG " [--ready-fd N] [--attr-timeout S] [--debug] MOUNTPOINT\n"
+            "\n"
+            "Mount the job's burst buffer at MOUNTPOINT (an empty directory of yours) and serve\n"
+            "it until it is unmounted (fusermount3 -u MOUNTPOINT) or this process gets SIGTERM.\n"
+            "Run by the prolog or `pdcbb run --pdc mount`, inside the job: the daemons are found\n"
+            "as any task finds them ($PDCBB_JOB_DIR).\n"
+            "\n"
+            "Options:\n"
+            "  --ready-fd N       write \"ready\\n\" to file descriptor N once mounted\n"
+            "  --attr-timeout S   seconds the kernel may keep an entry's attributes (default 1)\n"
+            "  --debug            log every failed call, not only I/O errors\n"
+            "  -h, --help         this text\n");
+}
+
+int main(int argc, char **argv)
+{
+    int ready_fd = -1;
+    const char *mnt = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--debug") == 0) {
+            debug = 1;
+        } else if (strcmp(argv[i], "--ready-fd") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 0 || v > INT_MAX) {
+                fprintf(stderr, PROG ": --ready-fd wants a file descriptor, not '%s'\n", argv[i]);
+                return 2;
+            }
+            ready_fd = (int)v;
+        } else if (strcmp(argv[i], "--attr-timeout") == 0 && i + 1 < argc) {
+            char *end;
+            attr_timeout = strtod(argv[++i], &end);
+            if (*end || !(attr_timeout >= 0 && attr_timeout <= 3600)) {
+                fprintf(stderr, PROG ": --attr-timeout wants seconds from 0 to 3600, not '%s'\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (argv[i][0] == '-' || mnt != NULL) {
+            fprintf(stderr, PROG ": unknown or extra argument '%s' (see --help)\n", argv[i]);
+            return 2;
+        } else {
+            mnt = argv[i];
+        }
+    }
+    if (mnt == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    pdc = PDCinit("pdcbb-mount");
+    if (pdc == 0) {
+        fprintf(stderr, PROG ": cannot reach the job's burst buffer: %s\n",
+                PDCbb_last_error_message());
+        return 1;
+    }
+    /* the files' container: the first node's mount creates it, the others open it */
+    for (int tries = 0; cont == 0 && tries < 100; tries++) {
+        pdcid_t prop = PDCprop_create(PDC_CONT_CREATE, pdc);
+        cont = PDCcont_create(FILE_CONT, prop);
+        PDCprop_close(prop);
+        if (cont == 0)
+            cont = PDCcont_open(FILE_CONT, pdc);
+        if (cont == 0)
+            usleep(20000);
+    }
+    if (cont == 0) {
+        fprintf(stderr, PROG ": cannot create or open container '%s': %s\n", FILE_CONT,
+                PDCbb_last_error_message());
+        return 1;
+    }
+    char host[64] = "";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(object_prefix, sizeof(object_prefix), "pdcbb.files/%.40s.%ld.", host, (long)getpid());
+    root_attr = (pdcbb_ns_attr_t){.ino = PDCBB_NS_ROOT,
+                                  .kind = PDCBB_NS_DIR,
+                                  .mode = 0700,
+                                  .uid = (uint32_t)getuid(),
+                                  .gid = (uint32_t)getgid(),
+                                  .mtime_ns = now_ns(),
+                                  .ctime_ns = now_ns()};
+
+    char *fargv[] = {(char *)PROG, (char *)"-o",
+                     (char *)"fsname=pdcbb,subtype=pdcbb,"
+                             "default_permissions",
+                     NULL};
+    struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+    struct fuse_session *se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+    if (se == NULL) {
+        fprintf(stderr, PROG ": cannot start a FUSE session\n");
+        return 1;
+    }
+    if (fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, mnt) != 0) {
+        fprintf(stderr,
+                PROG ": cannot mount on %s (an empty directory of yours is needed; "
+                     "fusermount3 must be installed)\n",
+                mnt);
+        fuse_session_destroy(se);
+        return 1;
+    }
+    if (ready_fd >= 0) {
+        if (write(ready_fd, "ready\n", 6) != 6)
+            fprintf(stderr, PROG ": cannot write to --ready-fd %d\n", ready_fd);
+        close(ready_fd);
+    }
+    int rc = fuse_session_loop(se);
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    PDCcont_close(cont);
+    PDCclose(pdc);
+    return rc == 0 ? 0 : 1;
+}
