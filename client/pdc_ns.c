@@ -40,6 +40,30 @@ _Static_assert(sizeof(pdcbb_ns_unlink_rep_t) == sizeof(pdcbb_ns_lookup_rep_t) &&
                    sizeof(pdcbb_ns_setattr_rep_t) == sizeof(pdcbb_ns_lookup_rep_t),
                "entry replies share one layout");
 
+_Static_assert(sizeof(pdcbb_ns_rename_rep_t) == sizeof(pdcbb_ns_create_rep_t),
+               "NS_CREATE and NS_RENAME replies share one layout");
+
+/* An NS_CREATE or NS_RENAME reply: the entry into *out, what it replaced into *old_*. */
+static void change_out(const pdcbb_ns_create_rep_t *p, pdcbb_ns_attr_t *out, uint64_t *old_ino,
+                       uint32_t *old_kind)
+{
+    pdcbb_ns_lookup_rep_t e = {.ino = p->ino,
+                               .kind = p->kind,
+                               .mode = p->mode,
+                               .uid = p->uid,
+                               .gid = p->gid,
+                               .size = p->size,
+                               .mtime_ns = p->mtime_ns,
+                               .ctime_ns = p->ctime_ns,
+                               .target = p->target};
+    if (out)
+        attr_from(out, &e);
+    if (old_ino)
+        *old_ino = p->old_ino;
+    if (old_kind)
+        *old_kind = p->old_kind;
+}
+
 static unsigned home(uint64_t dir)
 {
     return pdcbb_ns_home(dir, client_g.nservers);
@@ -77,21 +101,7 @@ pdcbb_err_t PDCbb_ns_create(uint64_t parent, const char *name, uint32_t flags,
         pdcbb_ns_create_rep_t p;
         void *keep;
         if ((rc = client_op_ns_create(home(parent), &q, &p, &keep)) == PDCBB_OK) {
-            pdcbb_ns_lookup_rep_t e = {.ino = p.ino,
-                                       .kind = p.kind,
-                                       .mode = p.mode,
-                                       .uid = p.uid,
-                                       .gid = p.gid,
-                                       .size = p.size,
-                                       .mtime_ns = p.mtime_ns,
-                                       .ctime_ns = p.ctime_ns,
-                                       .target = p.target};
-            if (out)
-                attr_from(out, &e);
-            if (old_ino)
-                *old_ino = p.old_ino;
-            if (old_kind)
-                *old_kind = p.old_kind;
+            change_out(&p, out, old_ino, old_kind);
             client_rpc_release(PDCBB_OP_NS_CREATE, &p, keep);
         }
     }
@@ -194,21 +204,7 @@ pdcbb_err_t PDCbb_ns_rename(uint64_t parent, const char *name, uint64_t new_pare
         pdcbb_ns_rename_rep_t p;
         void *keep;
         if ((rc = client_op_ns_rename(home(parent), &q, &p, &keep)) == PDCBB_OK) {
-            pdcbb_ns_lookup_rep_t e = {.ino = p.ino,
-                                       .kind = p.kind,
-                                       .mode = p.mode,
-                                       .uid = p.uid,
-                                       .gid = p.gid,
-                                       .size = p.size,
-                                       .mtime_ns = p.mtime_ns,
-                                       .ctime_ns = p.ctime_ns,
-                                       .target = p.target};
-            if (moved)
-                attr_from(moved, &e);
-            if (old_ino)
-                *old_ino = p.old_ino;
-            if (old_kind)
-                *old_kind = p.old_kind;
+            change_out((const pdcbb_ns_create_rep_t *)&p, moved, old_ino, old_kind);
             client_rpc_release(PDCBB_OP_NS_RENAME, &p, keep);
         }
     }
