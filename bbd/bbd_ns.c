@@ -53,7 +53,8 @@ static pdcbb_err_t ns_key(bbd_req_t *r, uint64_t dir, const char *name, pdcbb_va
     if (k == NULL)
         return PDCBB_ERR_NOMEM;
     pdcbb_key_u64(k, dir);
-    memcpy(k + 8, name, n);
+    if (n > 0)
+        memcpy(k + 8, name, n);
     *key = (pdcbb_val_t){k, 8 + n};
     return PDCBB_OK;
 }

@@ -155,8 +155,10 @@ static void run_usage(FILE *out)
             "  -h, --help             show this help\n"
             "\n"
             "Environment given to CMD: PDCBB_JOB_ID, PDCBB_JOB_DIR, PDCBB_SERVER_DIRS,\n"
-            "PDCBB_NNODES, PDCBB_NODE_NAME. Read by pdcbb: PDCBB_SITE_CONFIG, PDCBB_DAEMON_PATH,\n"
-            "TMPDIR, PDCBB_LOG, and the PDCBB_<KEY> debugging knobs of the configuration.\n",
+            "PDCBB_NNODES, PDCBB_NODE_NAME, and with --pdc mount=yes PDCBB_MOUNT (node 0's\n"
+            "filesystem; node k's is mnt/ in its job directory). Read by pdcbb:\n"
+            "PDCBB_SITE_CONFIG, PDCBB_DAEMON_PATH, PDCBB_MOUNT_PATH, TMPDIR, PDCBB_LOG, and the\n"
+            "PDCBB_<KEY> debugging knobs of the configuration.\n",
             CLI_NODES_MAX);
 }
 
@@ -245,6 +247,37 @@ static void run_find_daemon(pdcbb_config_t *cfg)
 #ifdef PDCBB_BUILD_DAEMON_PATH
     if (access(PDCBB_BUILD_DAEMON_PATH, X_OK) == 0)
         snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", PDCBB_BUILD_DAEMON_PATH);
+#endif
+}
+
+/* Where pdcbb_mount is: $PDCBB_MOUNT_PATH, else beside us (installed: bin/; built: the build
+ * tree's mount/), else where the build put it. "" if none. */
+static void run_find_mount(char *out, size_t len)
+{
+    const char *env = getenv("PDCBB_MOUNT_PATH");
+    out[0] = '\0';
+    if (env != NULL && env[0] != '\0') {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        char *dir = dirname(buf);
+        static const char *const rel[] = {"/pdcbb_mount", "/../mount/pdcbb_mount"};
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+            char cand[PATH_MAX + 32], real[PATH_MAX];
+            snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
+            if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
+                snprintf(out, len, "%s", real);
+                return;
+            }
+        }
+    }
+#ifdef PDCBB_BUILD_MOUNT_PATH
+    if (access(PDCBB_BUILD_MOUNT_PATH, X_OK) == 0)
+        snprintf(out, len, "%s", PDCBB_BUILD_MOUNT_PATH);
 #endif
 }
 
@@ -490,7 +523,8 @@ int cli_cmd_run(int argc, char **argv)
     bool temp_workdir = false, prolog_failed = false, cleanup_failed = false, ran = false;
     bool exec_failed = false, script_failed = false, end_script_failed = false;
     int wst = 0, interrupted = 0, setup_status = 0;
-    unsigned prologs = 0, scripts_started = 0;
+    unsigned prologs = 0, scripts_started = 0, mounts = 0;
+    bool mount_failed = false;
     pdcbb_job_stop_stats_t total = {0};
 
     if (!run_config(cfg, site, specs, nspecs)) {
@@ -605,7 +639,22 @@ int cli_cmd_run(int argc, char **argv)
         }
         scripts_started = k + 1;
     }
-    if (!prolog_failed && !interrupted && !script_failed) {
+    /* mount=yes: the job's filesystem on every node, once every node's daemons are up */
+    if (!prolog_failed && !interrupted && !script_failed && strcmp(cfg->mount, "yes") == 0) {
+        char mpath[PATH_MAX], mnt[PATH_MAX], err[PDCBB_JOB_ERR_LEN];
+        run_find_mount(mpath, sizeof(mpath));
+        for (unsigned k = 0; k < nodes && !mount_failed; k++) {
+            mounts = k + 1;
+            if (pdcbb_job_mount_start(&jobs[k], mpath[0] ? mpath : "pdcbb_mount", mnt, sizeof(mnt),
+                                      err, sizeof(err)) != PDCBB_OK) {
+                fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+                mount_failed = true;
+            } else if (k == 0) {
+                setenv("PDCBB_MOUNT", mnt, 1);
+            }
+        }
+    }
+    if (!prolog_failed && !interrupted && !script_failed && !mount_failed) {
         wst = run_command(cmd, jobs, (unsigned)nodes, &exec_failed);
         ran = wst >= 0;
     }
@@ -621,6 +670,15 @@ int cli_cmd_run(int argc, char **argv)
     free(server_dirs);
 
 cleanup:
+    /* every node, whatever happened: unmount (the epilog would too; here first, so the
+     * daemons' stop never waits on a mount that still calls them) */
+    for (unsigned k = 0; k < mounts; k++) {
+        char err[PDCBB_JOB_ERR_LEN];
+        if (pdcbb_job_mount_stop(&jobs[k], err, sizeof(err)) != PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+            cleanup_failed = true;
+        }
+    }
     /* every node, whatever happened: stop the daemons */
     for (unsigned k = 0; k < prologs; k++) {
         char err[PDCBB_JOB_ERR_LEN];
@@ -693,6 +751,9 @@ cleanup:
     } else if (script_failed) {
         status = 1;
         snprintf(what, sizeof(what), "the start script failed, %s not run", cmd[0]);
+    } else if (mount_failed) {
+        status = 1;
+        snprintf(what, sizeof(what), "the job's filesystem did not start, %s not run", cmd[0]);
     } else if (interrupted) {
         status = 128 + interrupted;
         snprintf(what, sizeof(what), "interrupted by signal %d (%s) before %s started",

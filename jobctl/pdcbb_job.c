@@ -475,6 +475,10 @@ pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_
         PDCBB_ERROR("job %" PRIu64 ": %s", job->job_id, err ? err : "");
         return rc;
     }
+    /* The filesystem first: its process is a client of the daemons. */
+    char merr[PDCBB_JOB_ERR_LEN] = "";
+    if (pdcbb_job_mount_stop(job, merr, sizeof(merr)) != PDCBB_OK)
+        PDCBB_ERROR("job %" PRIu64 " on %s: %s", job->job_id, job->node_name, merr);
     /* Before stopping anything: which daemons died during the job (daemons.died). */
     static job_died_out_t died; /* large: not on the stack of a plugin */
     job_died_arg_t da = {.job = job, .dir = dir};

@@ -125,6 +125,18 @@ typedef struct pdcbb_job_stop_stats {
  * anything unusual even on success, e.g. "daemon rank 1 (pid 123) ignored SIGTERM for 10s and
  * was killed"; it is empty after an ordinary stop.
  */
+/*
+ * The job's filesystem on this node (mount=yes; jobctl/pdcbb_job_mount.c): mount_path (the
+ * pdcbb_mount program) is started by the caller, who must be the job user (`pdcbb run`), on
+ * <job dir>/mnt (its path in mnt), and waited for (ready_timeout); its output goes to
+ * <job dir>/mount.log. PDCBB_ERR_DISCOVERY if it did not come up (err says why).
+ */
+pdcbb_err_t pdcbb_job_mount_start(const pdcbb_job_t *job, const char *mount_path, char *mnt,
+                                  size_t mntlen, char *err, size_t errlen);
+/* Unmount it (lazily: a process still in it loses it) and end its process; PDCBB_OK also when
+ * there is none. Called by pdcbb_job_epilog_stats before it stops the daemons. */
+pdcbb_err_t pdcbb_job_mount_stop(const pdcbb_job_t *job, char *err, size_t errlen);
+
 pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_t *stats,
                                    char *err, size_t errlen);
 

@@ -69,6 +69,13 @@ static int pdc_given;
 static int check_at_submit(const pdcbb_config_t *cfg, const char *what)
 {
     char err[PDCBB_DRAIN_ERR_LEN];
+    /* The mount is started by `pdcbb run` only so far: refused here, not silently left out. */
+    if (strcmp(cfg->mount, "yes") == 0) {
+        slurm_error(PFX "%s: key 'mount': the burst buffer as a filesystem is not available in "
+                        "Slurm jobs yet (only in local jobs: pdcbb run --pdc mount=yes)",
+                    what);
+        return -1;
+    }
     if (cfg->drain[0] == '\0' && cfg->script[0] == '\0')
         return 0;
     /* An srun inside a job sees the job's --pdc again: the job was checked when it was

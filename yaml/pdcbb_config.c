@@ -56,6 +56,7 @@ static const char *cfg_check_ucx_list(const char *value);
 static const char *cfg_check_rendezvous(const char *value);
 static const char *cfg_check_share(const char *value);
 static const char *cfg_check_owner(const char *value);
+static const char *cfg_check_yes_no(const char *value);
 
 const cfg_key_t cfg_keys[] = {
     /* site keys */
@@ -212,6 +213,13 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_USER,
      .help = "executable run as the job user on every node at the start and the end of the "
              "job (empty: none)"},
+    {.name = "mount",
+     .type = CFG_STRING,
+     CFG_AT(mount),
+     .def = "no",
+     .scope = CFG_S_USER,
+     .check = cfg_check_yes_no,
+     .help = "yes: the burst buffer is also a filesystem on every node, at $PDCBB_MOUNT"},
     {.name = "servers_per_node",
      .type = CFG_UINT,
      CFG_AT(servers_per_node),
@@ -356,6 +364,11 @@ static const char *cfg_check_share(const char *value)
     if (strcmp(value, "none") == 0 || strcmp(value, "group") == 0 || strcmp(value, "all") == 0)
         return NULL;
     return "use none, group or all";
+}
+
+static const char *cfg_check_yes_no(const char *value)
+{
+    return strcmp(value, "yes") == 0 || strcmp(value, "no") == 0 ? NULL : "use yes or no";
 }
 
 static const char *cfg_check_owner(const char *value)

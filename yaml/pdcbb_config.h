@@ -65,6 +65,7 @@ typedef struct pdcbb_config {
     char stage_in_owner[64];    /* whose drain stage_in may be: user name or uid; "" the job
                                  * user's own */
     char script[PATH_MAX];      /* user script run at start and end on every node; default "" */
+    char mount[4];              /* "yes": the job's filesystem (pdcbb_mount) on every node */
     unsigned servers_per_node;  /* daemons per node; default 1, 1..64 */
     pdcbb_placement_t placement; /* default region placement; default obj_static */
     /* debugging knobs (site, user or environment) */

@@ -146,3 +146,87 @@ print(\"numpy and h5py: same\")
     assert_success
     assert_output --partial "--ready-fd N"
 }
+
+@test "pdcbb run --pdc mount=yes: every node's filesystem at mnt/, PDCBB_MOUNT node 0's; unmounted at the end, even with a file open" {
+    run timeout 120 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet --pdc mount=yes -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        [ "$PDCBB_MOUNT" = "$d0/mnt" ] && echo "PDCBB_MOUNT is node 0s"
+        echo "written on node 0" > "$PDCBB_MOUNT/x"
+        cat "$d1/mnt/x"
+        stat -c "%a %U" "$d1/mnt"
+        # a process that still holds a file of the mount when the job ends
+        setsid sleep 300 < "$d1/mnt/x" > /dev/null 2>&1 &
+        echo $! > "$WORKDIR/holder"'
+    echo "$output"
+    assert_success
+    assert_output --partial "PDCBB_MOUNT is node 0s"
+    assert_output --partial "written on node 0"
+    assert_output --partial "700 $(id -un)"
+    # nothing is left mounted, no mount process runs
+    ! grep -q " $WORKDIR/w" /proc/mounts
+    [ -z "$(pgrep -f "pdcbb_mount .*$WORKDIR/w" || true)" ]
+    kill "$(cat "$WORKDIR/holder")"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "pdcbb run --pdc mount: a bad value is refused before anything starts; a mount that cannot start stops the job" {
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR/w" --pdc mount=on -- true
+    assert_failure 2
+    assert_output --partial "key 'mount': bad value 'on' (use yes or no)"
+    PDCBB_MOUNT_PATH=/no/such/pdcbb_mount run timeout 60 "$PDCBB" run --nodes 1 \
+        --workdir "$WORKDIR/w" --quiet --pdc mount=yes -- echo "should not run"
+    echo "$output"
+    assert_failure 1
+    assert_output --partial "the filesystem did not start"
+    assert_output --partial "cannot execute /no/such/pdcbb_mount"
+    refute_output --partial "should not run"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "USER-GUIDE.md's 'Files through the mount' runs as printed" {
+    local block
+    block="$(awk '/^## / {insec = ($0 == "## Files through the mount"); next}
+                  insec && /^```sh$/ {take = 1; next} take && /^```$/ {exit} take {print}' \
+        "$REPO_DIR/docs/USER-GUIDE.md")"
+    [ -n "$block" ]
+    run env PATH="$BUILD_DIR/cli:$PATH" TMPDIR="$WORKDIR" timeout 120 bash -e -c "$block"
+    echo "$output"
+    assert_success
+    assert_output --partial "CHANGES.gz"
+    assert_output --partial "copyright"
+    ! grep -q " $WORKDIR" /proc/mounts
+}
+
+@test "a daemon killed under the mount: calls fail with EIO within the request timeout, never hang; restarted, the mount serves again, nothing lost" {
+    run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet \
+        --pdc mount=yes,request_timeout=3 -- bash -c '
+        cd "$WORKDIR" || exit 1
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        # files and directories on both daemons (entries live on the daemon of their parent)
+        for i in $(seq 20); do mkdir "$PDCBB_MOUNT/d$i" && echo "file $i" > "$PDCBB_MOUNT/d$i/f"; done
+        kill -9 "$(cat "$d1/bbd-1.pid")"
+        start=$SECONDS; eio=0
+        for i in $(seq 20); do
+            timeout 30 cat "$PDCBB_MOUNT/d$i/f" > /dev/null 2> err.$i || eio=$((eio + 1))
+        done
+        echo "with daemon 1 dead: $eio of 20 reads failed in $((SECONDS - start)) s"
+        cat err.* | sort | uniq -c | sed "s/^/  /"
+        "'"$BBD"'" --job-dir "$d1" --rank 1 --nservers 2 --job-id "$PDCBB_JOB_ID" --node node1 \
+            3>ready --ready-fd 3 &
+        for _ in $(seq 100); do grep -q ready ready 2>/dev/null && break; sleep 0.05; done
+        ok=0
+        for i in $(seq 20); do [ "$(cat "$PDCBB_MOUNT/d$i/f")" = "file $i" ] && ok=$((ok + 1)); done
+        echo "after the restart: $ok of 20 files read back"'
+    echo "$output"
+    assert_success
+    local eio secs
+    eio="$(sed -n 's/^with daemon 1 dead: \([0-9]*\) of 20.*/\1/p' <<<"$output")"
+    secs="$(sed -n 's/.* reads failed in \([0-9]*\) s/\1/p' <<<"$output")"
+    [ "$eio" -ge 1 ]
+    # each failed call waited at most about the request timeout (3 s), none the 30 s cap
+    [ "$secs" -le $((eio * 8 + 10)) ]
+    refute_output --partial "Terminated"
+    assert_output --partial "Input/output error"
+    assert_output --partial "after the restart: 20 of 20 files read back"
+    assert_no_daemons "$WORKDIR"
+}

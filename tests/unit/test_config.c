@@ -182,11 +182,18 @@ static void test_defaults(void)
 {
     pdcbb_config_t c;
     static const char *const keys[] = {
-        "local_root",   "max_capacity", "drain_roots",     "daemon_path",     "ready_timeout",
-        "stage_in_timeout",
-        "stop_timeout", "stranded_max_age", "ucx_tls",      "ucx_net_devices", "listen_address",  "lmdb_map_size",
-        "capacity",     "drain",        "drain_share",  "stage_in",        "servers_per_node", "placement",
-        "log_level",    "request_timeout", "connect_timeout", "script", "script_timeout",
+        "local_root",       "max_capacity",
+        "drain_roots",      "daemon_path",
+        "ready_timeout",    "stage_in_timeout",
+        "stop_timeout",     "stranded_max_age",
+        "ucx_tls",          "ucx_net_devices",
+        "listen_address",   "lmdb_map_size",
+        "capacity",         "drain",
+        "drain_share",      "stage_in",
+        "servers_per_node", "placement",
+        "log_level",        "request_timeout",
+        "connect_timeout",  "script",
+        "script_timeout",   "mount",
     };
     char *out;
 
@@ -211,6 +218,7 @@ static void test_defaults(void)
     CHECK_STR(c.script, "");
     CHECK(c.script_timeout == 300.0);
     CHECK_STR(c.drain_share, "none");
+    CHECK_STR(c.mount, "no");
     CHECK(c.servers_per_node == 1);
     CHECK(c.placement == PDCBB_PLACE_OBJ_STATIC);
     CHECK(c.log_level == PDCBB_LOG_INFO);
@@ -479,6 +487,7 @@ static void test_bad_values(void)
         {"servers_per_node", "0",
          "test: key 'servers_per_node': out of range '0' (use a whole number from 1 to 64)"},
         {"servers_per_node", "65", "out of range '65'"},
+        {"mount", "on", "test: key 'mount': bad value 'on' (use yes or no)"},
         {"drain_share", "world",
          "test: key 'drain_share': bad value 'world' (use none, group or all)"},
         {"servers_per_node", "abc", "bad number 'abc' (use a whole number from 1 to 64)"},
@@ -570,7 +579,7 @@ static void test_unknown_and_scope(void)
     } rows[] = {
         {"capasity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG,
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
-         "stage_in_owner, script, servers_per_node, placement, log_level, request_timeout, "
+         "stage_in_owner, script, mount, servers_per_node, placement, log_level, request_timeout, "
          "connect_timeout, auth_timeout)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
@@ -714,7 +723,7 @@ static void test_spec(void)
         {",capacity=2G", PDCBB_ERR_CONFIG, "--pdc: item 1 is empty", GIB, 1},
         {"capasity=2G", PDCBB_ERR_CONFIG,
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
-         "stage_in_owner, script, servers_per_node, placement, log_level, request_timeout, "
+         "stage_in_owner, script, mount, servers_per_node, placement, log_level, request_timeout, "
          "connect_timeout, auth_timeout, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,
