@@ -419,6 +419,7 @@ unsigned pdcbb_drain_parts_count(const char *drain_dir)
 
 typedef struct dd_trust {
     uid_t owner;
+    int in_files; /* under files/ (the mount's tree): the user's symbolic links are allowed */
     char *err;
     size_t errlen;
 } dd_trust_t;
@@ -448,6 +449,10 @@ static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int de
             rc = pdcbb_err_from_errno(errno);
             break;
         }
+        /* files/ holds the job's symbolic links as the job made them; no reader follows them */
+        int user_link = t->in_files && S_ISLNK(st.st_mode) && st.st_uid == t->owner;
+        if (user_link)
+            continue;
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
             drain_errf(t->err, t->errlen, "untrusted drain: %s is %s, not a regular file", sub,
                     S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file");
@@ -480,7 +485,12 @@ static pdcbb_err_t dd_trust_dir(dd_trust_t *t, int dfd, const char *path, int de
                 rc = pdcbb_err_from_errno(errno);
                 break;
             }
+            int was = t->in_files;
+            if (depth == 1 &&
+                (strcmp(de->d_name, "files") == 0 || strncmp(de->d_name, "files.tmp.", 10) == 0))
+                t->in_files = 1;
             rc = dd_trust_dir(t, sfd, sub, depth + 1);
+            t->in_files = was;
         }
     }
     closedir(d);

@@ -375,6 +375,20 @@ pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir)
                            " bytes, verified",
                            r->rank, ks.objects, ks.records, ks.bytes);
         }
+        if (rc == PDCBB_OK) {
+            /* the mount's entries this rank holds (drain_files.c) */
+            uint64_t nent = 0;
+            char nerr[PDCBB_DRAIN_ERR_LEN] = "";
+            rc = pdcbb_drain_ns_dump(ops, txn, c->drain_dir, r->rank, &nent, nerr, sizeof(nerr));
+            if (rc != PDCBB_OK) {
+                ops->txn_abort(txn);
+                ops->close(st);
+                return dw_fail(c, rc, "cannot drain the mount's entries of rank %u: %s", r->rank,
+                               nerr);
+            }
+            if (nent > 0)
+                PDCBB_INFO("rank %u: %" PRIu64 " entries of the mount", r->rank, nent);
+        }
         ops->txn_abort(txn);
     }
     ops->close(st);

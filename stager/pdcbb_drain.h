@@ -38,6 +38,8 @@
 #define PDCBB_DRAIN_COMPLETE "COMPLETE"
 #define PDCBB_DRAIN_PARTS_DIR "parts"
 #define PDCBB_DRAIN_DATA_DIR "data"
+#define PDCBB_DRAIN_NS_DIR    "ns"           /* the mount's entries, per rank */
+#define PDCBB_DRAIN_NS_MAGIC  "pdcbb-ns 1\n" /* their first line */
 #define PDCBB_DRAIN_ERR_LEN 1024
 
 /* A tag of a container or object (PDCobj_put_tag): type is a pdc_var_type_t value. */
@@ -279,6 +281,18 @@ pdcbb_err_t pdcbb_drain_write_manifest(const pdcbb_drain_t *m, const char *path,
  * object and element-aligned, file names relative without "..", lengths). */
 pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, char *err,
                                       size_t errlen);
+
+/*
+ * The mount's tree (drain_files.c; docs/DRAIN-FORMAT.md "Files of the mount"): every rank's
+ * entries in DRAIN/ns/rank-R.ns (pdcbb_drain_ns_dump, pdcbb_drain_kvstore.h).
+ * pdcbb_drain_files_build: from every rank's ns file and the drained objects (checked as every
+ * reader checks them), build DRAIN/files/ (through files.tmp/): directories, files and
+ * symbolic links with their permission bits and mtimes; *nfiles gets the files' count. Nothing
+ * when no rank drained entries. PDCBB_ERR_CORRUPT for a damaged ns file or extent, errno codes
+ * for the destination; err names the file.
+ */
+pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, uint64_t *nfiles,
+                                    char *err, size_t errlen);
 
 /* pdcbb_drain_open flags */
 #define PDCBB_DRAIN_OPEN_PARTIAL 0x1 /* no COMPLETE: merge the parts present (m->complete = 0) */

@@ -39,4 +39,13 @@ pdcbb_err_t pdcbb_drain_kv_from_store(const pdcbb_store_ops_t *ops, pdcbb_txn_t 
                                       const pdcbb_drain_kvstore_req_t *q, pdcbb_drain_t *part,
                                       char *err, size_t errlen);
 
+/*
+ * In the read transaction txn of a daemon's store: write the namespace entries (the mount's
+ * tree, table ns) it holds to DRAIN/ns/rank-R.ns (drain_ns_dump.c; nothing when it holds
+ * none); *entries gets their count. err names the file on failure.
+ */
+pdcbb_err_t pdcbb_drain_ns_dump(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
+                                const char *drain_dir, uint32_t rank, uint64_t *entries, char *err,
+                                size_t errlen);
+
 #endif

@@ -230,3 +230,40 @@ print(\"numpy and h5py: same\")
     assert_output --partial "after the restart: 20 of 20 files read back"
     assert_no_daemons "$WORKDIR"
 }
+
+@test "the drain keeps the mount's tree as files: the same bytes, names, links, modes and mtimes under files/" {
+    mkdir "$WORKDIR/drain"
+    run timeout 300 "$PDCBB" run --nodes 3 --workdir "$WORKDIR/w" --quiet --job-id 3600 \
+        --drain "$WORKDIR/drain" --pdc mount=yes -- bash -c '
+        cd "$PDCBB_MOUNT" || exit 1
+        cp -a /usr/share/doc/bash bash
+        mkdir -p deep/a/b/c && head -c 3000000 /dev/urandom > deep/a/b/c/blob
+        cp deep/a/b/c/blob "$WORKDIR/blob"
+        printf "x" | dd of=sparse bs=1 seek=5000000 2>/dev/null
+        ln -s deep/a/b/c/blob link
+        chmod 640 deep/a/b/c/blob
+        chmod 664 bash/INTRO.gz
+        touch -d "2020-01-02 03:04:05" bash/RBASH
+        mkdir gone && echo x > gone/f && rm -r gone
+        echo kept > renamed.tmp && mv renamed.tmp renamed'
+    echo "$output"
+    assert_success
+    local f="$WORKDIR/drain/pdcbb.3600/files"
+    [ -d "$f" ]
+    [ -f "$WORKDIR/drain/pdcbb.3600/COMPLETE" ]
+    diff -r /usr/share/doc/bash "$f/bash"
+    cmp "$WORKDIR/blob" "$f/deep/a/b/c/blob"
+    [ "$(stat -c %a "$f/deep/a/b/c/blob")" = 640 ]
+    # a drain is nobody else's to change: group and others lose write
+    [ "$(stat -c %a "$f/bash/INTRO.gz")" = 644 ]
+    [ "$(readlink "$f/link")" = deep/a/b/c/blob ]
+    [ "$(stat -c %s "$f/sparse")" -eq 5000001 ]
+    [ "$(tail -c 1 "$f/sparse")" = x ]
+    [ "$(head -c 4 "$f/sparse" | od -An -tx1 | tr -d ' ')" = 00000000 ]
+    [ "$(stat -c %Y "$f/bash/RBASH")" -eq "$(date -d "2020-01-02 03:04:05" +%s)" ]
+    [ "$(cat "$f/renamed")" = kept ]
+    [ ! -e "$f/gone" ] && [ ! -e "$f/renamed.tmp" ]
+    run "$PDCBB" verify "$WORKDIR/drain/pdcbb.3600"
+    assert_success
+    assert_no_daemons "$WORKDIR"
+}

@@ -1,0 +1,385 @@
+/*
+ * drain_files.c - the mount's tree in the drain, as files (pdcbb_drain.h:
+ * pdcbb_drain_files_build; docs/DRAIN-FORMAT.md "Files of the mount").
+ *
+ * Each rank wrote the namespace entries its store holds to ns/rank-R.ns (drain_ns_dump.c): a
+ * text file, one entry per line with its name and link target in hex, and a last line holding
+ * the CRC-32C of everything before it. The node that completes the drain builds
+ * files/ from every rank's entries and the drained objects: each directory, each file (its
+ * bytes read through pdcbb_drain_read_box, so every extent is checked against its CRC before a
+ * byte is copied) and each symbolic link, with their permission bits and mtimes. It is built
+ * in files.tmp/ and renamed into place before COMPLETE is written: a complete drain has all of
+ * it, and a drain finished again later builds it again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "drain_internal.h"
+#include "pdcbb_crc32c.h"
+#include "pdcbb_log.h"
+#include "pdcbb_ns.h"
+#include "pdcbb_proto.h"
+
+#define FILES_DIR "files"
+#define FILES_TMP "files.tmp"
+#define COPY_SLAB ((uint64_t)64 << 20)
+
+/* One entry as drained. */
+typedef struct ns_ent {
+    uint64_t parent, ino, size, mtime_ns;
+    uint32_t kind, mode;
+    char *name;
+    char *target;
+    char *path; /* under files.tmp/, resolved (dirs), NULL until then */
+} ns_ent_t;
+
+typedef struct ns_set {
+    ns_ent_t *e;
+    size_t n, cap;
+} ns_set_t;
+
+/* Decode hex (or "-" for empty) into a NUL-terminated malloc'ed string; NULL if bad. */
+static char *hex_get(const char *h)
+{
+    size_t n = strlen(h);
+    if (strcmp(h, "-") == 0)
+        return strdup("");
+    if (n % 2)
+        return NULL;
+    char *out = malloc(n / 2 + 1);
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(h + 2 * i, "%2x", &v) != 1) {
+            free(out);
+            return NULL;
+        }
+        out[i] = (char)v;
+    }
+    out[n / 2] = '\0';
+    if (strlen(out) != n / 2) { /* a NUL inside */
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Read one rank's ns file into s; a missing file is an empty rank. */
+static pdcbb_err_t ns_load(const char *path, ns_set_t *s, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return errno == ENOENT ? PDCBB_OK : pdcbb_err_from_errno(errno);
+    char *all = NULL;
+    size_t alen = 0;
+    FILE *m = open_memstream(&all, &alen);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int crc_ok = 0, first = 1, bad = 0;
+    while (!bad && (n = getline(&line, &cap, f)) > 0) {
+        if (first) {
+            bad = strcmp(line, PDCBB_DRAIN_NS_MAGIC) != 0;
+            first = 0;
+            fputs(line, m);
+            continue;
+        }
+        unsigned crc;
+        if (sscanf(line, "crc %8x", &crc) == 1) {
+            fflush(m);
+            crc_ok = crc == pdcbb_crc32c(0, all, alen);
+            break;
+        }
+        fputs(line, m);
+        if (s->n == s->cap) {
+            size_t nc = s->cap ? 2 * s->cap : 256;
+            ns_ent_t *g = realloc(s->e, nc * sizeof(*g));
+            if (g == NULL) {
+                bad = 1;
+                break;
+            }
+            s->e = g;
+            s->cap = nc;
+        }
+        ns_ent_t *e = &s->e[s->n];
+        memset(e, 0, sizeof(*e));
+        char name[2 * PDCBB_NS_NAME_MAX + 2], target[2 * PDCBB_NS_TARGET_MAX + 2];
+        uint32_t uid, gid;
+        uint64_t ctime;
+        if (strlen(line) > sizeof(target) + sizeof(name) + 200 ||
+            sscanf(line,
+                   "%" SCNx64 " %" SCNx64 " %u %o %u %u %" SCNu64 " %" SCNu64 " %" SCNu64
+                   " %511s %8191s",
+                   &e->parent, &e->ino, &e->kind, &e->mode, &uid, &gid, &e->size, &e->mtime_ns,
+                   &ctime, name, target) != 11 ||
+            (e->name = hex_get(name)) == NULL || (e->target = hex_get(target)) == NULL ||
+            pdcbb_ns_name_check(e->name) != PDCBB_OK ||
+            (e->kind != PDCBB_NS_FILE && e->kind != PDCBB_NS_DIR && e->kind != PDCBB_NS_SYMLINK)) {
+            free(e->name);
+            free(e->target);
+            bad = 1;
+            break;
+        }
+        e->mode &= 07777;
+        s->n++;
+    }
+    free(line);
+    fclose(m);
+    free(all);
+    fclose(f);
+    if (bad || !crc_ok) {
+        drain_errf(err, errlen, "%s is damaged (%s)", path,
+                   bad ? "a line does not parse" : "its CRC-32C does not match or is missing");
+        return PDCBB_ERR_CORRUPT;
+    }
+    return PDCBB_OK;
+}
+
+static void ns_free(ns_set_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->e[i].name);
+        free(s->e[i].target);
+        free(s->e[i].path);
+    }
+    free(s->e);
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+    const ns_ent_t *x = *(ns_ent_t *const *)a, *y = *(ns_ent_t *const *)b;
+    return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+/* The directory entry whose ino is ino (dirs sorted by ino), or NULL. */
+static ns_ent_t *dir_of(ns_ent_t **dirs, size_t nd, uint64_t ino)
+{
+    ns_ent_t key = {.ino = ino}, *kp = &key;
+    ns_ent_t **hit = bsearch(&kp, dirs, nd, sizeof(*dirs), cmp_ino);
+    return hit ? *hit : NULL;
+}
+
+/* Resolve a directory's path under root (recursively through its parents, at most depth). */
+static const char *dir_path(ns_ent_t **dirs, size_t nd, uint64_t ino, const char *root, int depth)
+{
+    if (ino == PDCBB_NS_ROOT)
+        return root;
+    ns_ent_t *d = dir_of(dirs, nd, ino);
+    if (d == NULL || depth > 4096)
+        return NULL; /* an orphan (its parent was removed meanwhile), or a cycle */
+    if (d->path != NULL)
+        return d->path;
+    const char *up = dir_path(dirs, nd, d->parent, root, depth + 1);
+    if (up == NULL)
+        return NULL;
+    size_t l = strlen(up) + 1 + strlen(d->name) + 1;
+    if (l > PATH_MAX || (d->path = malloc(l)) == NULL)
+        return NULL;
+    snprintf(d->path, l, "%s/%s", up, d->name);
+    return d->path;
+}
+
+/* rm -rf of a directory this process made (no symlinks followed). */
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d != NULL) {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            char p[PATH_MAX];
+            if (snprintf(p, sizeof(p), "%s/%s", path, de->d_name) >= (int)sizeof(p))
+                continue;
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(p);
+            else
+                unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+static void log_damaged(const char *line, void *arg)
+{
+    (void)arg;
+    PDCBB_ERROR("drain: files/: %s (read as zeros in the file; pdcbb verify lists it)", line);
+}
+
+static void set_times(const char *path, uint64_t mtime_ns)
+{
+    struct timespec ts[2] = {
+        {(time_t)(mtime_ns / 1000000000ull), (long)(mtime_ns % 1000000000ull)},
+        {(time_t)(mtime_ns / 1000000000ull), (long)(mtime_ns % 1000000000ull)}};
+    utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Copy file e's bytes (object e->ino of m) to path. */
+static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *path, uint8_t *slab,
+                             char *err, size_t errlen)
+{
+    if (e->size > 0 && pdcbb_drain_find_object_id(m, e->ino) == NULL) {
+        /* its object was deleted meanwhile (an unlink racing the job's end): left out, said */
+        PDCBB_ERROR("drain: file %s is left out of files/: its object %#" PRIx64
+                    " is not in the drain",
+                    path, e->ino);
+        return PDCBB_OK;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        drain_errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    pdcbb_err_t rc = PDCBB_OK;
+    const pdcbb_drain_object_t *o = pdcbb_drain_find_object_id(m, e->ino);
+    for (uint64_t off = 0; o != NULL && rc == PDCBB_OK && off < e->size;) {
+        uint64_t len = e->size - off < COPY_SLAB ? e->size - off : COPY_SLAB;
+        pdcbb_box_t box;
+        memset(&box, 0, sizeof(box));
+        box.ndim = 1;
+        box.off[0] = off;
+        box.size[0] = len;
+        if ((rc = pdcbb_drain_read_box(m, o, &box, slab, err, errlen)) != PDCBB_OK)
+            break;
+        if (pwrite(fd, slab, len, (off_t)off) != (ssize_t)len) {
+            drain_errf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            rc = pdcbb_err_from_errno(errno);
+        }
+        off += len;
+    }
+    if (rc == PDCBB_OK && (ftruncate(fd, (off_t)e->size) != 0 || fdatasync(fd) != 0)) {
+        drain_errf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = pdcbb_err_from_errno(errno);
+    }
+    close(fd);
+    return rc;
+}
+
+pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, uint64_t *nfiles,
+                                    char *err, size_t errlen)
+{
+    char path[PATH_MAX], root[PATH_MAX], final[PATH_MAX];
+    ns_set_t s = {0};
+    pdcbb_err_t rc = PDCBB_OK;
+    *nfiles = 0;
+    for (uint32_t r = 0; r < nservers && rc == PDCBB_OK; r++) {
+        snprintf(path, sizeof(path), "%s/%s/rank-%05u.ns", drain_dir, PDCBB_DRAIN_NS_DIR, r);
+        rc = ns_load(path, &s, err, errlen);
+    }
+    if (rc != PDCBB_OK || s.n == 0) {
+        ns_free(&s);
+        return rc; /* no mount in this job: no files/ */
+    }
+    /* several nodes may finish the drain at once: each builds in its own temporary directory,
+     * the first rename wins and the others' trees (the same) are removed */
+    char host[64] = "";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(root, sizeof(root), "%s/%s.%s.%ld", drain_dir, FILES_TMP, host, (long)getpid());
+    snprintf(final, sizeof(final), "%s/%s", drain_dir, FILES_DIR);
+    struct stat fst;
+    if (lstat(final, &fst) == 0) { /* built and renamed by an earlier finish: whole */
+        ns_free(&s);
+        return PDCBB_OK;
+    }
+    remove_tree(root); /* an earlier attempt of this process's name */
+    pdcbb_drain_t *m = NULL;
+    ns_ent_t **dirs = calloc(s.n, sizeof(*dirs));
+    uint8_t *slab = malloc(COPY_SLAB);
+    size_t nd = 0;
+    if (dirs == NULL || slab == NULL) {
+        rc = PDCBB_ERR_NOMEM;
+        goto out;
+    }
+    if (mkdir(root, 0700) != 0) {
+        drain_errf(err, errlen, "cannot create %s: %s", root, strerror(errno));
+        rc = pdcbb_err_from_errno(errno);
+        goto out;
+    }
+    if ((rc = pdcbb_drain_open(drain_dir, PDCBB_DRAIN_OPEN_PARTIAL, &m, err, errlen)) != PDCBB_OK ||
+        (rc = pdcbb_drain_skip_damaged(m, log_damaged, NULL)) != PDCBB_OK)
+        goto out;
+    for (size_t i = 0; i < s.n; i++)
+        if (s.e[i].kind == PDCBB_NS_DIR)
+            dirs[nd++] = &s.e[i];
+    qsort(dirs, nd, sizeof(*dirs), cmp_ino);
+    /* directories first (parents before children: dir_path makes them in that order) */
+    for (size_t i = 0; i < nd && rc == PDCBB_OK; i++) {
+        const char *p = dir_path(dirs, nd, dirs[i]->ino, root, 0);
+        if (p == NULL)
+            continue; /* removed meanwhile: nothing under it is reachable */
+        for (const char *q = p + strlen(root) + 1;; q++) { /* every level, parents first */
+            const char *slash = strchr(q, '/');
+            char sub[PATH_MAX];
+            size_t l = slash ? (size_t)(slash - p) : strlen(p);
+            memcpy(sub, p, l);
+            sub[l] = '\0';
+            if (mkdir(sub, 0700) != 0 && errno != EEXIST) {
+                drain_errf(err, errlen, "cannot create %s: %s", sub, strerror(errno));
+                rc = pdcbb_err_from_errno(errno);
+                break;
+            }
+            if (slash == NULL)
+                break;
+            q = slash;
+        }
+    }
+    /* files and links */
+    for (size_t i = 0; i < s.n && rc == PDCBB_OK; i++) {
+        ns_ent_t *e = &s.e[i];
+        if (e->kind == PDCBB_NS_DIR)
+            continue;
+        const char *up = dir_path(dirs, nd, e->parent, root, 0);
+        if (up == NULL)
+            continue;
+        char p[PATH_MAX];
+        if (snprintf(p, sizeof(p), "%s/%s", up, e->name) >= (int)sizeof(p)) {
+            drain_errf(err, errlen, "a path under %s is too long", root);
+            rc = PDCBB_ERR_TOO_BIG;
+            break;
+        }
+        if (e->kind == PDCBB_NS_SYMLINK) {
+            if (symlink(e->target, p) != 0) {
+                drain_errf(err, errlen, "cannot create %s: %s", p, strerror(errno));
+                rc = pdcbb_err_from_errno(errno);
+            }
+        } else if ((rc = copy_file(m, e, p, slab, err, errlen)) == PDCBB_OK) {
+            chmod(p, e->mode & ~(mode_t)022); /* nobody but the user may change a drain */
+            (*nfiles)++;
+        }
+        if (rc == PDCBB_OK)
+            set_times(p, e->mtime_ns);
+    }
+    /* directories' modes and times last: their contents are in */
+    for (size_t i = 0; i < nd && rc == PDCBB_OK; i++)
+        if (dirs[i]->path != NULL) {
+            chmod(dirs[i]->path, (dirs[i]->mode | 0700) & ~(mode_t)022);
+            set_times(dirs[i]->path, dirs[i]->mtime_ns);
+        }
+    if (rc == PDCBB_OK && rename(root, final) != 0) {
+        if (errno == EEXIST || errno == ENOTEMPTY) {
+            remove_tree(root); /* another node's finish renamed its tree first */
+        } else {
+            drain_errf(err, errlen, "cannot rename %s to %s: %s", root, final, strerror(errno));
+            rc = pdcbb_err_from_errno(errno);
+        }
+    }
+out:
+    if (rc != PDCBB_OK)
+        remove_tree(root);
+    pdcbb_drain_free(m);
+    free(dirs);
+    free(slab);
+    ns_free(&s);
+    return rc;
+}
