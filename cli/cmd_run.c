@@ -207,6 +207,27 @@ static void run_signals_block(bool block, sigset_t *old)
     sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
 }
 
+/* The first of the paths rel (relative to the directory of this program, each starting with
+ * '/') that is an executable, resolved, into out; 1 if found. */
+static int run_find_beside(const char *const *rel, size_t nrel, char *out, size_t len)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *dir = dirname(buf);
+    for (size_t i = 0; i < nrel; i++) {
+        char cand[PATH_MAX + 32], real[PATH_MAX];
+        snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
+        if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
+            snprintf(out, len, "%s", real);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Where the daemon is: $PDCBB_DAEMON_PATH, the configured one if it exists, else next to us. */
 static void run_find_daemon(pdcbb_config_t *cfg)
 {
@@ -230,20 +251,10 @@ static void run_find_daemon(pdcbb_config_t *cfg)
     }
     if (cfg->daemon_path[0] != '\0' && access(cfg->daemon_path, X_OK) == 0)
         return;
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n > 0) {
-        buf[n] = '\0';
-        char *dir = dirname(buf);
-        static const char *const rel[] = {"/../bbd/pdc_bbd", "/../sbin/pdc_bbd"};
-        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-            char cand[PATH_MAX + 32], real[PATH_MAX];
-            snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
-            if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
-                snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", real);
-                return;
-            }
-        }
-    }
+    static const char *const rel[] = {"/../bbd/pdc_bbd", "/../sbin/pdc_bbd"};
+    if (run_find_beside(rel, sizeof(rel) / sizeof(rel[0]), cfg->daemon_path,
+                        sizeof(cfg->daemon_path)))
+        return;
 #ifdef PDCBB_BUILD_DAEMON_PATH
     if (access(PDCBB_BUILD_DAEMON_PATH, X_OK) == 0)
         snprintf(cfg->daemon_path, sizeof(cfg->daemon_path), "%s", PDCBB_BUILD_DAEMON_PATH);
@@ -260,21 +271,9 @@ static void run_find_mount(char *out, size_t len)
         snprintf(out, len, "%s", env);
         return;
     }
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n > 0) {
-        buf[n] = '\0';
-        char *dir = dirname(buf);
-        static const char *const rel[] = {"/pdcbb_mount", "/../mount/pdcbb_mount"};
-        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-            char cand[PATH_MAX + 32], real[PATH_MAX];
-            snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
-            if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
-                snprintf(out, len, "%s", real);
-                return;
-            }
-        }
-    }
+    static const char *const rel[] = {"/pdcbb_mount", "/../mount/pdcbb_mount"};
+    if (run_find_beside(rel, sizeof(rel) / sizeof(rel[0]), out, len))
+        return;
 #ifdef PDCBB_BUILD_MOUNT_PATH
     if (access(PDCBB_BUILD_MOUNT_PATH, X_OK) == 0)
         snprintf(out, len, "%s", PDCBB_BUILD_MOUNT_PATH);
