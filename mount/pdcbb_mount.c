@@ -136,6 +136,13 @@ static node_t *node_get(uint64_t ino)
     return NULL;
 }
 
+/* The attributes an unlinked open file goes on showing (node_attr). */
+static void node_remember(node_t *n, const pdcbb_ns_attr_t *a)
+{
+    n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
+    n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
+}
+
 /* Remember where ino's entry is (parent, name), one more kernel reference. */
 static node_t *node_ref(const pdcbb_ns_attr_t *a, uint64_t parent, const char *name)
 {
@@ -158,8 +165,7 @@ static node_t *node_ref(const pdcbb_ns_attr_t *a, uint64_t parent, const char *n
         n->parent = parent;
     }
     n->kind = a->kind;
-    n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
-    n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
+    node_remember(n, a);
     if (n->written == 0 || a->size > n->size)
         n->size = a->size;
     n->nlookup++;
@@ -240,11 +246,21 @@ static pdcbb_err_t node_attr(node_t *n, pdcbb_ns_attr_t *a)
             a->size = n->written; /* written here, not flushed yet */
         n->size = a->size;
     }
-    if (rc == PDCBB_OK) {
-        n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
-        n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
-    }
+    if (rc == PDCBB_OK)
+        node_remember(n, a);
     return rc;
+}
+
+/* The kernel's view of an entry: its attributes, kept attr_timeout. */
+static struct fuse_entry_param entry_param(const pdcbb_ns_attr_t *a)
+{
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof(e));
+    e.ino = a->ino;
+    e.attr_timeout = attr_timeout;
+    e.entry_timeout = attr_timeout;
+    attr_to_stat(a, &e.attr);
+    return e;
 }
 
 static void reply_entry(fuse_req_t req, const pdcbb_ns_attr_t *a, uint64_t parent, const char *name)
@@ -253,12 +269,7 @@ static void reply_entry(fuse_req_t req, const pdcbb_ns_attr_t *a, uint64_t paren
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    struct fuse_entry_param e;
-    memset(&e, 0, sizeof(e));
-    e.ino = a->ino;
-    e.attr_timeout = attr_timeout;
-    e.entry_timeout = attr_timeout;
-    attr_to_stat(a, &e.attr);
+    struct fuse_entry_param e = entry_param(a);
     fuse_reply_entry(req, &e);
 }
 
@@ -629,12 +640,7 @@ static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int
     fi->fh = n->ino;
     fi->keep_cache = 0; /* close-to-open: what another node wrote is read afresh */
     if (created) {
-        struct fuse_entry_param e;
-        memset(&e, 0, sizeof(e));
-        e.ino = a->ino;
-        e.attr_timeout = attr_timeout;
-        e.entry_timeout = attr_timeout;
-        attr_to_stat(a, &e.attr);
+        struct fuse_entry_param e = entry_param(a);
         fuse_reply_create(req, &e, fi);
     } else {
         fuse_reply_open(req, fi);
