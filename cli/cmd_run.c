@@ -624,11 +624,32 @@ int cli_cmd_run(int argc, char **argv)
     }
     pdcbb_job_set_interrupt_flag(NULL);
     interrupted = run_last_signal;
+    /* mount=yes: the job's filesystem on every node, once every node's daemons are up,
+     * before the start script (which may fill it) */
+    if (!prolog_failed && !interrupted && strcmp(cfg->mount, "yes") == 0) {
+        char mpath[PATH_MAX], mnt[PATH_MAX], err[PDCBB_JOB_ERR_LEN];
+        run_find_mount(mpath, sizeof(mpath));
+        for (unsigned k = 0; k < nodes && !mount_failed; k++) {
+            mounts = k + 1;
+            if (pdcbb_job_mount_start(&jobs[k], mpath[0] ? mpath : cfg->mount_path, mnt,
+                                      sizeof(mnt), err, sizeof(err)) != PDCBB_OK) {
+                fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
+                mount_failed = true;
+            } else if (k == 0) {
+                setenv("PDCBB_MOUNT", mnt, 1);
+            }
+        }
+        /* stage_in_files: copied once, through node 0's mount */
+        if (!mount_failed && pdcbb_job_mount_stage_in(&jobs[0], err, sizeof(err)) != PDCBB_OK) {
+            fprintf(stderr, "pdcbb run: node0: %s\n", err);
+            mount_failed = true;
+        }
+    }
     /* the user script: every node, before CMD and after it (pdcbb_job_script.h) */
     char *server_dirs = cfg->script[0] ? run_server_dirs(jobs, (unsigned)nodes) : NULL;
     pdcbb_job_script_env_t senv = {.ntasks = (unsigned)ntasks, .server_dirs = server_dirs,
                                    .inherit = 1};
-    for (unsigned k = 0; !prolog_failed && !interrupted && k < nodes; k++) {
+    for (unsigned k = 0; !prolog_failed && !interrupted && !mount_failed && k < nodes; k++) {
         char err[PDCBB_JOB_ERR_LEN];
         if (pdcbb_job_script_run(&jobs[k], PDCBB_SCRIPT_START, &senv, err, sizeof(err)) !=
             PDCBB_OK) {
@@ -637,21 +658,6 @@ int cli_cmd_run(int argc, char **argv)
             break;
         }
         scripts_started = k + 1;
-    }
-    /* mount=yes: the job's filesystem on every node, once every node's daemons are up */
-    if (!prolog_failed && !interrupted && !script_failed && strcmp(cfg->mount, "yes") == 0) {
-        char mpath[PATH_MAX], mnt[PATH_MAX], err[PDCBB_JOB_ERR_LEN];
-        run_find_mount(mpath, sizeof(mpath));
-        for (unsigned k = 0; k < nodes && !mount_failed; k++) {
-            mounts = k + 1;
-            if (pdcbb_job_mount_start(&jobs[k], mpath[0] ? mpath : "pdcbb_mount", mnt, sizeof(mnt),
-                                      err, sizeof(err)) != PDCBB_OK) {
-                fprintf(stderr, "pdcbb run: node%u: %s\n", k, err);
-                mount_failed = true;
-            } else if (k == 0) {
-                setenv("PDCBB_MOUNT", mnt, 1);
-            }
-        }
     }
     if (!prolog_failed && !interrupted && !script_failed && !mount_failed) {
         wst = run_command(cmd, jobs, (unsigned)nodes, &exec_failed);

@@ -58,6 +58,38 @@ void job_note(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+void job_log_tail(const char *log, unsigned max_lines, char *out, size_t len)
+{
+    out[0] = '\0';
+    int fd = open(log, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[2048];
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t start = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, start);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    const char *lines[JOB_LOG_TAIL_MAX];
+    if (max_lines > JOB_LOG_TAIL_MAX)
+        max_lines = JOB_LOG_TAIL_MAX;
+    int nl = 0;
+    for (char *p = buf + n; p > buf && nl < (int)max_lines;) {
+        while (p > buf && (p[-1] == '\n' || p[-1] == '\r'))
+            *--p = '\0';
+        char *e = p;
+        while (p > buf && p[-1] != '\n')
+            p--;
+        if (e > p && (start == 0 || p > buf)) /* never a line cut by the window */
+            lines[nl++] = p;
+    }
+    size_t o = 0;
+    for (int i = nl - 1; i >= 0 && o < len; i--)
+        o += (size_t)snprintf(out + o, len - o, "%s%s", o ? "; " : "", lines[i]);
+}
+
 double job_now(void)
 {
     struct timespec ts;

@@ -127,15 +127,26 @@ typedef struct pdcbb_job_stop_stats {
  */
 /*
  * The job's filesystem on this node (mount=yes; jobctl/pdcbb_job_mount.c): mount_path (the
- * pdcbb_mount program) is started by the caller, who must be the job user (`pdcbb run`), on
- * <job dir>/mnt (its path in mnt), and waited for (ready_timeout); its output goes to
- * <job dir>/mount.log. PDCBB_ERR_DISCOVERY if it did not come up (err says why).
+ * pdcbb_mount program, an absolute path) is started as the job user (by the caller, or by a
+ * child that drops to the user when the caller is root) on <job dir>/mnt (its path in mnt),
+ * and waited for (ready_timeout); its output goes to <job dir>/mount.log. Every node's daemons
+ * must be starting: the mount is a client of all of them. PDCBB_ERR_DISCOVERY if it did not
+ * come up (err says why).
  */
 pdcbb_err_t pdcbb_job_mount_start(const pdcbb_job_t *job, const char *mount_path, char *mnt,
                                   size_t mntlen, char *err, size_t errlen);
 /* Unmount it (lazily: a process still in it loses it) and end its process; PDCBB_OK also when
  * there is none. Called by pdcbb_job_epilog_stats before it stops the daemons. */
 pdcbb_err_t pdcbb_job_mount_stop(const pdcbb_job_t *job, char *err, size_t errlen);
+/*
+ * stage_in_files: on node 0 of the job (nothing to do elsewhere, or without the key), copy that
+ * directory tree into the job's filesystem, which must be mounted (pdcbb_job_mount_start), as
+ * the job user, symbolic links as links, modes and times kept, within stage_in_timeout; the
+ * copy's output goes to <job dir>/stage-in-files.log. err names the directory and the reason.
+ */
+pdcbb_err_t pdcbb_job_mount_stage_in(const pdcbb_job_t *job, char *err, size_t errlen);
+/* Where the job's filesystem is mounted on this node (<job dir>/mnt): PDCBB_MOUNT. */
+pdcbb_err_t pdcbb_job_mount_point(const pdcbb_job_t *job, char *out, size_t len);
 
 pdcbb_err_t pdcbb_job_epilog_stats(const pdcbb_job_t *job, pdcbb_job_stop_stats_t *stats,
                                    char *err, size_t errlen);

@@ -30,6 +30,10 @@ void job_note(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Seconds on the monotonic clock. */
 double job_now(void);
+/* The last non-empty lines of a log file (at most max_lines, at most JOB_LOG_TAIL_MAX),
+ * "; "-joined into out; "" if none. Links are not followed. */
+#define JOB_LOG_TAIL_MAX 8
+void job_log_tail(const char *log, unsigned max_lines, char *out, size_t len);
 /* The effective local root: job->local_root overrides cfg.local_root. */
 const char *job_root(const pdcbb_job_t *job);
 /* strerror that is async-signal-safe (a static description, never translated). */

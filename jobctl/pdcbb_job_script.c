@@ -8,6 +8,7 @@
  * built before the fork (nothing but system calls between fork and exec).
  */
 #include "pdcbb_job_script.h"
+#include "pdcbb_job_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,37 +93,6 @@ static double script_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* "; "-joined last non-empty lines of the log (at most SCRIPT_TAIL_LINES), "" if none. */
-static void script_tail(const char *log, char *out, size_t len)
-{
-    out[0] = '\0';
-    int fd = open(log, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    char buf[2048];
-    off_t end = lseek(fd, 0, SEEK_END);
-    off_t start = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
-    ssize_t n = pread(fd, buf, sizeof(buf) - 1, start);
-    close(fd);
-    if (n <= 0)
-        return;
-    buf[n] = '\0';
-    const char *lines[SCRIPT_TAIL_LINES];
-    int nl = 0;
-    for (char *p = buf + n; p > buf && nl < SCRIPT_TAIL_LINES;) {
-        while (p > buf && (p[-1] == '\n' || p[-1] == '\r'))
-            *--p = '\0';
-        char *e = p;
-        while (p > buf && p[-1] != '\n')
-            p--;
-        if (e > p && (start == 0 || p > buf)) /* never a line cut by the window */
-            lines[nl++] = p;
-    }
-    size_t o = 0;
-    for (int i = nl - 1; i >= 0 && o < len; i--)
-        o += (size_t)snprintf(out + o, len - o, "%s%s", o ? "; " : "", lines[i]);
-}
-
 /* Write (or with text NULL remove) a small file of the job directory, atomically. */
 static void script_record(const char *dir, const char *name, const char *text)
 {
@@ -137,6 +107,39 @@ static void script_record(const char *dir, const char *name, const char *text)
     int l = snprintf(line, sizeof(line), "%s\n", text);
     pdcbb_write_file_atomic(path, line, (size_t)l < sizeof(line) ? (size_t)l : sizeof(line) - 1,
                             0600);
+}
+
+/* As the user: record why this node's start failed (NULL: it did not) where every node's
+ * tasks look (pdcbb_job_script_failed): the job directory and the rendezvous directory. */
+static void script_record_start(const pdcbb_job_t *job, const char *dir, const char *msg)
+{
+    script_record(dir, PDCBB_SCRIPT_ERROR_FILE, msg);
+    char rdv[PATH_MAX], name[64];
+    snprintf(name, sizeof(name), "node-%u." PDCBB_SCRIPT_ERROR_FILE, job->node_index);
+    if (pdcbb_job_rendezvous(job, rdv, sizeof(rdv)) == PDCBB_OK && rdv[0])
+        script_record(rdv, name, msg);
+}
+
+typedef struct start_failed_arg {
+    const pdcbb_job_t *job;
+    const char *dir, *msg;
+} start_failed_arg_t;
+
+static pdcbb_err_t start_failed_as_user(void *arg, void *out)
+{
+    (void)out;
+    const start_failed_arg_t *a = arg;
+    script_record_start(a->job, a->dir, a->msg);
+    return PDCBB_OK;
+}
+
+void pdcbb_job_start_failed_record(const pdcbb_job_t *job, const char *msg)
+{
+    char dir[PATH_MAX], err[256];
+    if (pdcbb_job_dir(job, dir, sizeof(dir)) != PDCBB_OK)
+        return;
+    start_failed_arg_t a = {.job = job, .dir = dir, .msg = msg};
+    pdcbb_job_as_user(job, start_failed_as_user, &a, NULL, 0, err, sizeof(err));
 }
 
 /* Kill the process group recorded by the start phase (as the user: only the user's own). */
@@ -187,6 +190,10 @@ static char **script_env_build(const script_ctx_t *c, const char *log, const cha
     script_env_add(own, &n, "PDCBB_NODE_INDEX", num);
     snprintf(num, sizeof(num), "%u", job->nnodes);
     script_env_add(own, &n, "PDCBB_NNODES", num);
+    char mnt[PATH_MAX];
+    if (strcmp(job->cfg.mount, "yes") == 0 &&
+        pdcbb_job_mount_point(job, mnt, sizeof(mnt)) == PDCBB_OK)
+        script_env_add(own, &n, "PDCBB_MOUNT", mnt);
     if (c->env && c->env->ntasks > 0) {
         snprintf(num, sizeof(num), "%u", c->env->ntasks);
         script_env_add(own, &n, "PDCBB_NTASKS", num);
@@ -360,7 +367,7 @@ static pdcbb_err_t script_as_user(void *arg, void *out)
     }
     if (rc != PDCBB_OK) {
         char tail[SCRIPT_MSG_LEN];
-        script_tail(log, tail, sizeof(tail));
+        job_log_tail(log, SCRIPT_TAIL_LINES, tail, sizeof(tail));
         if (tail[0])
             snprintf(why + strlen(why), sizeof(why) - strlen(why), ": %s", tail);
     }
@@ -371,14 +378,8 @@ done:
     if (rc != PDCBB_OK)
         snprintf(res->msg, sizeof(res->msg), "%s script %s failed on %s: %s", phase,
                  job->cfg.script, job->node_name, why);
-    if (c->phase == PDCBB_SCRIPT_START) {
-        script_record(c->dir, PDCBB_SCRIPT_ERROR_FILE, rc == PDCBB_OK ? NULL : res->msg);
-        /* the other nodes' tasks refuse to run too (pdcbb_job_script_failed) */
-        char rdv[PATH_MAX], name[64];
-        snprintf(name, sizeof(name), "node-%u." PDCBB_SCRIPT_ERROR_FILE, job->node_index);
-        if (pdcbb_job_rendezvous(job, rdv, sizeof(rdv)) == PDCBB_OK && rdv[0])
-            script_record(rdv, name, rc == PDCBB_OK ? NULL : res->msg);
-    }
+    if (c->phase == PDCBB_SCRIPT_START)
+        script_record_start(job, c->dir, rc == PDCBB_OK ? NULL : res->msg);
     if (rc != PDCBB_OK && log[0]) { /* the log says it too (it goes with a drain) */
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {

@@ -78,4 +78,12 @@ pdcbb_err_t pdcbb_job_script_run(const pdcbb_job_t *job, pdcbb_script_phase_t ph
  */
 int pdcbb_job_script_failed(const char *job_dir, char *msg, size_t len);
 
+/*
+ * Record msg as the reason this node's part of the job did not start (e.g. its filesystem,
+ * mount=yes), where a failed start script's reason goes: every task of the job then refuses
+ * to start with it (pdcbb_job_script_failed) and the end script does not run. Written as the
+ * job user; best effort.
+ */
+void pdcbb_job_start_failed_record(const pdcbb_job_t *job, const char *msg);
+
 #endif

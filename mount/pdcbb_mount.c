@@ -442,7 +442,24 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     pdcbb_ns_attr_t cur, in, out;
     pdcbb_err_t rc = n ? node_attr(n, &cur) : PDCBB_ERR_NOT_FOUND;
     if (rc == PDCBB_OK && n == &root) {
-        fuse_reply_err(req, EPERM); /* the mount point's own attributes are fixed */
+        /* The mount point has no entry in the daemons: its mode and times are this node's
+         * own (what `cp -a DIR/. $PDCBB_MOUNT` sets); only its owner may enter it anyway (no
+         * allow_other). A chown or a size is refused as for any directory. */
+        if ((to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE))) {
+            fuse_reply_err(req, to_set & FUSE_SET_ATTR_SIZE ? EISDIR : EPERM);
+            return;
+        }
+        if (to_set & FUSE_SET_ATTR_MODE)
+            root_attr.mode = attr->st_mode & 07777;
+        if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+            root_attr.mtime_ns = now_ns();
+        else if (to_set & FUSE_SET_ATTR_MTIME)
+            root_attr.mtime_ns =
+                (uint64_t)attr->st_mtim.tv_sec * 1000000000ull + (uint64_t)attr->st_mtim.tv_nsec;
+        root_attr.ctime_ns = now_ns();
+        struct stat st;
+        attr_to_stat(&root_attr, &st);
+        fuse_reply_attr(req, &st, attr_timeout);
         return;
     }
     uint32_t mask = 0;
@@ -474,6 +491,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
         }
     }
     if (rc == PDCBB_OK && (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))) {
+        /* writes not yet published would stamp their own time over this one at close
+         * (cp --preserve sets the time before it closes) */
+        rc = node_publish(n);
         mask |= PDCBB_NS_SET_MTIME;
         in.mtime_ns =
             (to_set & FUSE_SET_ATTR_MTIME_NOW)
@@ -1078,8 +1098,8 @@ int main(int argc, char **argv)
     }
     if (fuse_set_signal_handlers(se) != 0 || fuse_session_mount(se, mnt) != 0) {
         fprintf(stderr,
-                PROG ": cannot mount on %s (an empty directory of yours is needed; "
-                     "fusermount3 must be installed)\n",
+                PROG ": cannot mount on %s (needed: an empty directory of yours, "
+                     "fusermount3 installed, /dev/fuse readable and writable by you)\n",
                 mnt);
         fuse_session_destroy(se);
         return 1;

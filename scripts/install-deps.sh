@@ -13,7 +13,7 @@ PKGS=(
     python3-numpy python3-yaml
     libhdf5-dev python3-h5py
     clang libclang-rt-14-dev
-    libfuse3-dev fuse3
+    libfuse3-dev fuse3 fio
 )
 
 missing=()

@@ -2,7 +2,8 @@
  * spank_pdc.c - the Slurm SPANK plugin of pdcbb: `--pdc[=k=v,...]` makes a job's nodes run a
  * burst buffer.
  *
- *   plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm/spank_pdc.so config=/etc/pdcbb/site.yaml
+ *   plugstack.conf:  optional /usr/lib/x86_64-linux-gnu/slurm/spank_pdc.so
+ * config=/etc/pdcbb/site.yaml
  *
  * Fail closed: the one plugstack argument is config=SITE.yaml. Any other argument, none, or a
  * site file that cannot be read or parsed refuses every --pdc job at submission ("the site's
@@ -17,8 +18,13 @@
  *     as `pdcbb run`. The prolog never fails because of a user mistake or a daemon failure (a
  *     failing prolog drains the node): the reason goes to the job directory's prolog.error,
  *     where clients and `pdcbb status` find it, and to the slurmd log;
- *   each task (user): exports PDCBB_JOB_DIR (this node's job directory), PDCBB_JOB_ID and
- *     PDCBB_NODE_NAME; clients learn the other nodes' daemons from this node's daemon.
+ *   each task (user): exports PDCBB_JOB_DIR (this node's job directory), PDCBB_JOB_ID,
+ *     PDCBB_NODE_NAME and with mount=yes PDCBB_MOUNT; clients learn the other nodes' daemons
+ *     from this node's daemon.
+ * The job's filesystem (key `mount`, jobctl/pdcbb_job_mount.c) is started by the prolog as the
+ * job user after the daemons and before the start script; a failure to start it is recorded
+ * like a failed start script's, so the tasks refuse to run and the node stays up. The epilog
+ * unmounts it before the daemons stop.
  * The user script (key `script`, jobctl/pdcbb_job_script.h) follows the same rule: checked as
  * the user at submission; its start phase runs at the end of the prolog (as the job user, the
  * job waits for it) and a failure never fails the prolog: it is recorded in the job
@@ -26,9 +32,10 @@
  * of the job refuses to start with that message (task_init fails, so the job fails and the
  * node stays up). Its end phase runs at the start of the epilog, before the daemons stop and
  * the drain; a failure is logged and written to its log, and the drain goes on.
- * A `--pdc-config=FILE` (or `config=FILE` in the spec) is read as the user at submit time; the prolog (root) receives
- * its content through the job control environment and never opens a path the user chose.
- * The plugin starts no threads and logs only through slurm_error/slurm_info/slurm_debug.
+ * A `--pdc-config=FILE` (or `config=FILE` in the spec) is read as the user at submit time; the
+ * prolog (root) receives its content through the job control environment and never opens a path the
+ * user chose. The plugin starts no threads and logs only through
+ * slurm_error/slurm_info/slurm_debug.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
@@ -69,14 +77,7 @@ static int pdc_given;
 static int check_at_submit(const pdcbb_config_t *cfg, const char *what)
 {
     char err[PDCBB_DRAIN_ERR_LEN];
-    /* The mount is started by `pdcbb run` only so far: refused here, not silently left out. */
-    if (strcmp(cfg->mount, "yes") == 0) {
-        slurm_error(PFX "%s: key 'mount': the burst buffer as a filesystem is not available in "
-                        "Slurm jobs yet (only in local jobs: pdcbb run --pdc mount=yes)",
-                    what);
-        return -1;
-    }
-    if (cfg->drain[0] == '\0' && cfg->script[0] == '\0')
+    if (cfg->drain[0] == '\0' && cfg->script[0] == '\0' && cfg->stage_in_files[0] == '\0')
         return 0;
     /* An srun inside a job sees the job's --pdc again: the job was checked when it was
      * submitted and by its prolog, and the drain at its end reports its own failure. */
@@ -86,6 +87,21 @@ static int check_at_submit(const pdcbb_config_t *cfg, const char *what)
     if (cfg->drain[0] && pdcbb_drain_dest_check(cfg->drain, err, sizeof(err)) != PDCBB_OK) {
         slurm_error(PFX "%s: key 'drain': %s", what, err);
         return -1;
+    }
+    /* The tree copied into the job's filesystem: one the user can read */
+    if (cfg->stage_in_files[0]) {
+        struct stat st;
+        const char *why = NULL;
+        if (stat(cfg->stage_in_files, &st) != 0)
+            why = errno == ENOENT ? "no such directory" : strerror(errno);
+        else if (!S_ISDIR(st.st_mode))
+            why = "not a directory";
+        else if (access(cfg->stage_in_files, R_OK | X_OK) != 0)
+            why = "not a directory you can read";
+        if (why != NULL) {
+            slurm_error(PFX "%s: key 'stage_in_files': %s: %s", what, cfg->stage_in_files, why);
+            return -1;
+        }
     }
     /* The user script (also a site default): the user's process judges it as the user. */
     if (cfg->script[0] && pdcbb_job_script_check(cfg->script, getuid(), err, sizeof(err)) !=
@@ -104,7 +120,8 @@ static struct spank_option pdc_option = {
     "[k=v,...]",
     "Give the job a pdcbb burst buffer on every node. Keys: capacity=SIZE (per node), "
     "drain=DIR (an existing directory you may write; checked now), drain_share=none|group|all, "
-    "stage_in=DIR, servers_per_node=N, placement=obj_static|region_static|"
+    "stage_in=DIR, mount (the burst buffer as files at $PDCBB_MOUNT), servers_per_node=N, "
+    "placement=obj_static|region_static|"
     "region_dynamic|region_local, log_level=..., config=YAML (a file of the same keys). "
     "Example: --pdc=capacity=20G,drain=/scratch/me/run1",
     2,
@@ -555,6 +572,22 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
     }
     slurm_info(PFX "job %llu node %s: %u daemon(s) started%s%s", (unsigned long long)job.job_id,
                job.node_name, job.cfg.servers_per_node, err[0] ? "; " : "", err);
+    /* The job's filesystem (mount=yes), as the job user, before the start script (which may
+     * fill it); a failure fails the job's tasks like a failed start script (task_init). */
+    if (strcmp(job.cfg.mount, "yes") == 0) {
+        char mnt[PATH_MAX];
+        /* stage_in_files: node 0 fills it; the job's tasks start after every prolog */
+        if (pdcbb_job_mount_start(&job, job.cfg.mount_path, mnt, sizeof(mnt), err, sizeof(err)) !=
+                PDCBB_OK ||
+            pdcbb_job_mount_stage_in(&job, err, sizeof(err)) != PDCBB_OK) {
+            slurm_error(PFX "job %llu node %s: %s", (unsigned long long)job.job_id, job.node_name,
+                        err);
+            char msg[PDCBB_JOB_ERR_LEN + 64];
+            snprintf(msg, sizeof(msg), "node %s: %s", job.node_name, err);
+            pdcbb_job_start_failed_record(&job, msg);
+            return 0;
+        }
+    }
     /* The start script, as the job user; its failure fails the job's tasks (task_init). */
     pdcbb_job_script_env_t senv = {.ntasks = script_ntasks(), .pass_prefix = "SLURM_"};
     if (pdcbb_job_script_run(&job, PDCBB_SCRIPT_START, &senv, err, sizeof(err)) != PDCBB_OK)
@@ -669,6 +702,10 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     spank_setenv(sp, "PDCBB_JOB_DIR", dir, 1);
     spank_setenv(sp, "PDCBB_JOB_ID", num, 1);
     spank_setenv(sp, "PDCBB_NODE_NAME", job.node_name, 1);
+    char mnt[PATH_MAX];
+    if (strcmp(job.cfg.mount, "yes") == 0 &&
+        pdcbb_job_mount_point(&job, mnt, sizeof(mnt)) == PDCBB_OK)
+        spank_setenv(sp, "PDCBB_MOUNT", mnt, 1);
     /* A failed start script (this node's or another's) fails every task of the job. */
     char msg[PDCBB_JOB_ERR_LEN];
     if (pdcbb_job_script_failed(dir, msg, sizeof(msg))) {

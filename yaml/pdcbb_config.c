@@ -26,6 +26,9 @@
 #ifndef PDCBB_DEFAULT_DAEMON_PATH
 #define PDCBB_DEFAULT_DAEMON_PATH "/usr/local/sbin/pdc_bbd"
 #endif
+#ifndef PDCBB_DEFAULT_MOUNT_PATH
+#define PDCBB_DEFAULT_MOUNT_PATH "/usr/local/bin/pdcbb_mount"
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* The table                                                                                */
@@ -89,6 +92,13 @@ const cfg_key_t cfg_keys[] = {
      .flags = CFG_F_ABSOLUTE | CFG_F_REQUIRED,
      .scope = CFG_S_SITE,
      .help = "the pdc_bbd binary the prolog starts"},
+    {.name = "mount_path",
+     .type = CFG_PATH,
+     CFG_AT(mount_path),
+     .def = PDCBB_DEFAULT_MOUNT_PATH,
+     .flags = CFG_F_ABSOLUTE | CFG_F_REQUIRED,
+     .scope = CFG_S_SITE,
+     .help = "the pdcbb_mount binary the prolog starts for jobs with mount=yes"},
     {.name = "ready_timeout",
      .type = CFG_SECONDS,
      CFG_AT(ready_timeout),
@@ -217,9 +227,18 @@ const cfg_key_t cfg_keys[] = {
      .type = CFG_STRING,
      CFG_AT(mount),
      .def = "no",
+     .flags = CFG_F_SWITCH,
      .scope = CFG_S_USER,
      .check = cfg_check_yes_no,
      .help = "yes: the burst buffer is also a filesystem on every node, at $PDCBB_MOUNT"},
+    {.name = "stage_in_files",
+     .type = CFG_PATH,
+     CFG_AT(stage_in_files),
+     .def = "",
+     .flags = CFG_F_ABSOLUTE,
+     .scope = CFG_S_USER,
+     .help = "directory tree copied into the job's filesystem at the start (needs mount=yes; "
+             "empty: none)"},
     {.name = "servers_per_node",
      .type = CFG_UINT,
      CFG_AT(servers_per_node),

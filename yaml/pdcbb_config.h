@@ -48,6 +48,7 @@ typedef struct pdcbb_config {
     char drain_roots[PDCBB_CONFIG_LIST_MAX][PATH_MAX]; /* allowed drain/stage-in roots */
     int n_drain_roots;          /* 0 = any absolute path */
     char daemon_path[PATH_MAX]; /* pdc_bbd binary; default: the installed one */
+    char mount_path[PATH_MAX];  /* pdcbb_mount binary (mount=yes); default: the installed one */
     double ready_timeout;       /* seconds the prolog waits for a daemon; default 30 */
     double stage_in_timeout;    /* ... when it loads a stage_in directory; default 3600 */
     double stop_timeout;        /* seconds the epilog waits after SIGTERM; default 10 */
@@ -62,6 +63,7 @@ typedef struct pdcbb_config {
     char drain[PATH_MAX];       /* drain destination; default "" (no drain) */
     char drain_share[8];        /* who may read the drain: "none" (default), "group", "all" */
     char stage_in[PATH_MAX];    /* drained directory to load at start; default "" */
+    char stage_in_files[PATH_MAX]; /* directory tree copied into the mount at start; "" */
     char stage_in_owner[64];    /* whose drain stage_in may be: user name or uid; "" the job
                                  * user's own */
     char script[PATH_MAX];      /* user script run at start and end on every node; default "" */

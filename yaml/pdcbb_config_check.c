@@ -148,7 +148,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
     return PDCBB_OK;
 }
 
-/* drain or stage_in: absolute, and under a drain root when there are any. */
+/* drain, stage_in or stage_in_files: absolute, and under a drain root when there are any. */
 static pdcbb_err_t cfg_check_under_roots(const pdcbb_config_t *c, const char *key,
                                          const char *path, char *err, size_t errlen)
 {
@@ -222,6 +222,17 @@ pdcbb_err_t pdcbb_config_validate(const pdcbb_config_t *c, char *err, size_t err
     if (rc != PDCBB_OK)
         goto done;
     rc = cfg_check_under_roots(c, "stage_in", c->stage_in, err, errlen);
+    if (rc != PDCBB_OK)
+        goto done;
+    rc = cfg_check_under_roots(c, "stage_in_files", c->stage_in_files, err, errlen);
+    if (rc != PDCBB_OK)
+        goto done;
+    if (c->stage_in_files[0] != '\0' && strcmp(c->mount, "yes") != 0) {
+        pdcbb_errf(err, errlen,
+                   "key 'stage_in_files': the files are copied into the job's filesystem: add "
+                   "mount=yes");
+        rc = PDCBB_ERR_CONFIG;
+    }
 done:
     return rc;
 }

@@ -33,6 +33,7 @@ typedef enum cfg_type {
 
 #define CFG_F_ABSOLUTE 0x1u /* path: must be absolute when non-empty */
 #define CFG_F_REQUIRED 0x2u /* string/path: may not be empty */
+#define CFG_F_SWITCH   0x4u /* yes/no: in a --pdc spec the key alone means yes ("mount") */
 
 /* Extra check of a string value: NULL when fine, else why not (a constant string). */
 typedef const char *(*cfg_check_fn)(const char *value);

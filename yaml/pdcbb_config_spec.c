@@ -63,13 +63,21 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
         }
         eq = strchr(item, '=');
         if (eq == NULL) {
-            pdcbb_errf(err, errlen, "%s: item '%s' has no '=' (use key=value)", source, item);
-            rc = PDCBB_ERR_CONFIG;
-            goto done;
+            /* a yes/no key alone is "yes" (--pdc=capacity=20G,mount) */
+            const cfg_key_t *k = NULL;
+            if (cfg_lookup(item, PDCBB_SCOPE_USER, source, "config", &k, NULL, 0) != PDCBB_OK ||
+                !(k->flags & CFG_F_SWITCH)) {
+                pdcbb_errf(err, errlen, "%s: item '%s' has no '=' (use key=value)", source, item);
+                rc = PDCBB_ERR_CONFIG;
+                goto done;
+            }
+            key = item;
+            value = (char *)"yes";
+        } else {
+            *eq = '\0';
+            key = cfg_trim(item);
+            value = cfg_trim(eq + 1);
         }
-        *eq = '\0';
-        key = cfg_trim(item);
-        value = cfg_trim(eq + 1);
         if (key[0] == '\0') {
             pdcbb_errf(err, errlen, "%s: item '=%s' has no key (use key=value)", source, value);
             rc = PDCBB_ERR_CONFIG;

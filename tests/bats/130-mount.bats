@@ -13,6 +13,7 @@ PY=/usr/bin/python3
 
 setup_file() {
     ensure_test_users
+    fuse_for_users
 }
 
 setup() {
@@ -166,6 +167,91 @@ print(\"numpy and h5py: same\")
     ! grep -q " $WORKDIR/w" /proc/mounts
     [ -z "$(pgrep -f "pdcbb_mount .*$WORKDIR/w" || true)" ]
     kill "$(cat "$WORKDIR/holder")"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "an MPI program, fio and a plain libhdf5 C program, unchanged, through the mounts of a 3-node job" {
+    # --pdc mount (the key alone) is mount=yes; each rank works in its own node's mount
+    run timeout 600 "$PDCBB" run --nodes 3 --workdir "$WORKDIR/w" --quiet --pdc mount -- bash -c '
+        IFS=: read -r d0 d1 d2 <<<"$PDCBB_SERVER_DIRS"
+        set -e
+        timeout 120 mpirun --oversubscribe -np 3 "'"$BUILD_DIR"'/tests/mpi_file_exchange" \
+            "$d0/mnt:$d1/mnt:$d2/mnt"
+        # fio: written and verified (crc32c) on node 1, then read and verified on node 2
+        fio --name=seq --directory="$d1/mnt" --rw=write --bs=1M --size=48M --verify=crc32c --verify_state_save=0 \
+            --do_verify=1 --output-format=terse --minimal > /dev/null && echo "fio seq ok"
+        fio --name=rand --directory="$d1/mnt" --rw=randwrite --bs=4k --size=8M --verify=crc32c --verify_state_save=0 \
+            --do_verify=1 --randrepeat=1 --output-format=terse --minimal > /dev/null && echo "fio rand ok"
+        fio --name=seq --directory="$d2/mnt" --rw=read --bs=1M --size=48M --verify=crc32c --verify_state_save=0 \
+            --verify_only=1 --output-format=terse --minimal > /dev/null && echo "fio verify on node 2 ok"
+        "'"$BUILD_DIR"'/tests/hdf5_file_check" write "$d0/mnt/t.h5" 700
+        "'"$BUILD_DIR"'/tests/hdf5_file_check" read "$d2/mnt/t.h5" 700'
+    echo "$output"
+    assert_success
+    for r in 0 1 2; do
+        assert_output --regexp "rank $r of 3 on .* in $WORKDIR/w/node$r/pdcbb\.[0-9]+/mnt: wrote 3145745 bytes, read 2 files: ok"
+    done
+    assert_output --partial "fio seq ok"
+    assert_output --partial "fio rand ok"
+    assert_output --partial "fio verify on node 2 ok"
+    assert_output --regexp "hdf5 .*/node2/pdcbb\.[0-9]+/mnt/t.h5: 700 x 1000 ok"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "the mount process killed: calls fail at once, the job goes on, the end of the job leaves no mount behind" {
+    run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet --pdc mount=yes -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        echo kept > "$d1/mnt/before"
+        kill -9 "$(cat "$d0/mount.pid")"
+        sleep 0.5
+        # the kernel answers for the dead process: an error, never a hang
+        timeout 10 ls "$PDCBB_MOUNT" 2>&1; echo "ls exit $?"
+        timeout 10 cat "$PDCBB_MOUNT/before" 2>&1; echo "cat exit $?"
+        # node 1 still serves, and its files are there
+        cat "$d1/mnt/before"
+        grep -c " $d0/mnt " /proc/self/mountinfo | sed "s/^/dead mounts on node 0: /"'
+    echo "$output"
+    assert_success
+    assert_output --partial "Transport endpoint is not connected"
+    assert_output --partial "ls exit 2"
+    assert_output --partial "cat exit 1"
+    assert_output --partial "kept"
+    assert_output --partial "dead mounts on node 0: 1"
+    # the end of the job unmounted both, the dead one too
+    ! grep -q " $WORKDIR/w" /proc/self/mountinfo
+    [ -z "$(pgrep -f "pdcbb_mount .*$WORKDIR/w" || true)" ]
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "stage_in_files: a directory tree copied into the mount at the start, seen the same on every node" {
+    mkdir -p "$WORKDIR/in/sub/deeper"
+    head -c 5000000 /dev/urandom > "$WORKDIR/in/big.bin"
+    echo "input 1" > "$WORKDIR/in/sub/a.txt"
+    printf '' > "$WORKDIR/in/sub/deeper/empty"
+    ln -s sub/a.txt "$WORKDIR/in/link"
+    chmod 640 "$WORKDIR/in/sub/a.txt"
+    touch -d "2020-01-02 03:04:05" "$WORKDIR/in/big.bin"
+    run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet \
+        --pdc "mount,stage_in_files=$WORKDIR/in" -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        diff -r --no-dereference "$WORKDIR/in" "$d1/mnt" && echo "node 1 sees the same tree"
+        stat -c "%n %a %Y" "$d1/mnt/sub/a.txt" "$d1/mnt/big.bin"
+        readlink "$d1/mnt/link"'
+    echo "$output"
+    assert_success
+    assert_output --partial "node 1 sees the same tree"
+    assert_output --regexp "/mnt/sub/a.txt 640 "
+    assert_output --partial "/mnt/big.bin 644 $(date -d "2020-01-02 03:04:05" +%s)"
+    assert_output --partial "sub/a.txt"
+    # without mount, or from a directory that is not there: refused with the reason
+    run "$PDCBB" run --nodes 1 --workdir "$WORKDIR/w" --pdc "stage_in_files=$WORKDIR/in" -- true
+    assert_failure 2
+    assert_output --partial "key 'stage_in_files': the files are copied into the job's filesystem: add mount=yes"
+    run timeout 120 "$PDCBB" run --nodes 1 --workdir "$WORKDIR/w" --quiet \
+        --pdc "mount,stage_in_files=$WORKDIR/none" -- echo "should not run"
+    assert_failure 1
+    assert_output --partial "stage_in_files $WORKDIR/none: No such file or directory"
+    refute_output --partial "should not run"
     assert_no_daemons "$WORKDIR"
 }
 

@@ -55,6 +55,14 @@ ensure_test_users() {
     out="$("$REPO_DIR/scripts/test-users.sh" create 2>&1)" || { echo "$out" >&2; return 1; }
 }
 
+# FUSE for users other than root, as Debian's udev rules make it (/dev/fuse mode 0666):
+# fusermount3 opens /dev/fuse as the user, and a machine without udev (a container) may have
+# the node root's alone.
+fuse_for_users() {
+    [ -c /dev/fuse ] || { echo "no /dev/fuse: the kernel's fuse module is needed" >&2; return 1; }
+    [ "$(stat -c %a /dev/fuse)" = 666 ] || chmod 0666 /dev/fuse
+}
+
 # as USER CMD...: run a command as a test user (ensure_test_users), with a home of its own under
 # $WORKDIR (which the user must be able to enter: chmod 755).
 as() {

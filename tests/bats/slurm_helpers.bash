@@ -14,7 +14,7 @@
 # teardown_file.
 #
 #   pdc_cluster_start [--no-drain-roots] [--accounting] [LINE...]
-#       site.yaml gets local_root: $LOCAL, daemon_path, listen_address, ucx_net_devices,
+#       site.yaml gets local_root: $LOCAL, daemon_path, mount_path, listen_address, ucx_net_devices,
 #       max_capacity: 2P, drain_roots: [$SITE/drain] and ready_timeout: 20, then each LINE.
 #       A LINE whose key is one of these replaces it (e.g. "max_capacity: 10G");
 #       --no-drain-roots leaves drain_roots out (any directory the user may write is a
@@ -44,12 +44,14 @@ pdc_cluster_start() {
     mkdir -p "$SITE/bin" "$SITE/lib" "$SITE/drain" "$SITE/out" "$LOCAL"
     chmod 0755 "$LOCAL"
     # The job user must reach what it runs: copies in a world-readable place.
-    cp "$BBD" "$TOOL" "$RAWMSG" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" "$SITE/bin/"
-    [ -x "$MPI_TOOL" ] && cp "$MPI_TOOL" "$SITE/bin/"
+    cp "$BBD" "$TOOL" "$RAWMSG" "$PDCBB" "$BUILD_DIR/tests/pdc_stage_check" \
+        "$BUILD_DIR/mount/pdcbb_mount" "$BUILD_DIR/tests/hdf5_file_check" "$SITE/bin/"
+    [ -x "$MPI_TOOL" ] && cp "$MPI_TOOL" "$BUILD_DIR/tests/mpi_file_exchange" "$SITE/bin/"
     cp -a "$BUILD_DIR"/client/libpdc.so* "$SITE/lib/"
     chmod -R a+rX "$SITE"
     chmod 1777 "$SITE/drain" "$SITE/out"
-    local defaults=("local_root: $LOCAL" "daemon_path: $SITE/bin/pdc_bbd" "listen_address: 127.0.0.1"
+    local defaults=("local_root: $LOCAL" "daemon_path: $SITE/bin/pdc_bbd"
+        "mount_path: $SITE/bin/pdcbb_mount" "listen_address: 127.0.0.1"
         "ucx_net_devices: lo" "max_capacity: 2P")
     [ "$drain_roots" = 1 ] && defaults+=("drain_roots: [$SITE/drain]")
     defaults+=("ready_timeout: 20")

@@ -194,6 +194,7 @@ static void test_defaults(void)
         "log_level",        "request_timeout",
         "connect_timeout",  "script",
         "script_timeout",   "mount",
+        "mount_path",       "stage_in_files",
     };
     char *out;
 
@@ -204,6 +205,8 @@ static void test_defaults(void)
     CHECK(c.n_drain_roots == 0);
     CHECK(c.daemon_path[0] == '/');
     CHECK(strstr(c.daemon_path, "pdc_bbd") != NULL);
+    CHECK(c.mount_path[0] == '/');
+    CHECK(strstr(c.mount_path, "pdcbb_mount") != NULL);
     CHECK(c.ready_timeout == 30.0);
     CHECK(c.stage_in_timeout == 3600.0);
     CHECK(c.stop_timeout == 10.0);
@@ -516,6 +519,7 @@ static void test_bad_values(void)
         {"local_root", long_path, "path too long"},
         {"daemon_path", "", "key 'daemon_path': may not be empty"},
         {"daemon_path", "pdc_bbd", "path 'pdc_bbd' must be absolute"},
+        {"mount_path", "pdcbb_mount", "path 'pdcbb_mount' must be absolute"},
         {"drain", "out", "test: key 'drain': path 'out' must be absolute"},
         {"stage_in", "./in", "key 'stage_in': path './in' must be absolute"},
         {"drain", "/scratch/with\nnewline", "path contains a control character"},
@@ -579,7 +583,8 @@ static void test_unknown_and_scope(void)
     } rows[] = {
         {"capasity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG,
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
-         "stage_in_owner, script, mount, servers_per_node, placement, log_level, request_timeout, "
+         "stage_in_owner, script, mount, stage_in_files, servers_per_node, placement, log_level, "
+         "request_timeout, "
          "connect_timeout, auth_timeout)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
@@ -644,7 +649,7 @@ static void test_unknown_and_scope(void)
     reset_err();
     CHECK_ERR(pdcbb_config_set(&c, "nope", "1", PDCBB_SCOPE_SITE, "s", g_err, sizeof(g_err)),
               PDCBB_ERR_CONFIG);
-    CHECK_HAS(g_err, "local_root, max_capacity, drain_roots, daemon_path");
+    CHECK_HAS(g_err, "local_root, max_capacity, drain_roots, daemon_path, mount_path");
     CHECK_HAS(g_err, "request_timeout, connect_timeout, auth_timeout)");
     g_ctx[0] = '\0';
 }
@@ -723,7 +728,8 @@ static void test_spec(void)
         {",capacity=2G", PDCBB_ERR_CONFIG, "--pdc: item 1 is empty", GIB, 1},
         {"capasity=2G", PDCBB_ERR_CONFIG,
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
-         "stage_in_owner, script, mount, servers_per_node, placement, log_level, request_timeout, "
+         "stage_in_owner, script, mount, stage_in_files, servers_per_node, placement, log_level, "
+         "request_timeout, "
          "connect_timeout, auth_timeout, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,
@@ -754,6 +760,32 @@ static void test_spec(void)
         CHECK(c.capacity == rows[i].capacity);
         CHECK(c.servers_per_node == rows[i].spn);
     }
+
+    /* a yes/no key alone means yes; any other key alone is still an error (rows above) */
+    ctx_set("switch key alone");
+    pdcbb_config_init(&c);
+    CHECK_STR(c.mount, "no");
+    CHECK_ERR(pdcbb_config_parse_spec(&c, "capacity=2G, mount ", g_err, sizeof(g_err)), PDCBB_OK);
+    CHECK_STR(c.mount, "yes");
+    CHECK(c.capacity == 2 * GIB);
+    CHECK_ERR(pdcbb_config_parse_spec(&c, "mount=no", g_err, sizeof(g_err)), PDCBB_OK);
+    CHECK_STR(c.mount, "no");
+    reset_err();
+    CHECK_ERR(pdcbb_config_parse_spec(&c, "mounts", g_err, sizeof(g_err)), PDCBB_ERR_CONFIG);
+    CHECK_HAS(g_err, "--pdc: item 'mounts' has no '=' (use key=value)");
+
+    /* stage_in_files fills the job's filesystem: without mount=yes it is refused by name */
+    ctx_set("stage_in_files without mount");
+    pdcbb_config_init(&c);
+    CHECK_ERR(pdcbb_config_parse_spec(&c, "stage_in_files=/scratch/in", g_err, sizeof(g_err)),
+              PDCBB_OK);
+    reset_err();
+    CHECK_ERR(pdcbb_config_validate(&c, g_err, sizeof(g_err)), PDCBB_ERR_CONFIG);
+    CHECK_HAS(g_err, "key 'stage_in_files': the files are copied into the job's filesystem: "
+                     "add mount=yes");
+    CHECK_ERR(pdcbb_config_parse_spec(&c, "mount", g_err, sizeof(g_err)), PDCBB_OK);
+    CHECK_ERR(pdcbb_config_validate(&c, g_err, sizeof(g_err)), PDCBB_OK);
+    CHECK_STR(c.stage_in_files, "/scratch/in");
 
     ctx_set("spec with every user key");
     pdcbb_config_init(&c);
