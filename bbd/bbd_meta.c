@@ -480,7 +480,7 @@ static pdcbb_err_t check_obj_props(const pdcbb_obj_create_req_t *q)
 {
     if (q->type < -1 || q->type >= PDCBB_TYPE_COUNT)
         return PDCBB_ERR_INVAL;
-    if (q->partition > 3 || q->consistency > 4)
+    if (q->partition > 4 /* PDCBB_REGION_STRIPED */ || q->consistency > 4)
         return PDCBB_ERR_INVAL;
     if (q->dims_count > PDCBB_NDIM_MAX)
         return PDCBB_ERR_INVAL;

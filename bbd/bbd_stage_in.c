@@ -33,6 +33,7 @@
 
 #include "bbd.h"
 #include "bbd_stage_in_kv.h"
+#include "pdcbb_checked.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_kv.h"
 #include "pdcbb_log.h"
@@ -64,7 +65,7 @@ typedef struct stage {
 } stage_t;
 
 /* pdc_region_partition_t values (pdc.h) */
-enum { PART_REGION_STATIC = 1, PART_REGION_DYNAMIC = 2, PART_REGION_LOCAL = 3 };
+enum { PART_REGION_STATIC = 1, PART_REGION_DYNAMIC = 2, PART_REGION_LOCAL = 3, PART_STRIPED = 4 };
 
 static double now_seconds(void)
 {
@@ -387,6 +388,70 @@ static pdcbb_err_t stage_box(stage_t *s, const pdcbb_drain_object_t *o, uint64_t
     return rc;
 }
 
+static int stage_k_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* PDCBB_REGION_STRIPED: this daemon's stripes (k with (home + k) mod n == rank, as the client
+ * places them) among those the drained extents touch (a file's object is 2^50 bytes: its
+ * stripes are not walked one by one). */
+static pdcbb_err_t stage_striped(stage_t *s, const pdcbb_drain_object_t *o, uint64_t id,
+                                 const pdcbb_box_t *whole, const uint64_t *shape)
+{
+    unsigned n = s->d->nservers, home = pdcbb_meta_id_server(id);
+    uint64_t row = o->element_size, first, count;
+    for (uint32_t d = 1; d < o->ndim; d++)
+        if (pdcbb_mul_overflow(row, shape[d], &row))
+            row = 0;
+    uint64_t rows = pdcbb_stripe_rows(row), stripe_bytes = rows * row;
+    pdcbb_drain_object_extents(s->m, o->id, &first, &count);
+    if (rows == 0)
+        return stage_fail(s, PDCBB_ERR_INVAL, "object '%s': rows too large to stripe",
+                          pdcbb_esc(o->name));
+    uint64_t *ks = NULL;
+    size_t nk = 0, cap = 0;
+    for (uint64_t e = first; e < first + count; e++) {
+        const pdcbb_drain_extent_t *x = &s->m->extents[e];
+        for (uint64_t k = x->object_offset / stripe_bytes;
+             k <= (x->object_offset + x->length - 1) / stripe_bytes; k++) {
+            if (pdcbb_stripe_daemon(k, home, n) != s->d->rank)
+                continue;
+            if (nk == cap) {
+                uint64_t *g = realloc(ks, (cap = cap ? 2 * cap : 64) * sizeof(*ks));
+                if (g == NULL) {
+                    free(ks);
+                    return stage_fail(s, PDCBB_ERR_NOMEM, "object '%s': stripes",
+                                      pdcbb_esc(o->name));
+                }
+                ks = g;
+            }
+            ks[nk++] = k;
+        }
+    }
+    qsort(ks, nk, sizeof(*ks), stage_k_cmp);
+    pdcbb_err_t rc = PDCBB_OK;
+    int wrote = 0;
+    for (size_t i = 0; i < nk && rc == PDCBB_OK; i++) {
+        pdcbb_box_t part;
+        if ((i > 0 && ks[i] == ks[i - 1]) || !pdcbb_box_stripe_part(whole, rows, ks[i], &part))
+            continue;
+        if (!wrote) {
+            rc = bbd_data_layout_create(&s->r, id, o->element_size, o->ndim, o->dims);
+            bbd_req_scratch_free(&s->r);
+            if (rc != PDCBB_OK) {
+                rc = stage_fail(s, rc, "object '%s': layout", pdcbb_esc(o->name));
+                break;
+            }
+            wrote = 1;
+        }
+        rc = stage_box(s, o, id, &part, shape);
+    }
+    free(ks);
+    return rc;
+}
+
 /* The data of object i this daemon holds under the new job's placement. */
 static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
 {
@@ -424,6 +489,8 @@ static pdcbb_err_t stage_obj_data(stage_t *s, uint32_t i)
             }
         }
     }
+    if (o->partition == PART_STRIPED && n > 1)
+        return stage_striped(s, o, id, &whole, shape);
     if (parts == NULL) { /* everything on the home daemon */
         if (home != s->d->rank)
             return PDCBB_OK;

@@ -232,6 +232,15 @@ static pdcbb_err_t add_strided_piece(client_xfer_t *x, unsigned daemon, const pd
     return PDCBB_OK;
 }
 
+uint64_t client_stripe_rows(size_t unit, uint32_t ndim, const uint64_t *dims)
+{
+    uint64_t row = unit;
+    for (uint32_t d = 1; d < ndim; d++)
+        if (pdcbb_mul_overflow(row, dims[d], &row))
+            return 0;
+    return pdcbb_stripe_rows(row);
+}
+
 /* The dimension REGION_STATIC stripes along, or -1 (then the home daemon holds everything). */
 static int static_split_dim(const client_xfer_t *x)
 {
@@ -354,7 +363,7 @@ static pdcbb_err_t prepare(client_xfer_t *x)
 #define ADD_PIECE(daemon, box)                                                                    \
     (x->strided ? client_strided_pieces(x, (daemon), (box), 0, add_strided_piece)                \
                 : add_piece(x, (daemon), (box), 0))
-    switch (x->partition) {
+    switch ((int)x->partition) {
     case PDC_REGION_STATIC: {
         int dim = static_split_dim(x);
         if (dim < 0 || client_g.nservers == 1)
@@ -370,6 +379,19 @@ static pdcbb_err_t prepare(client_xfer_t *x)
             rc = ADD_PIECE(stripe[i] % client_g.nservers, &parts[i]);
         free(parts);
         free(stripe);
+        return rc;
+    }
+    case (int)PDCBB_REGION_STRIPED: {
+        /* stripe k of the first dimension on daemon home + k: one piece per stripe touched */
+        uint64_t rows = client_stripe_rows(x->unit, x->ndim, x->dims), first;
+        uint64_t n = pdcbb_box_stripe_span(&x->remote, rows, &first);
+        if (n == 0)
+            return PDCBB_ERR_BAD_REGION;
+        for (uint64_t k = first; k < first + n && rc == PDCBB_OK; k++) {
+            pdcbb_box_t part;
+            if (pdcbb_box_stripe_part(&x->remote, rows, k, &part))
+                rc = ADD_PIECE(pdcbb_stripe_daemon(k, home, client_g.nservers), &part);
+        }
         return rc;
     }
     case PDC_REGION_LOCAL:

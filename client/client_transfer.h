@@ -7,6 +7,8 @@
  *   PDC_OBJ_STATIC      the whole object on its home daemon;
  *   PDC_REGION_STATIC   the object split into equal stripes along its first dimension with at
  *                       least as many elements as there are daemons: stripe k on daemon k;
+ *   PDCBB_REGION_STRIPED the first dimension cut into stripes of about 1 MiB
+ *                       (client_stripe_rows), stripe k on daemon (home + k) mod N;
  *   PDC_REGION_LOCAL    written to a daemon of the writer's node,
  *   PDC_REGION_DYNAMIC  written to the daemon the home daemon picks (fewest bytes so far);
  *                       for these two the home daemon remembers which daemon holds each
@@ -112,6 +114,9 @@ pdcbb_err_t client_strided_pieces(client_xfer_t *x, unsigned daemon, const pdcbb
 pdcbb_err_t client_strided_rmw(client_xfer_t *x, uint8_t **out);
 /* 1 if x must be written by client_strided_rmw. */
 int client_strided_needs_rmw(const client_xfer_t *x);
+/* Rows per stripe of a PDCBB_REGION_STRIPED object of element size unit and dims (0: the rows
+ * are too large to stripe: callers refuse the transfer). */
+uint64_t client_stripe_rows(size_t unit, uint32_t ndim, const uint64_t *dims);
 /* The daemon of this process's node for PDC_REGION_LOCAL. */
 unsigned client_local_daemon(void);
 

@@ -239,43 +239,35 @@ static perr_t set_str(client_obj_prop_t *p, char **field, const char *value, con
     return SUCCEED;
 }
 
-perr_t PDCprop_set_obj_user_id(pdcid_t obj_prop, uint32_t user_id)
-{
-    OBJ_PROP_SETTER("PDCprop_set_obj_user_id", obj_prop, {
-        p->user_id = user_id;
-        ret = SUCCEED;
-    })
-}
+perr_t PDCprop_set_obj_user_id(pdcid_t obj_prop, uint32_t user_id){
+    OBJ_PROP_SETTER("PDCprop_set_obj_user_id", obj_prop,
+                    {
+                        p->user_id = user_id;
+                        ret = SUCCEED;
+                    })}
 
-perr_t PDCprop_set_obj_data_loc(pdcid_t obj_prop, char *app_name)
-{
+perr_t PDCprop_set_obj_data_loc(pdcid_t obj_prop, char *app_name){
     OBJ_PROP_SETTER("PDCprop_set_obj_data_loc", obj_prop,
-                    { ret = set_str(p, &p->data_loc, app_name, "PDCprop_set_obj_data_loc"); })
-}
+                    { ret = set_str(p, &p->data_loc, app_name, "PDCprop_set_obj_data_loc"); })}
 
-perr_t PDCprop_set_obj_app_name(pdcid_t obj_prop, char *app_name)
-{
+perr_t PDCprop_set_obj_app_name(pdcid_t obj_prop, char *app_name){
     OBJ_PROP_SETTER("PDCprop_set_obj_app_name", obj_prop,
-                    { ret = set_str(p, &p->app_name, app_name, "PDCprop_set_obj_app_name"); })
-}
+                    { ret = set_str(p, &p->app_name, app_name, "PDCprop_set_obj_app_name"); })}
 
-perr_t PDCprop_set_obj_time_step(pdcid_t obj_prop, uint32_t time_step)
-{
-    OBJ_PROP_SETTER("PDCprop_set_obj_time_step", obj_prop, {
-        p->time_step = time_step;
-        ret = SUCCEED;
-    })
-}
+perr_t PDCprop_set_obj_time_step(pdcid_t obj_prop, uint32_t time_step){
+    OBJ_PROP_SETTER("PDCprop_set_obj_time_step", obj_prop,
+                    {
+                        p->time_step = time_step;
+                        ret = SUCCEED;
+                    })}
 
-perr_t PDCprop_set_obj_tags(pdcid_t obj_prop, char *tags)
-{
+perr_t PDCprop_set_obj_tags(pdcid_t obj_prop, char *tags){
     OBJ_PROP_SETTER("PDCprop_set_obj_tags", obj_prop,
-                    { ret = set_str(p, &p->tags, tags, "PDCprop_set_obj_tags"); })
-}
+                    { ret = set_str(p, &p->tags, tags, "PDCprop_set_obj_tags"); })}
 
-perr_t PDCprop_set_obj_dims(pdcid_t obj_prop, PDC_int_t ndim, uint64_t *dims)
-{
-    OBJ_PROP_SETTER("PDCprop_set_obj_dims", obj_prop, {
+perr_t PDCprop_set_obj_dims(pdcid_t obj_prop, PDC_int_t ndim, uint64_t *dims){OBJ_PROP_SETTER(
+    "PDCprop_set_obj_dims", obj_prop,
+    {
         if (ndim < 1 || ndim > PDCBB_NDIM_MAX) {
             client_fail(PDCBB_ERR_INVAL, "PDCprop_set_obj_dims: ndim %d out of range 1..%d",
                         ndim, PDCBB_NDIM_MAX);
@@ -299,36 +291,35 @@ perr_t PDCprop_set_obj_dims(pdcid_t obj_prop, PDC_int_t ndim, uint64_t *dims)
                 ret = SUCCEED;
             }
         }
-    })
-}
+    })}
 
-perr_t PDCprop_set_obj_type(pdcid_t obj_prop, pdc_var_type_t type)
-{
-    OBJ_PROP_SETTER("PDCprop_set_obj_type", obj_prop, {
-        if ((int)type < 0 || (int)type >= PDC_TYPE_COUNT)
-            client_fail(PDCBB_ERR_INVAL, "PDCprop_set_obj_type: bad type %d (0..%d)", (int)type,
-                        PDC_TYPE_COUNT - 1);
-        else {
-            p->pub.type = type;
-            ret = SUCCEED;
-        }
-    })
-}
+perr_t PDCprop_set_obj_type(pdcid_t obj_prop, pdc_var_type_t type){
+    OBJ_PROP_SETTER("PDCprop_set_obj_type", obj_prop,
+                    {
+                        if ((int)type < 0 || (int)type >= PDC_TYPE_COUNT)
+                            client_fail(PDCBB_ERR_INVAL,
+                                        "PDCprop_set_obj_type: bad type %d (0..%d)", (int)type,
+                                        PDC_TYPE_COUNT - 1);
+                        else {
+                            p->pub.type = type;
+                            ret = SUCCEED;
+                        }
+                    })}
 
 perr_t PDCprop_set_obj_transfer_region_type(pdcid_t obj_prop,
-                                            pdc_region_partition_t region_partition)
-{
-    OBJ_PROP_SETTER("PDCprop_set_obj_transfer_region_type", obj_prop, {
-        if ((int)region_partition < PDC_OBJ_STATIC || (int)region_partition > PDC_REGION_LOCAL)
-            client_fail(PDCBB_ERR_INVAL,
-                        "PDCprop_set_obj_transfer_region_type: bad partition %d",
-                        (int)region_partition);
-        else {
-            p->pub.region_partition = region_partition;
-            ret = SUCCEED;
-        }
-    })
-}
+                                            pdc_region_partition_t region_partition){
+    OBJ_PROP_SETTER("PDCprop_set_obj_transfer_region_type", obj_prop,
+                    {
+                        if ((int)region_partition < PDC_OBJ_STATIC ||
+                            (int)region_partition > (int)PDCBB_REGION_STRIPED)
+                            client_fail(PDCBB_ERR_INVAL,
+                                        "PDCprop_set_obj_transfer_region_type: bad partition %d",
+                                        (int)region_partition);
+                        else {
+                            p->pub.region_partition = region_partition;
+                            ret = SUCCEED;
+                        }
+                    })}
 
 perr_t PDCprop_set_obj_consistency_semantics(pdcid_t obj_prop, pdc_consistency_t consistency)
 {

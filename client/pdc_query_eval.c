@@ -255,7 +255,7 @@ pdcbb_err_t query_plan_make(client_obj_t *o, const qctx_t *cx, plan_t *pl)
     if (home >= ns)
         return client_fail(PDCBB_ERR_BAD_ID, "%s: object '%s' names daemon %u of %u", cx->fn,
                            o->name, home, ns);
-    switch (o->prop.pub.region_partition) {
+    switch ((int)o->prop.pub.region_partition) {
     case PDC_REGION_STATIC: {
         int dim = query_static_split_dim(cx->ndim, cx->dims);
         if (dim < 0 || ns == 1)
@@ -273,6 +273,20 @@ pdcbb_err_t query_plan_make(client_obj_t *o, const qctx_t *cx, plan_t *pl)
             rc = plan_add(pl, stripe[i] % ns, &parts[i], NULL, 0);
         free(parts);
         free(stripe);
+        return rc;
+    }
+    case (int)PDCBB_REGION_STRIPED: {
+        uint64_t rows = client_stripe_rows(pdcbb_type_size(o->prop.pub.type), cx->ndim, cx->dims);
+        uint64_t first, n = pdcbb_box_stripe_span(&cx->scope, rows, &first);
+        pdcbb_err_t rc = n == 0
+                             ? client_fail(PDCBB_ERR_INTERNAL,
+                                           "query: cannot split the scope of object '%s'", o->name)
+                             : PDCBB_OK;
+        for (uint64_t k = first; k < first + n && rc == PDCBB_OK; k++) {
+            pdcbb_box_t part;
+            if (pdcbb_box_stripe_part(&cx->scope, rows, k, &part))
+                rc = plan_add(pl, pdcbb_stripe_daemon(k, home, ns), &part, NULL, 0);
+        }
         return rc;
     }
     case PDC_REGION_LOCAL:

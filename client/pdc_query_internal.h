@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "client_strided.h"
+#include "client_transfer.h"
 #include "pdcbb_query.h"
 #include "pdcbb_region.h"
 

@@ -117,6 +117,7 @@ static pdcbb_err_t values_at(client_obj_t *o, const uint64_t *lin, uint64_t n, u
         }
     }
     uint64_t w = dim >= 0 ? (dims[dim] + ns - 1) / ns : 0;
+    uint64_t stripe_rows = part == PDCBB_REGION_STRIPED ? client_stripe_rows(unit, ndim, dims) : 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t c[PDCBB_REGION_NDIM_MAX], l = lin[i];
         for (uint32_t d = 0; d < ndim; d++) {
@@ -135,6 +136,8 @@ static pdcbb_err_t values_at(client_obj_t *o, const uint64_t *lin, uint64_t n, u
                     break;
                 }
             }
+        } else if (stripe_rows > 0) {
+            owner[i] = pdcbb_stripe_daemon(c[0] / stripe_rows, home, ns);
         } else if (dim >= 0) {
             uint64_t k = c[dim] / w;
             owner[i] = (unsigned)((k > ns - 1 ? ns - 1 : k) % ns);

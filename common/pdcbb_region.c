@@ -405,3 +405,48 @@ int pdcbb_box_split_stripes(const pdcbb_box_t *b, uint32_t dim, uint64_t extent,
     }
     return np;
 }
+
+uint64_t pdcbb_stripe_rows(uint64_t row_bytes)
+{
+    if (row_bytes == 0)
+        return 0;
+    /* rows such that rows * row_bytes is a multiple of the alignment: a multiple of
+     * ALIGN / gcd(row_bytes, ALIGN) */
+    uint64_t g = PDCBB_STRIPE_ALIGN, r = row_bytes;
+    while (r != 0) {
+        uint64_t t = g % r;
+        g = r;
+        r = t;
+    }
+    uint64_t step = PDCBB_STRIPE_ALIGN / g;
+    uint64_t rows = PDCBB_STRIPE_BYTES / row_bytes + (PDCBB_STRIPE_BYTES % row_bytes != 0);
+    rows = (rows + step - 1) / step * step;
+    uint64_t bytes;
+    return pdcbb_mul_overflow(rows, row_bytes, &bytes) ? 0 : rows;
+}
+
+uint64_t pdcbb_box_stripe_span(const pdcbb_box_t *b, uint64_t rows, uint64_t *first)
+{
+    *first = 0;
+    if (b == NULL || rows == 0 || !region_ndim_ok(b->ndim) || b->size[0] == 0)
+        return 0;
+    uint64_t lo = b->off[0], hi = region_end(b, 0); /* exclusive */
+    *first = lo / rows;
+    return (hi - 1) / rows - *first + 1;
+}
+
+int pdcbb_box_stripe_part(const pdcbb_box_t *b, uint64_t rows, uint64_t k, pdcbb_box_t *part)
+{
+    if (b == NULL || rows == 0 || !region_ndim_ok(b->ndim) || b->size[0] == 0)
+        return 0;
+    uint64_t lo = b->off[0], hi = region_end(b, 0), s, e;
+    if (pdcbb_mul_overflow(k, rows, &s) || s >= hi)
+        return 0;
+    e = pdcbb_add_overflow(s, rows, &e) ? UINT64_MAX : e;
+    if (e <= lo)
+        return 0;
+    *part = *b;
+    part->off[0] = s > lo ? s : lo;
+    part->size[0] = (e < hi ? e : hi) - part->off[0];
+    return 1;
+}

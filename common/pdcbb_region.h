@@ -180,4 +180,28 @@ int pdcbb_box_copy_overlap(const pdcbb_box_t *a, const void *src, const pdcbb_bo
 int pdcbb_box_split_stripes(const pdcbb_box_t *b, uint32_t dim, uint64_t extent, unsigned n,
                             pdcbb_box_t *pieces, unsigned *stripe_of);
 
+/*
+ * PDCBB_REGION_STRIPED (pdc.h): the first dimension cut into stripes of about
+ * PDCBB_STRIPE_BYTES, stripe k on daemon (home + k) mod nservers, so a large object is spread
+ * over every daemon and a small one stays on its home. A stripe's bytes are a multiple of
+ * PDCBB_STRIPE_ALIGN, so in a daemon's data file (laid out like the object) no filesystem
+ * block holds bytes of two stripes: the drain's SEEK_DATA ranges of different daemons never
+ * overlap.
+ */
+#define PDCBB_STRIPE_BYTES ((uint64_t)1 << 20)
+#define PDCBB_STRIPE_ALIGN ((uint64_t)1 << 16)
+/* Rows (of the first dimension) per stripe for rows of row_bytes bytes (an element's size
+ * times the other dimensions' extents): at least PDCBB_STRIPE_BYTES worth, a multiple of
+ * PDCBB_STRIPE_ALIGN bytes; 0 if row_bytes is 0 or the stripe would not fit in 64 bits. */
+uint64_t pdcbb_stripe_rows(uint64_t row_bytes);
+/* The stripes box b touches: first (out) and count (return); 0 for a bad box or rows 0. */
+uint64_t pdcbb_box_stripe_span(const pdcbb_box_t *b, uint64_t rows, uint64_t *first);
+/* The part of box b in stripe k (rows per stripe): 1 with *part set, 0 if b has none. */
+int pdcbb_box_stripe_part(const pdcbb_box_t *b, uint64_t rows, uint64_t k, pdcbb_box_t *part);
+/* The daemon of stripe k of an object whose home is home, among n (n 0 is treated as 1). */
+static inline unsigned pdcbb_stripe_daemon(uint64_t k, unsigned home, unsigned n)
+{
+    return n <= 1 ? 0 : (unsigned)((home % n + k % n) % n);
+}
+
 #endif

@@ -8,9 +8,10 @@
  * started by the prolog or `pdcbb run` as the job user, one per node; every node's mount shows
  * the same tree. Directories and their entries are the daemons' namespace (NS_* ops, bbd_ns.c):
  * an entry holds the whole inode, on the daemon pdcbb_ns_home(parent). A file's bytes are an
- * object of the job in container "pdcbb.files" (one-dimensional, bytes, PDC_OBJ_STATIC: a file
- * lives on one daemon, files spread over all of them by name); its ino is the object's id, so a
- * PDC program can open a file's data with PDCbb_obj_open_id(ino) (`stat -c %i`).
+ * object of the job in container "pdcbb.files" (one-dimensional, bytes, PDCBB_REGION_STRIPED:
+ * 1 MiB stripes round robin from the object's home daemon, so a small file lives on one daemon
+ * and a large one on all of them); its ino is the object's id, so a PDC program can open a
+ * file's data with PDCbb_obj_open_id(ino) (`stat -c %i`).
  *
  * Consistency (what is promised): close-to-open, as NFS. A file's size and mtime reach its
  * entry when it is flushed (every close), fsync'ed or released; another node that opens the
@@ -297,6 +298,7 @@ static pdcid_t new_file_object(void)
     uint64_t dims[1] = {FILE_DIMS};
     PDCprop_set_obj_dims(prop, 1, dims);
     PDCprop_set_obj_type(prop, PDC_UINT8);
+    PDCprop_set_obj_transfer_region_type(prop, PDCBB_REGION_STRIPED);
     pdcid_t obj = PDCobj_create(cont, name, prop);
     PDCprop_close(prop);
     return obj;

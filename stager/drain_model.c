@@ -827,9 +827,10 @@ static const char *const drain_type_names[] = {
 };
 #define DRAIN_NTYPES ((int32_t)(sizeof(drain_type_names) / sizeof(drain_type_names[0])))
 
-static const char *const drain_partition_names[] = {
-    "PDC_OBJ_STATIC", "PDC_REGION_STATIC", "PDC_REGION_DYNAMIC", "PDC_REGION_LOCAL"};
-#define DRAIN_NPARTITIONS 4u
+static const char *const drain_partition_names[] = {"PDC_OBJ_STATIC", "PDC_REGION_STATIC",
+                                                    "PDC_REGION_DYNAMIC", "PDC_REGION_LOCAL",
+                                                    "PDCBB_REGION_STRIPED"};
+#define DRAIN_NPARTITIONS 5u
 
 const char *pdcbb_drain_type_name(int32_t type)
 {

@@ -198,6 +198,29 @@ print(\"numpy and h5py: same\")
     assert_no_daemons "$WORKDIR"
 }
 
+@test "a large file is striped over every daemon in 1 MiB stripes; a small file lives on one" {
+    run timeout 300 "$PDCBB" run --nodes 3 --workdir "$WORKDIR/w" --quiet --pdc mount -- bash -c '
+        IFS=: read -r -a d <<<"$PDCBB_SERVER_DIRS"
+        head -c 25165824 /dev/urandom > "$WORKDIR/big.src"
+        cp "$WORKDIR/big.src" "${d[0]}/mnt/big"
+        head -c 100000 /dev/urandom > "${d[0]}/mnt/small"
+        cmp "$WORKDIR/big.src" "${d[2]}/mnt/big" && echo "big reads back on node 2"
+        for f in big small; do
+            obj="$(printf "%016x.dat" "$(stat -c %i "${d[1]}/mnt/$f")")"
+            for k in 0 1 2; do
+                n="$(find "${d[$k]}" -name "$obj" -printf "%b\n" | awk "{s += \$1 * 512} END {print int(s / 1048576)}")"
+                [ -n "$(find "${d[$k]}" -name "$obj")" ] && echo "$f on daemon $k: $n MiB"
+            done
+        done'
+    echo "$output"
+    assert_success
+    assert_output --partial "big reads back on node 2"
+    # 24 stripes round robin: 8 MiB on each daemon
+    for k in 0 1 2; do assert_output --regexp "big on daemon $k: (7|8|9) MiB"; done
+    [ "$(grep -c '^small on daemon' <<<"$output")" -eq 1 ]
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "the mount process killed: calls fail at once, the job goes on, the end of the job leaves no mount behind" {
     run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet --pdc mount=yes -- bash -c '
         IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"

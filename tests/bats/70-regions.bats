@@ -26,7 +26,7 @@ teardown() {
 # Every placement saw transfers in the model runs of $output.
 assert_all_placements_used() {
     local pl
-    for pl in obj_static region_static region_dynamic region_local; do
+    for pl in obj_static region_static region_dynamic region_local region_striped; do
         grep -Eq "^placement $pl objects=[1-9][0-9]* transfers=[1-9]" <<<"$output" ||
             { echo "no transfers with placement $pl" >&2; return 1; }
     done
@@ -64,12 +64,29 @@ assert_all_placements_used() {
 }
 
 @test "model: each placement alone over 3 daemons" {
-    in_job 3 'for pl in obj_static region_static region_dynamic region_local; do
+    in_job 3 'for pl in obj_static region_static region_dynamic region_local region_striped; do
                   "$MODEL" --seed 21 --ops 1500 --placements $pl --name only-$pl || exit 1
               done'
     assert_success
-    [ "$(grep -c '^OK$' <<<"$output")" -eq 4 ]
+    [ "$(grep -c '^OK$' <<<"$output")" -eq 5 ]
     assert_all_placements_used
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "model: PDCBB_REGION_STRIPED objects of up to 12 MiB over 3 daemons: every daemon holds stripes" {
+    in_job 3 '"$MODEL" --seed 31 --ops 800 --placements region_striped --objects 6 \
+                  --min-obj-bytes 3000000 --max-obj-bytes 12582912 --name big || exit 1
+              IFS=: read -r -a dirs <<<"$PDCBB_SERVER_DIRS"
+              for d in "${dirs[@]}"; do
+                  # bytes allocated (512-byte blocks) by the daemon'"'"'s data files
+                  echo "daemon data MiB: $(find "$d" -name "*.dat" -printf "%b\n" |
+                      awk "{s += \$1 * 512} END {print int(s / 1048576)}")"
+              done'
+    assert_success
+    assert_output --partial "OK"
+    assert_output --regexp "placement region_striped objects=[1-9][0-9]* transfers=[1-9]"
+    # the stripes are spread: every daemon holds some of them
+    [ "$(grep -c '^daemon data MiB: [1-9]' <<<"$output")" -eq 3 ]
     assert_no_daemons "$WORKDIR"
 }
 

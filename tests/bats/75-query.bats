@@ -25,7 +25,7 @@ assert_model_ok() {
     refute_output --partial MISMATCH
     refute_output --partial FAILED
     local pl
-    for pl in obj_static region_static region_dynamic region_local; do
+    for pl in obj_static region_static region_dynamic region_local region_striped; do
         grep -Eq "^placement $pl objects=[1-9]" <<<"$output" ||
             { echo "no object with placement $pl" >&2; return 1; }
     done

@@ -8,10 +8,10 @@
  *
  * From the seed alone it derives K objects (random element type among every PDC type with
  * values, 1-3 dimensions, placements in turn PDC_OBJ_STATIC, PDC_REGION_STATIC,
- * PDC_REGION_DYNAMIC, PDC_REGION_LOCAL), in groups sharing one shape so queries can combine
- * objects, plus one larger 1-D double object (a ramp) for block skipping; and random writes of
- * random boxes (overlapping each other, leaving some elements never written, which read as
- * zero) kept in zero-initialised reference arrays. Mode write creates and writes them; mode
+ * PDC_REGION_DYNAMIC, PDC_REGION_LOCAL, PDCBB_REGION_STRIPED), in groups sharing one shape so
+ * queries can combine objects, plus one larger 1-D double object (a ramp) for block skipping; and
+ * random writes of random boxes (overlapping each other, leaving some elements never written, which
+ * read as zero) kept in zero-initialised reference arrays. Mode write creates and writes them; mode
  * check opens them by name (e.g. from a drained job) and writes nothing. Then Q random queries:
  * trees of up to 7 leaves with <, <=, >, >=, == (and some range leaves) on one object or on
  * several objects of a group, half restricted to a random region; each is checked against the
@@ -66,8 +66,10 @@ static const pdc_var_type_t types[] = {PDC_INT,    PDC_FLOAT,  PDC_DOUBLE, PDC_C
                                        PDC_INT8,   PDC_UINT8,  PDC_UINT16, PDC_INT32, PDC_UINT32,
                                        PDC_LONG,   PDC_SIZE_T};
 #define NTYPES (sizeof(types) / sizeof(types[0]))
-static const char *const part_names[] = {"obj_static", "region_static", "region_dynamic",
-                                         "region_local"};
+/* pdc_region_partition_t values 0..3 and PDCBB_REGION_STRIPED (4) */
+#define NPARTS 5
+static const char *const part_names[NPARTS] = {"obj_static", "region_static", "region_dynamic",
+                                               "region_local", "region_striped"};
 
 enum { C_INT, C_UINT, C_FLOAT };
 static int cls_of(pdc_var_type_t t)
@@ -216,13 +218,15 @@ static int setup(const char *prefix, int k)
         memset(o, 0, sizeof(*o));
         if (i == k) { /* the ramp */
             o->type = PDC_DOUBLE;
-            o->part = (int)below(2);
+            o->part = (int)below(3); /* obj_static, region_static or striped (2.6 MB: 3 stripes) */
+            if (o->part == 2)
+                o->part = 4;
             o->group = -1;
             o->ndim = 1;
             o->dims[0] = 5 * 65536 + 1234;
         } else {
             o->type = types[below(NTYPES)];
-            o->part = i % 4;
+            o->part = i % NPARTS;
             o->group = i % ngroups;
             o->ndim = gndim[o->group];
             memcpy(o->dims, gdims[o->group], sizeof(o->dims));
@@ -788,10 +792,10 @@ int main(int argc, char **argv)
         PDCclose(pdc);
         return 1;
     }
-    int per_part[4] = {0};
+    int per_part[NPARTS] = {0};
     for (int i = 0; i < nobj; i++)
         per_part[objs[i].part]++;
-    for (int p = 0; p < 4; p++)
+    for (int p = 0; p < NPARTS; p++)
         printf("placement %s objects=%d\n", part_names[p], per_part[p]);
     for (int i = 0; i < nobj; i++)
         printf("object %s type=%d ndim=%d n=%" PRIu64 " part=%s\n", objs[i].name,

@@ -3,7 +3,8 @@
  * reference, for the bats tests (tests/bats/70-regions.bats).
  *
  *   pdc_region_model --seed S --ops N [--procs P --rank R] [--owner O]
- *                    [--placements all|obj_static,region_static,region_dynamic,region_local]
+ *                    [--placements
+ * all|obj_static,region_static,region_dynamic,region_local,region_striped]
  *                    [--phase write|verify|both] [--objects K] [--min-obj-bytes B]
  *                    [--max-obj-bytes B] [--max-ndim D] [--name PREFIX] [--sequential]
  *                    [--trace] [--inject-mismatch]
@@ -249,8 +250,10 @@ static void coords_print(FILE *f, int nd, const uint64_t *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Objects and transfers.                                                                   */
 
-static const char *const placement_names[4] = {"obj_static", "region_static", "region_dynamic",
-                                               "region_local"};
+/* pdc_region_partition_t values 0..3 and PDCBB_REGION_STRIPED (4) */
+#define NPLACEMENTS 5
+static const char *const placement_names[NPLACEMENTS] = {
+    "obj_static", "region_static", "region_dynamic", "region_local", "region_striped"};
 
 typedef struct {
     char name[128];
@@ -305,7 +308,7 @@ typedef struct {
 static struct {
     uint64_t seed, ops, max_obj_bytes, min_obj_bytes;
     int procs, rank, owner, nobj_per_rank, max_ndim, trace, inject, sequential;
-    int allowed[4], nallowed;
+    int allowed[NPLACEMENTS], nallowed;
     const char *phase;
     char prefix[64];
     char cmdline[1024];
@@ -317,7 +320,8 @@ static pdcid_t pdc, cont;
 
 static struct {
     uint64_t writes, reads, batches, singles, bytes_written, bytes_read, polls, closes_unwaited;
-    uint64_t ops_per_placement[4], objs_per_placement[4], bytes_per_placement[4];
+    uint64_t ops_per_placement[NPLACEMENTS], objs_per_placement[NPLACEMENTS],
+        bytes_per_placement[NPLACEMENTS];
     uint64_t local_reshaped, local_offset;
 } stats;
 
@@ -1323,13 +1327,13 @@ static void phase_verify(plan_t *plans, int owner, int whole_shared, int nranks)
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: pdc_region_model --seed S --ops N [--procs P --rank R] [--owner O]\n"
-            "         [--placements all|obj_static,region_static,region_dynamic,region_local]\n"
-            "         [--phase write|verify|both] [--objects K] [--min-obj-bytes B]\n"
-            "         [--max-obj-bytes B]\n"
-            "         [--max-ndim D] [--name PREFIX] [--sequential] [--trace]\n"
-            "         [--inject-mismatch]\n");
+    fprintf(stderr, "usage: pdc_region_model --seed S --ops N [--procs P --rank R] [--owner O]\n"
+                    "         [--placements "
+                    "all|obj_static,region_static,region_dynamic,region_local,region_striped]\n"
+                    "         [--phase write|verify|both] [--objects K] [--min-obj-bytes B]\n"
+                    "         [--max-obj-bytes B]\n"
+                    "         [--max-ndim D] [--name PREFIX] [--sequential] [--trace]\n"
+                    "         [--inject-mismatch]\n");
     exit(2);
 }
 
@@ -1337,7 +1341,7 @@ static int parse_placements(const char *s)
 {
     opt.nallowed = 0;
     if (strcmp(s, "all") == 0) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < NPLACEMENTS; i++)
             opt.allowed[opt.nallowed++] = i;
         return 0;
     }
@@ -1346,11 +1350,11 @@ static int parse_placements(const char *s)
     char *save = NULL;
     for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int found = -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < NPLACEMENTS; i++)
             if (strcasecmp(w, placement_names[i]) == 0 ||
                 (strncasecmp(w, "PDC_", 4) == 0 && strcasecmp(w + 4, placement_names[i]) == 0))
                 found = i;
-        if (found < 0 || opt.nallowed >= 4)
+        if (found < 0 || opt.nallowed >= NPLACEMENTS)
             return -1;
         opt.allowed[opt.nallowed++] = found;
     }
@@ -1468,7 +1472,7 @@ int main(int argc, char **argv)
            opt.seed, opt.phase, opt.rank, opt.procs, opt.owner, opt.ops, stats.writes, stats.reads,
            stats.singles, stats.batches, stats.polls, stats.closes_unwaited, stats.local_reshaped,
            stats.local_offset, stats.bytes_written, stats.bytes_read, now() - t0);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NPLACEMENTS; i++)
         printf("placement %s objects=%" PRIu64 " transfers=%" PRIu64 " bytes=%" PRIu64 "\n",
                placement_names[i], stats.objs_per_placement[i], stats.ops_per_placement[i],
                stats.bytes_per_placement[i]);

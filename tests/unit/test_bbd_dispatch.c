@@ -190,7 +190,7 @@ static void test_objects(void)
     } bad[] = {
         {99, 0, 0, 1, "a", 1, PDCBB_ERR_INVAL},
         {-2, 0, 0, 1, "a", 1, PDCBB_ERR_INVAL},
-        {0, 4, 0, 1, "a", 1, PDCBB_ERR_INVAL},
+        {0, 5, 0, 1, "a", 1, PDCBB_ERR_INVAL}, /* 0..3 and PDCBB_REGION_STRIPED (4) */
         {0, 0, 5, 1, "a", 1, PDCBB_ERR_INVAL},
         {0, 0, 0, 0, "a", 1, PDCBB_ERR_INVAL},
         {0, 0, 0, 1, "bad\xff", 1, PDCBB_ERR_BAD_NAME}, /* free text: UTF-8 */

@@ -215,7 +215,9 @@ static void check_model(pdcbb_drain_t *m)
     CHECK(strcmp(pdcbb_drain_type_name(18), "PDC_SIZE_T") == 0 &&
           pdcbb_drain_type_name(19) == NULL && pdcbb_drain_type_parse("PDC_UINT16") == 13);
     CHECK(pdcbb_drain_partition_parse("PDC_REGION_LOCAL") == 3 &&
-          pdcbb_drain_partition_name(4) == NULL);
+          pdcbb_drain_partition_parse("PDCBB_REGION_STRIPED") == 4 &&
+          strcmp(pdcbb_drain_partition_name(4), "PDCBB_REGION_STRIPED") == 0 &&
+          pdcbb_drain_partition_name(5) == NULL);
 }
 
 static void check_reads(pdcbb_drain_t *m)

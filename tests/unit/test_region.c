@@ -722,6 +722,56 @@ static void test_split_random(void)
     CHECK(pdcbb_box_split_stripes(&b, 0, 10, 4, NULL, stripe_of) == 0);
 }
 
+/* PDCBB_REGION_STRIPED: stripe sizes, and a box cut into its stripes covers it exactly. */
+static void test_stripes(void)
+{
+    /* bytes rows: 1 MiB exactly; odd rows: a multiple of 64 KiB of at least 1 MiB */
+    CHECK(pdcbb_stripe_rows(1) == (1u << 20));
+    CHECK(pdcbb_stripe_rows(8) == (1u << 17));
+    CHECK(pdcbb_stripe_rows(3) * 3 % PDCBB_STRIPE_ALIGN == 0);
+    CHECK(pdcbb_stripe_rows(3) * 3 >= PDCBB_STRIPE_BYTES);
+    CHECK(pdcbb_stripe_rows(3) * 3 < PDCBB_STRIPE_BYTES + PDCBB_STRIPE_ALIGN * 3);
+    CHECK(pdcbb_stripe_rows(3 << 20) == 1);   /* a 3 MiB row is one stripe */
+    CHECK(pdcbb_stripe_rows(3 << 10) == 384); /* 3 KiB rows: 1152 KiB, 18 x 64 KiB */
+    CHECK(pdcbb_stripe_rows(0) == 0);
+    CHECK(pdcbb_stripe_rows(UINT64_MAX) == 0); /* a stripe would not fit in 64 bits */
+    /* the daemon of stripe k: round robin from the home daemon */
+    CHECK(pdcbb_stripe_daemon(0, 2, 3) == 2 && pdcbb_stripe_daemon(1, 2, 3) == 0 &&
+          pdcbb_stripe_daemon(5, 2, 3) == 1 && pdcbb_stripe_daemon(7, 9, 1) == 0 &&
+          pdcbb_stripe_daemon(7, 9, 0) == 0);
+    /* a 1-D file object of 2^50 bytes: the last stripe and a box near the end, no overflow */
+    uint64_t off = (1ull << 50) - 10, size = 10, first;
+    pdcbb_box_t b, part;
+    CHECK(pdcbb_box_make(&b, 1, &off, &size) == PDCBB_OK);
+    CHECK(pdcbb_box_stripe_span(&b, 1u << 20, &first) == 1 && first == (1ull << 30) - 1);
+    CHECK(pdcbb_box_stripe_part(&b, 1u << 20, first, &part) == 1 && part.off[0] == off &&
+          part.size[0] == 10);
+    CHECK(pdcbb_box_stripe_part(&b, 1u << 20, first + 1, &part) == 0);
+    CHECK(pdcbb_box_stripe_part(&b, 1u << 20, UINT64_MAX, &part) == 0); /* k * rows overflows */
+    CHECK(pdcbb_box_stripe_span(&b, 0, &first) == 0);
+    /* random boxes: the parts are in order, inside their stripes, and add up to the box */
+    int failed = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        uint32_t ndim = 1 + (uint32_t)rnd_below(4);
+        pdcbb_box_t r = random_box(ndim);
+        uint64_t rows = 1 + rnd_below(40), n = pdcbb_box_stripe_span(&r, rows, &first);
+        uint64_t next = r.off[0], total = 0;
+        for (uint64_t k = first; k < first + n; k++) {
+            if (!pdcbb_box_stripe_part(&r, rows, k, &part) || part.off[0] != next ||
+                part.off[0] / rows != k || (part.off[0] + part.size[0] - 1) / rows != k ||
+                memcmp(part.off + 1, r.off + 1, (ndim - 1) * 8) != 0 ||
+                memcmp(part.size + 1, r.size + 1, (ndim - 1) * 8) != 0)
+                failed++;
+            next = part.off[0] + part.size[0];
+            total += part.size[0];
+        }
+        if (n == 0 || total != r.size[0] || pdcbb_box_stripe_part(&r, rows, first + n, &part) ||
+            (first > 0 && pdcbb_box_stripe_part(&r, rows, first - 1, &part)))
+            failed++;
+    }
+    CHECK(failed == 0);
+}
+
 int main(void)
 {
     test_box_make();
@@ -734,5 +784,6 @@ int main(void)
     test_copy_random();
     test_overlap_random();
     test_split_random();
+    test_stripes();
     UNIT_DONE("test_region");
 }
