@@ -221,6 +221,30 @@ print(\"numpy and h5py: same\")
     assert_no_daemons "$WORKDIR"
 }
 
+@test "capacity exhausted: ENOSPC, the files closed before intact; space comes back when a file goes, the drain has the rest" {
+    mkdir -m 700 "$WORKDIR/out"
+    run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet \
+        --pdc "capacity=16M,mount,drain=$WORKDIR/out" -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        for i in 1 2 3; do head -c 3000000 /dev/urandom > "$WORKDIR/keep.$i"; cp "$WORKDIR/keep.$i" "$PDCBB_MOUNT/keep.$i"; done
+        df -B1 --output=size "$PDCBB_MOUNT" | tail -1 | sed "s/^ */size /"
+        dd if=/dev/zero of="$PDCBB_MOUNT/huge" bs=1M count=64 2>&1 | grep -o "No space left on device" | head -1
+        for i in 1 2 3; do cmp "$WORKDIR/keep.$i" "$d1/mnt/keep.$i" && echo "keep.$i intact"; done
+        rm "$PDCBB_MOUNT/huge"
+        head -c 8000000 /dev/urandom > "$PDCBB_MOUNT/after" && echo "space is back"'
+    echo "$output"
+    assert_success
+    assert_output --partial "size 33554432"        # statfs: the job's capacity, 2 x 16 MiB
+    assert_output --partial "No space left on device"
+    for i in 1 2 3; do
+        assert_output --partial "keep.$i intact"
+        cmp "$WORKDIR/keep.$i" "$WORKDIR"/out/pdcbb.*/files/keep.$i
+    done
+    assert_output --partial "space is back"
+    [ ! -e "$(echo "$WORKDIR"/out/pdcbb.*/files)/huge" ]
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "the mount process killed: calls fail at once, the job goes on, the end of the job leaves no mount behind" {
     run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet --pdc mount=yes -- bash -c '
         IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
