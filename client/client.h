@@ -264,6 +264,10 @@ static inline unsigned client_home_of_name(const char *name)
     return pdcbb_home_server(name, client_g.nservers);
 }
 
+/* All ids of kind (PDCBB_META_KIND_CONT, or _OBJ of container cont_meta, 0 = all) from every
+ * daemon, in *out (malloc'ed, *nout of them); pdc_iter.c. Under the library lock. */
+pdcbb_err_t client_list_ids(unsigned kind, uint64_t cont_meta, uint64_t **out, size_t *nout);
+
 /* ------------------------------------------------------------------ objects of the API */
 
 /* PDC's opaque container property (PDCcont_prop_get_info returns it). */

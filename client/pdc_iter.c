@@ -42,8 +42,7 @@ void client_iter_cleanup(void)
     }
 }
 
-/* All ids of kind (objects: of container cont_meta, 0 = all) from every daemon. */
-static pdcbb_err_t list_all(unsigned kind, uint64_t cont_meta, uint64_t **out, size_t *nout)
+pdcbb_err_t client_list_ids(unsigned kind, uint64_t cont_meta, uint64_t **out, size_t *nout)
 {
     uint64_t *all = NULL;
     size_t total = 0;
@@ -92,7 +91,7 @@ static struct _pdc_id_info *iter_start(unsigned kind, uint64_t cont_meta, const 
 {
     uint64_t *ids = NULL;
     size_t n = 0;
-    if (list_all(kind, cont_meta, &ids, &n) != PDCBB_OK)
+    if (client_list_ids(kind, cont_meta, &ids, &n) != PDCBB_OK)
         return NULL;
     if (n == 0) {
         free(ids);
@@ -295,7 +294,7 @@ perr_t PDCobj_prop_query(pdcid_t cont_id, enum pdc_prop_name_t prop_name, void *
         goto out;
     }
     /* The container's objects from every daemon, then each one's metadata from its home. */
-    if (list_all(PDCBB_META_KIND_OBJ, c->meta_id, &ids, &n) != PDCBB_OK)
+    if (client_list_ids(PDCBB_META_KIND_OBJ, c->meta_id, &ids, &n) != PDCBB_OK)
         goto out;
     for (size_t i = 0; i < n; i++) {
         pdcbb_obj_info_req_t q = {.id = ids[i]};

@@ -2,6 +2,7 @@
  * pdc_ns.c - the mount's calls into libpdc (pdc_ns.h): the namespace ops, each sent to the
  * daemon holding the directory, object handles by meta id, and dropping an object's data.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,6 +242,40 @@ pdcbb_err_t PDCbb_ns_setattr(uint64_t parent, const char *name, uint64_t ino, ui
     return rc;
 }
 
+pdcbb_err_t PDCbb_list_ids(unsigned kind, uint64_t cont, uint64_t **ids, size_t *n)
+{
+    CLIENT_ENTER();
+    client_clear_error();
+    *ids = NULL;
+    *n = 0;
+    pdcbb_err_t rc = client_check_init();
+    if (rc == PDCBB_OK)
+        rc = client_list_ids(kind, cont, ids, n);
+    CLIENT_LEAVE();
+    return rc;
+}
+
+pdcbb_err_t PDCbb_cont_name(uint64_t id, char *name, size_t len)
+{
+    CLIENT_ENTER();
+    client_clear_error();
+    pdcbb_err_t rc = client_check_init();
+    if (rc == PDCBB_OK && pdcbb_meta_id_kind(id) != PDCBB_META_KIND_CONT)
+        rc = client_fail(PDCBB_ERR_BAD_ID, "PDCbb_cont_name: %#llx is not a container id",
+                         (unsigned long long)id);
+    if (rc == PDCBB_OK) {
+        pdcbb_cont_info_req_t q = {.id = id};
+        pdcbb_cont_info_rep_t p;
+        void *keep;
+        if ((rc = client_op_cont_info(pdcbb_meta_id_server(id), &q, &p, &keep)) == PDCBB_OK) {
+            snprintf(name, len, "%s", p.name);
+            client_rpc_release(PDCBB_OP_CONT_INFO, &p, keep);
+        }
+    }
+    CLIENT_LEAVE();
+    return rc;
+}
+
 pdcid_t PDCbb_obj_open_id(uint64_t id)
 {
     pdcid_t h = 0;
@@ -294,4 +329,74 @@ pdcbb_err_t PDCbb_obj_drop_data(pdcid_t obj)
     }
     CLIENT_LEAVE();
     return rc;
+}
+
+pdcid_t PDCbb_file_open(const char *path, uint64_t *size)
+{
+    if (size != NULL)
+        *size = 0;
+    if (path == NULL) {
+        CLIENT_ENTER();
+        client_fail(PDCBB_ERR_INVAL, "PDCbb_file_open: no path");
+        CLIENT_LEAVE();
+        return 0;
+    }
+    /* an absolute path must be under this node's mount; the rest is the same on every node */
+    const char *rel = path, *mnt = getenv("PDCBB_MOUNT");
+    if (path[0] == '/') {
+        size_t ml = mnt ? strlen(mnt) : 0;
+        while (ml > 1 && mnt[ml - 1] == '/')
+            ml--;
+        if (ml == 0 || strncmp(path, mnt, ml) != 0 || (path[ml] != '/' && path[ml] != '\0')) {
+            CLIENT_ENTER();
+            client_fail(PDCBB_ERR_INVAL,
+                        "PDCbb_file_open: %s is not under the job's filesystem ($PDCBB_MOUNT %s)",
+                        path, mnt ? mnt : "is not set");
+            CLIENT_LEAVE();
+            return 0;
+        }
+        rel = path + ml;
+    }
+    pdcbb_ns_attr_t a = {.ino = PDCBB_NS_ROOT, .kind = PDCBB_NS_DIR};
+    char comp[PDCBB_NS_NAME_MAX + 1];
+    for (const char *p = rel; *p;) {
+        size_t l = strcspn(p, "/");
+        if (l > PDCBB_NS_NAME_MAX) {
+            CLIENT_ENTER();
+            client_fail(PDCBB_ERR_TOO_BIG, "PDCbb_file_open: %s: a name longer than %d bytes", path,
+                        PDCBB_NS_NAME_MAX);
+            CLIENT_LEAVE();
+            return 0;
+        }
+        memcpy(comp, p, l);
+        comp[l] = '\0';
+        p += l + (p[l] == '/');
+        if (l == 0 || strcmp(comp, ".") == 0)
+            continue;
+        if (a.kind != PDCBB_NS_DIR) {
+            CLIENT_ENTER();
+            client_fail(PDCBB_ERR_NOT_FOUND, "PDCbb_file_open: %s: not a directory before '%s'",
+                        path, comp);
+            CLIENT_LEAVE();
+            return 0;
+        }
+        pdcbb_err_t rc = PDCbb_ns_lookup(a.ino, comp, &a);
+        if (rc != PDCBB_OK) {
+            CLIENT_ENTER();
+            if (rc == PDCBB_ERR_NOT_FOUND)
+                client_fail(rc, "PDCbb_file_open: %s: no entry '%s'", path, comp);
+            CLIENT_LEAVE();
+            return 0; /* other errors: the lookup's own message */
+        }
+    }
+    if (a.kind != PDCBB_NS_FILE) {
+        CLIENT_ENTER();
+        client_fail(PDCBB_ERR_WRONG_TYPE, "PDCbb_file_open: %s is not a regular file", path);
+        CLIENT_LEAVE();
+        return 0;
+    }
+    pdcid_t h = PDCbb_obj_open_id(a.ino);
+    if (h != 0 && size != NULL)
+        *size = a.size;
+    return h;
 }

@@ -53,6 +53,11 @@ PDC_EXPORT pdcbb_err_t PDCbb_ns_setattr(uint64_t parent, const char *name, uint6
                                         uint32_t mask, const pdcbb_ns_attr_t *in,
                                         pdcbb_ns_attr_t *out);
 
+/* The job's containers (kind PDCBB_META_KIND_CONT) or the objects of container cont (kind
+ * PDCBB_META_KIND_OBJ), from every daemon: *ids (malloc'ed, free it), *n of them. */
+PDC_EXPORT pdcbb_err_t PDCbb_list_ids(unsigned kind, uint64_t cont, uint64_t **ids, size_t *n);
+/* The name of container id into name (len bytes). */
+PDC_EXPORT pdcbb_err_t PDCbb_cont_name(uint64_t id, char *name, size_t len);
 /* A handle (close with PDCobj_close) of the object whose meta id is id; 0 on failure. */
 PDC_EXPORT pdcid_t PDCbb_obj_open_id(uint64_t id);
 /* The meta id of an open object handle (the ino of a file of the mount); 0 if not one. */

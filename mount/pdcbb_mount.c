@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mount_pdc_view.h"
 #include "pdc.h"
 #include "pdc_ns.h"
 
@@ -95,6 +96,16 @@ static int fail(const char *what, pdcbb_err_t rc)
         fprintf(stderr, PROG ": %s: %s: %s\n", what, pdcbb_strerror(rc),
                 PDCbb_last_error_message());
     return e;
+}
+
+/* The .pdc view (mount_pdc_view.c) is read-only and its name is taken in the root: a change
+ * there is refused (EROFS; root_err for the name ".pdc" itself). */
+static bool view_refused(fuse_req_t req, uint64_t parent, const char *name, int root_err)
+{
+    if (!view_name(parent, name))
+        return false;
+    fuse_reply_err(req, parent == PDCBB_NS_ROOT ? root_err : EROFS);
+    return true;
 }
 
 /* ------------------------------------------------------------------ the inodes the kernel knows */
@@ -379,6 +390,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+    if (view_lookup(req, parent, name))
+        return;
     pdcbb_ns_attr_t a;
     pdcbb_err_t rc = PDCbb_ns_lookup(parent, name, &a);
     if (rc != PDCBB_OK) {
@@ -406,6 +419,8 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    if (view_getattr(req, ino))
+        return;
     (void)fi;
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t a;
@@ -439,6 +454,10 @@ static pdcbb_err_t truncate_data(node_t *n, uint64_t old_size, uint64_t size)
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                        struct fuse_file_info *fi)
 {
+    if (view_owns(ino)) {
+        fuse_reply_err(req, EROFS);
+        return;
+    }
     (void)fi;
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t cur, in, out;
@@ -547,12 +566,16 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name, pdcb
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+    if (view_refused(req, parent, name, EEXIST))
+        return;
     pdcbb_ns_attr_t a = new_attr(req, PDCBB_NS_DIR, mode);
     make_entry(req, parent, name, &a);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
+    if (view_refused(req, parent, name, EEXIST))
+        return;
     if (strlen(link) > PDCBB_NS_TARGET_MAX) {
         fuse_reply_err(req, ENAMETOOLONG);
         return;
@@ -565,6 +588,8 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+    if (view_refused(req, parent, name, EROFS))
+        return;
     pdcbb_ns_attr_t gone;
     pdcbb_err_t rc = PDCbb_ns_unlink(parent, name, PDCBB_NS_FILE, 0, &gone);
     if (rc == PDCBB_ERR_WRONG_TYPE) {
@@ -586,6 +611,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+    if (view_refused(req, parent, name, EROFS))
+        return;
     pdcbb_ns_attr_t a;
     pdcbb_err_t rc = PDCbb_ns_lookup(parent, name, &a);
     if (rc == PDCBB_OK && a.kind != PDCBB_NS_DIR) {
@@ -603,6 +630,8 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags)
 {
+    if (view_refused(req, parent, name, EROFS) || view_refused(req, newparent, newname, EEXIST))
+        return;
     if (flags & ~(unsigned)RENAME_NOREPLACE) {
         fuse_reply_err(req, EINVAL); /* RENAME_EXCHANGE, RENAME_WHITEOUT */
         return;
@@ -672,6 +701,8 @@ static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi)
 {
+    if (view_refused(req, parent, name, EEXIST))
+        return;
     pdcid_t obj = new_file_object();
     if (obj == 0) {
         fuse_reply_err(req, fail("create", PDCbb_last_error()));
@@ -718,6 +749,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    if (view_open(req, ino, fi))
+        return;
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t a;
     pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
@@ -745,6 +778,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
+    if (view_read(req, ino, size, off, fi))
+        return;
     (void)fi;
     node_t *n = node_get(ino);
     pdcbb_err_t rc = n ? node_object(n) : PDCBB_ERR_NOT_FOUND;
@@ -816,6 +851,8 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    if (view_release(req, ino, fi))
+        return;
     (void)fi;
     node_t *n = node_get(ino);
     if (n) {
@@ -893,6 +930,8 @@ static pdcbb_err_t listing_read(uint64_t dir, listing_t **out)
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    if (view_opendir(req, ino, fi))
+        return;
     listing_t *l;
     pdcbb_err_t rc = listing_read(ino, &l);
     if (rc != PDCBB_OK) {
@@ -906,6 +945,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi)
 {
+    if (view_readdir(req, ino, size, off, fi))
+        return;
     listing_t *l = (listing_t *)(uintptr_t)fi->fh;
     char *buf = malloc(size);
     if (buf == NULL) {
@@ -941,6 +982,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    if (view_releasedir(req, ino, fi))
+        return;
     (void)ino;
     listing_free((listing_t *)(uintptr_t)fi->fh);
     fuse_reply_err(req, 0);
@@ -1062,6 +1105,7 @@ int main(int argc, char **argv)
                 PDCbb_last_error_message());
         return 1;
     }
+    view_init(pdc, getuid(), getgid(), attr_timeout);
     /* the files' container: the first node's mount creates it, the others open it */
     for (int tries = 0; cont == 0 && tries < 100; tries++) {
         pdcid_t prop = PDCprop_create(PDC_CONT_CREATE, pdc);

@@ -221,6 +221,51 @@ print(\"numpy and h5py: same\")
     assert_no_daemons "$WORKDIR"
 }
 
+@test "one store, two views: PDC objects read-only under .pdc/, a file of the mount through the PDC API" {
+    local V="$BUILD_DIR/tests/pdc_file_view"
+    run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet --pdc mount -- bash -c '
+        IFS=: read -r d0 d1 <<<"$PDCBB_SERVER_DIRS"
+        "'"$V"'" put exp || exit 1
+        # the objects, seen from the other node: names escaped, bytes row-major
+        ls "$d1/mnt/.pdc"; ls "$d1/mnt/.pdc/exp"
+        stat -c "%n %s %A" "$d1/mnt/.pdc/exp/grid" "$d1/mnt/.pdc/exp/wide"
+        "'"$PY"'" -c "
+import numpy as np, sys
+d = sys.argv[1]
+assert (np.fromfile(d + \"/grid\", dtype=np.int32) == np.arange(150000)).all()
+assert (np.fromfile(d + \"/wide\", dtype=np.int32) == np.arange(4400000)).all()
+w = open(d + \"/wide\", \"rb\"); w.seek(4 * 2199998); assert np.frombuffer(w.read(16), np.int32).tolist() == [2199998, 2199999, 2200000, 2200001]
+assert (np.fromfile(d + \"/a%2Fb\", dtype=np.float64) == np.arange(1000) / 4.0).all()
+print(\"objects read through the mount ok\")" "$d1/mnt/.pdc/exp"
+        ls -a "$PDCBB_MOUNT" | grep -c "^.pdc$" | sed "s/^/listed in the root: /"
+        echo x > "$PDCBB_MOUNT/.pdc/exp/new" 2>&1 || true
+        mkdir "$PDCBB_MOUNT/.pdc" 2>&1 || true
+        # a file of the mount, through the PDC API (relative, and absolute under this node)
+        mkdir -p "$d1/mnt/dir"
+        head -c 3000000 /dev/urandom > "$WORKDIR/src"
+        cp "$WORKDIR/src" "$d1/mnt/dir/f"
+        "'"$V"'" file dir/f "$WORKDIR/src"
+        "'"$V"'" file "$PDCBB_MOUNT/dir/f" "$WORKDIR/src"
+        "'"$V"'" open /etc/passwd; "'"$V"'" open dir; "'"$V"'" open dir/none; true'
+    echo "$output"
+    assert_success
+    grep -qx "exp" <<<"$output"
+    assert_output --partial "a%2Fb"
+    assert_output --regexp "/mnt/.pdc/exp/grid 600000 -r--------"
+    assert_output --regexp "/mnt/.pdc/exp/wide 17600000 -r--------"
+    assert_output --partial "objects read through the mount ok"
+    assert_output --partial "listed in the root: 0"
+    assert_output --partial "Read-only file system"
+    assert_output --partial "File exists"
+    refute_output --regexp "^pdcbb.files$"
+    assert_output --partial "file dir/f through the PDC API: 3000000 bytes ok"
+    assert_output --regexp "file /.*/mnt/dir/f through the PDC API: 3000000 bytes ok"
+    assert_output --partial "open /etc/passwd: PDCBB_ERR_INVAL: PDCbb_file_open: /etc/passwd is not under the job's filesystem"
+    assert_output --partial "open dir: PDCBB_ERR_WRONG_TYPE: PDCbb_file_open: dir is not a regular file"
+    assert_output --partial "open dir/none: PDCBB_ERR_NOT_FOUND: PDCbb_file_open: dir/none: no entry 'none'"
+    assert_no_daemons "$WORKDIR"
+}
+
 @test "capacity exhausted: ENOSPC, the files closed before intact; space comes back when a file goes, the drain has the rest" {
     mkdir -m 700 "$WORKDIR/out"
     run timeout 300 "$PDCBB" run --nodes 2 --workdir "$WORKDIR/w" --quiet \
