@@ -209,7 +209,7 @@ print(\"numpy and h5py: same\")
             obj="$(printf "%016x.dat" "$(stat -c %i "${d[1]}/mnt/$f")")"
             for k in 0 1 2; do
                 n="$(find "${d[$k]}" -name "$obj" -printf "%b\n" | awk "{s += \$1 * 512} END {print int(s / 1048576)}")"
-                [ -n "$(find "${d[$k]}" -name "$obj")" ] && echo "$f on daemon $k: $n MiB"
+                if [ -n "$(find "${d[$k]}" -name "$obj")" ]; then echo "$f on daemon $k: $n MiB"; fi
             done
         done'
     echo "$output"

@@ -53,6 +53,11 @@ timeout 60 srun -N1 -n1 -w n1 $SITE/bin/hdf5_file_check write \$PDCBB_MOUNT/out/
 timeout 60 srun -N1 -n1 -w n3 $SITE/bin/hdf5_file_check read \$PDCBB_MOUNT/out/t.h5 300; echo h5_exit=\$?
 timeout 60 srun -N1 -n1 -w n2 sh -c 'cd \$PDCBB_MOUNT/out && sha256sum rank-*.dat seq.0.0 t.h5' > $SITE/out/sums.\$SLURM_JOB_ID
 srun -N3 -n3 sh -c 'grep -c \" \$PDCBB_MOUNT \" /proc/self/mountinfo' | sed 's/^/mounted: /'
+# cp -r, tar and dd on one node, checked on another; NumPy and h5py the same way
+timeout 60 srun -N1 -n1 -w n1 sh -c 'cp -r /usr/share/doc/bash \$PDCBB_MOUNT/doc && tar -C /usr/share/doc -cf \$PDCBB_MOUNT/doc.tar bash && dd if=/dev/urandom of=\$PDCBB_MOUNT/dd.bin bs=1M count=5 status=none && sha256sum \$PDCBB_MOUNT/dd.bin' > $SITE/out/dd.\$SLURM_JOB_ID
+timeout 60 srun -N1 -n1 -w n3 sh -c 'diff -r /usr/share/doc/bash \$PDCBB_MOUNT/doc && tar -tf \$PDCBB_MOUNT/doc.tar | grep -c . && sha256sum \$PDCBB_MOUNT/dd.bin' > $SITE/out/dd3.\$SLURM_JOB_ID; echo copies_exit=\$?
+timeout 60 srun -N1 -n1 -w n2 /usr/bin/python3 -c 'import os, numpy, h5py; m = os.environ[\"PDCBB_MOUNT\"]; numpy.save(m + \"/a.npy\", numpy.arange(100000.0)); f = h5py.File(m + \"/b.h5\", \"w\"); f[\"x\"] = numpy.arange(5000); f.close()'
+timeout 60 srun -N1 -n1 -w n1 /usr/bin/python3 -c 'import os, numpy, h5py; m = os.environ[\"PDCBB_MOUNT\"]; assert (numpy.load(m + \"/a.npy\") == numpy.arange(100000.0)).all(); assert (h5py.File(m + \"/b.h5\", \"r\")[\"x\"][:] == numpy.arange(5000)).all(); print(\"python ok\")'
 " -N3 --pdc=capacity=1G,drain=$SITE/drain,mount
     echo "$OUT"
     grep -q "^mount=$LOCAL/pdcbb.$JOB/mnt$" <<<"$OUT"
@@ -62,7 +67,9 @@ srun -N3 -n3 sh -c 'grep -c \" \$PDCBB_MOUNT \" /proc/self/mountinfo' | sed 's/^
     done
     # the ranks ran on three different nodes
     [ "$(grep -E '^rank [0-9] of 3 on ' <<<"$OUT" | awk '{print $6}' | sort -u | wc -l)" -eq 3 ]
-    for k in mpi fio fio_verify h5; do grep -q "^${k}_exit=0$" <<<"$OUT"; done
+    for k in mpi fio fio_verify h5 copies; do grep -q "^${k}_exit=0$" <<<"$OUT"; done
+    grep -q "^python ok$" <<<"$OUT"
+    [ "$(awk '{print $1}' "$SITE/out/dd.$JOB")" = "$(tail -1 "$SITE/out/dd3.$JOB" | awk '{print $1}')" ]
     [ "$(grep -c '^mounted: 1$' <<<"$OUT")" -eq 3 ]
     no_daemons_left
     no_mounts_left
