@@ -356,6 +356,47 @@ print("%08x" % crc32c(open(sys.argv[1], "rb").read()))' "$FILES_WORK/src/blob")"
     [ -z "$(pgrep -f "pdcbb_mount_drain .*$WORKDIR" || true)" ]
 }
 
+@test "a file built from damaged node-local bytes: the list marks it, verify and ls name it, the mount refuses it" {
+    local m="$WORKDIR/m"
+    mkdir "$WORKDIR/dest"
+    # the file's node-local bytes are overwritten while its daemon is down: the drain finds them
+    # against the checksums taken when they were written and marks its extent damaged
+    run timeout 300 "$PDCBB" run --quiet --workdir "$WORKDIR/job" --job-id 1322 \
+        --pdc mount=yes,drain="$WORKDIR/dest" -- bash -c '
+        d0="$PDCBB_JOB_DIR"
+        head -c 3000000 /dev/urandom > "$PDCBB_MOUNT/hurt"
+        echo fine > "$PDCBB_MOUNT/fine"
+        f="$(ls -S "$d0"/bbd-0/objects/*.dat | head -1)"
+        pid="$(cat "$d0/bbd-0.pid")"
+        kill -TERM "$pid"
+        while kill -0 "$pid" 2>/dev/null && ! grep -q "^[^ ]* ([^)]*) [ZX]" "/proc/$pid/stat" 2>/dev/null; do sleep 0.05; done
+        printf "\xde\xad\xbe\xef" | dd of="$f" bs=1 seek=$((1048576 + 4321)) conv=notrunc status=none
+        "'"$BBD"'" --job-dir "$d0" --rank 0 --nservers 1 --job-id "$PDCBB_JOB_ID" --node node0 \
+            3>"$d0/ready0" --ready-fd 3 &
+        for _ in $(seq 200); do grep -q ready "$d0/ready0" 2>/dev/null && break; sleep 0.05; done'
+    echo "$output"
+    assert_success
+    local d="$WORKDIR/dest/pdcbb.1322" hexpath
+    [ -f "$d/COMPLETE" ]
+    hexpath="$(printf hurt | od -An -tx1 | tr -d ' \n')"
+    grep -Eq "^f 0644 3000000 [0-9]+ [0-9a-f]{8} damaged $hexpath -\$" "$d/files.manifest"
+    run "$PDCBB" verify "$d"
+    assert_failure 1
+    assert_line --regexp "^DAMAGED damaged extent: object '.*' \(id [0-9]+\) rank 0 bytes 1048576-2097151 "
+    assert_line "DAMAGED files/hurt: built from damaged extents of its object (those bytes are not the job's; the DAMAGED extents are listed above)"
+    assert_output --regexp ": 1 damaged file, 1 damaged$"
+    run "$PDCBB" ls --files "$d"
+    assert_success
+    assert_line --regexp '^  -rw-r--r--  +3000000  .*  hurt  \(damaged\)$'
+    mount_fg "$d" "$m" --log "$WORKDIR/mount.log"
+    run cat "$m/hurt"
+    assert_failure
+    assert_output --partial "Input/output error"
+    [ "$(cat "$m/fine")" = fine ]
+    unmount_fg "$m"
+    grep -q "files/hurt: the drain built it from damaged extents of its object" "$WORKDIR/mount.log"
+}
+
 @test "USER-GUIDE.md's 'After the job: the files' runs as printed" {
     local block
     block="$(awk '/^### / {insec = ($0 == "### After the job: the files"); next}
