@@ -42,7 +42,7 @@ static const cli_cmd_t cli_cmds[] = {
     {"bcast", cli_cmd_bcast, "copy a file to every node of the running job"},
     {"drain", cli_cmd_drain, "drain a node's job directory to its destination (or finish one)"},
     {"why", cli_cmd_why, "say where a job's drained data is, and why its drain failed"},
-    {"ls", cli_cmd_ls, "list the containers and objects of a drained job"},
+    {"ls", cli_cmd_ls, "list the containers, objects and files of a drained job"},
     {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
     {"export", cli_cmd_export, "write a drained job as .raw or .npy files or one HDF5 file"},
     {"verify", cli_cmd_verify, "check every checksum of a drained job"},
