@@ -5,6 +5,7 @@
 #ifndef PDCBB_CLI_H
 #define PDCBB_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pdcbb_name.h" /* pdcbb_esc: every name and untrusted string printed */
@@ -22,6 +23,10 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *val, uint64_t mi
 int cli_bad_option(const char *cmd, int c, char **argv);
 /* CLOCK_MONOTONIC in seconds. */
 double cli_now(void);
+/* The first of the paths rel (relative to the directory of this program, each starting with
+ * '/') that is an executable, resolved, into out; 1 if found, else 0. (How `pdcbb run` finds
+ * pdc_bbd and pdcbb_mount, and `pdcbb mount` pdcbb_mount_drain.) */
+int cli_find_beside(const char *const *rel, size_t nrel, char *out, size_t len);
 
 /* cmd_run.c: `pdcbb run`, a local job without Slurm */
 int cli_cmd_run(int argc, char **argv);
@@ -41,6 +46,8 @@ int cli_cmd_export(int argc, char **argv);
 int cli_cmd_verify(int argc, char **argv);
 /* cmd_kv.c: `pdcbb kv ls|keys|get|export`, the KV objects of a drained job */
 int cli_cmd_kv(int argc, char **argv);
+/* cmd_mount.c: `pdcbb mount DRAIN DIR`, a drained job's files read-only (pdcbb_mount_drain) */
+int cli_cmd_mount(int argc, char **argv);
 
 /* cmd_stats.c: `pdcbb stats`, the live counters of a running job's daemons */
 int cli_cmd_stats(int argc, char **argv);

@@ -1,7 +1,8 @@
 /*
  * cmd_ls.c - `pdcbb ls`: what a drained job holds, read from its drain directory
  * (docs/DRAIN-FORMAT.md): the job, its ranks (--long), containers and objects with their tags,
- * tag values decoded for numeric and string types.
+ * tag values decoded for numeric and string types, and the mount's files (files/, from their
+ * list: pdcbb_drain_files.h).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -9,20 +10,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "cmd_data.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_drain_files.h"
 
 static void ls_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: pdcbb ls [--partial] [--owner USER] [--job ID] [--long] DIR\n"
+            "Usage: pdcbb ls [--partial] [--owner USER] [--job ID] [--long] [--files] DIR\n"
             "\n"
             "List what a drained job holds: one line for the job (id, user, ranks, and whether\n"
             "the drain is complete), then its containers (name, lifetime, objects, tags) and its\n"
             "objects (name, container, type, dimensions, placement, bytes stored, tags). Tag\n"
             "values are decoded for numeric and string types, shown as hex otherwise.\n"
+            "A job that used the mount (--pdc mount=yes) also has its files, as files/ in the\n"
+            "drain directory: a FILES section lists each directory, file and symbolic link from\n"
+            "the drain's checksummed list of them (mode, size, modification time, path; a link\n"
+            "with its target; \"(damaged)\" after a file built from damaged extents).\n"
             "DIR is a job's drain directory (DEST/pdcbb.JOBID) or a destination that holds\n"
             "exactly one of them.\n"
             "\n"
@@ -32,12 +39,13 @@ static void ls_usage(FILE *out)
             "  -l, --long      also list the ranks (node, data bytes, drain time) and, per\n"
             "                  object, its id, home rank, element size, stored shape, extents,\n"
             "                  consistency, user id, time step, app name, data location, tag\n"
-            "                  string and placement map\n"
-            CMD_READ_HELP
+            "                  string and placement map; and each file's CRC-32C\n"
+            "  -f, --files     list only the files (the FILES section)\n" CMD_READ_HELP
             "  -h, --help      show this help\n"
             "\n"
             "Exit status: 0 listed; 1 the drain cannot be read or is incomplete (without\n"
-            "--partial); 2 bad command line.\n");
+            "--partial), its list of files is damaged, or --files and it has no files; 2 bad\n"
+            "command line.\n");
 }
 
 /* Append printable text for a tag's value to out. */
@@ -257,26 +265,98 @@ static void ls_print(pdcbb_drain_t *m, bool lng)
     free(os);
 }
 
+/* "drwxr-x---" of a list entry. */
+static void ls_mode(const pdcbb_drain_file_t *e, char out[11])
+{
+    static const char rwx[] = "rwxrwxrwx";
+    out[0] = e->type == PDCBB_DRAIN_FILE_REG ? '-' : e->type;
+    for (int i = 0; i < 9; i++)
+        out[1 + i] = (e->mode & (0400u >> i)) ? rwx[i] : '-';
+    if (e->mode & 04000)
+        out[3] = (e->mode & 0100) ? 's' : 'S';
+    if (e->mode & 02000)
+        out[6] = (e->mode & 0010) ? 's' : 'S';
+    if (e->mode & 01000)
+        out[9] = (e->mode & 0001) ? 't' : 'T';
+    out[10] = '\0';
+}
+
+/* The FILES section; returns 0, or 1 after saying why on standard error. only: --files. */
+static int ls_files(const pdcbb_drain_t *m, bool lng, bool only)
+{
+    if (m->files.list == NULL) {
+        if (!only)
+            return 0; /* no mount in this job (or not complete yet): no section */
+        if (m->complete)
+            fprintf(stderr,
+                    "pdcbb ls: %s has no files: the job did not use the mount (--pdc "
+                    "mount=yes)\n",
+                    pdcbb_esc(m->dir));
+        else
+            printf("FILES: none listed yet (they are listed when the drain completes)\n");
+        return m->complete ? 1 : 0;
+    }
+    pdcbb_drain_files_t *f = NULL;
+    char err[PDCBB_DRAIN_ERR_LEN];
+    if (pdcbb_drain_files_load(m, &f, err, sizeof(err)) != PDCBB_OK) {
+        fprintf(stderr, "pdcbb ls: %s\n", pdcbb_esc(err));
+        return 1;
+    }
+    printf("%sFILES (%" PRIu64 " entries, %" PRIu64 " files, %" PRIu64 " bytes, in %s/%s)\n",
+           only ? "" : "\n", f->n, f->nfiles, f->bytes, pdcbb_esc(m->dir), PDCBB_DRAIN_FILES_DIR);
+    int ws = 4;
+    for (uint64_t i = 0; i < f->n; i++) {
+        char num[32];
+        snprintf(num, sizeof(num), "%" PRIu64, f->e[i].size);
+        ws = ls_width(ws, num);
+    }
+    if (f->n > 0)
+        printf("  %-10s  %*s  %-19s  %s%s\n", "MODE", ws, "SIZE", "MODIFIED",
+               lng ? "CRC-32C   " : "", "PATH");
+    for (uint64_t i = 0; i < f->n; i++) {
+        const pdcbb_drain_file_t *e = &f->e[i];
+        char mode[11], when[32], crc[16] = "";
+        ls_mode(e, mode);
+        time_t t = (time_t)(e->mtime_ns / 1000000000u);
+        struct tm tm;
+        if (localtime_r(&t, &tm) == NULL ||
+            strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+            snprintf(when, sizeof(when), "%" PRIu64, e->mtime_ns / 1000000000u);
+        if (lng && e->type == PDCBB_DRAIN_FILE_REG)
+            snprintf(crc, sizeof(crc), "%08" PRIx32 "  ", e->crc32c);
+        else if (lng)
+            snprintf(crc, sizeof(crc), "%-10s", "-");
+        printf("  %-10s  %*" PRIu64 "  %-19s  %s%s", mode, ws, e->size, when, crc,
+               pdcbb_esc(e->path));
+        if (e->type == PDCBB_DRAIN_FILE_LINK)
+            printf(" -> %s", pdcbb_esc(e->target));
+        printf("%s\n", e->damaged ? "  (damaged)" : "");
+    }
+    pdcbb_drain_files_free(f);
+    return 0;
+}
+
 int cli_cmd_ls(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"partial", no_argument, NULL, 'p'},
-        CMD_READ_LONGOPTS,
-        {"long", no_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"partial", no_argument, NULL, 'p'}, CMD_READ_LONGOPTS,
+        {"long", no_argument, NULL, 'l'},    {"files", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},    {NULL, 0, NULL, 0},
     };
     cmd_read_t rd = {0};
     int bad;
-    bool lng = false;
+    bool lng = false, only_files = false;
     int c;
 
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":plh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":plfh", opts, NULL)) != -1) {
         switch (c) {
         case 'p': rd.partial = true; break;
         case 'l': lng = true; break;
+        case 'f':
+            only_files = true;
+            break;
         case 'h': ls_usage(stdout); return 0;
         default:
             if ((bad = cmd_read_opt("ls", c, optarg, argv, &rd)) != 0)
@@ -292,7 +372,9 @@ int cli_cmd_ls(int argc, char **argv)
     pdcbb_drain_t *m = cmd_open("ls", argv[optind], &rd);
     if (m == NULL)
         return 1;
-    ls_print(m, lng);
+    if (!only_files)
+        ls_print(m, lng);
+    int status = ls_files(m, lng, only_files);
     pdcbb_drain_free(m);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return fflush(stdout) == 0 ? status : 1;
 }

@@ -10,7 +10,6 @@
 #include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -207,27 +206,6 @@ static void run_signals_block(bool block, sigset_t *old)
     sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
 }
 
-/* The first of the paths rel (relative to the directory of this program, each starting with
- * '/') that is an executable, resolved, into out; 1 if found. */
-static int run_find_beside(const char *const *rel, size_t nrel, char *out, size_t len)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *dir = dirname(buf);
-    for (size_t i = 0; i < nrel; i++) {
-        char cand[PATH_MAX + 32], real[PATH_MAX];
-        snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
-        if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
-            snprintf(out, len, "%s", real);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Where the daemon is: $PDCBB_DAEMON_PATH, the configured one if it exists, else next to us. */
 static void run_find_daemon(pdcbb_config_t *cfg)
 {
@@ -252,7 +230,7 @@ static void run_find_daemon(pdcbb_config_t *cfg)
     if (cfg->daemon_path[0] != '\0' && access(cfg->daemon_path, X_OK) == 0)
         return;
     static const char *const rel[] = {"/../bbd/pdc_bbd", "/../sbin/pdc_bbd"};
-    if (run_find_beside(rel, sizeof(rel) / sizeof(rel[0]), cfg->daemon_path,
+    if (cli_find_beside(rel, sizeof(rel) / sizeof(rel[0]), cfg->daemon_path,
                         sizeof(cfg->daemon_path)))
         return;
 #ifdef PDCBB_BUILD_DAEMON_PATH
@@ -272,7 +250,7 @@ static void run_find_mount(char *out, size_t len)
         return;
     }
     static const char *const rel[] = {"/pdcbb_mount", "/../mount/pdcbb_mount"};
-    if (run_find_beside(rel, sizeof(rel) / sizeof(rel[0]), out, len))
+    if (cli_find_beside(rel, sizeof(rel) / sizeof(rel[0]), out, len))
         return;
 #ifdef PDCBB_BUILD_MOUNT_PATH
     if (access(PDCBB_BUILD_MOUNT_PATH, X_OK) == 0)

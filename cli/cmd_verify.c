@@ -1,7 +1,8 @@
 /*
  * cmd_verify.c - `pdcbb verify`: every checksum of a drained job (pdcbb_drain_verify): each
- * extent's CRC-32C against the manifest and every KV dump; bad extents on standard output, a
- * summary line, progress on standard error when it is a terminal.
+ * extent's CRC-32C against the manifest and every KV dump, and the mount's files/ against their
+ * list (pdcbb_drain_files_verify); problems on standard output, a summary line, progress on
+ * standard error when it is a terminal.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "cmd_data.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_drain_files.h"
 
 static void verify_usage(FILE *out)
 {
@@ -33,16 +35,29 @@ static void verify_usage(FILE *out)
             "sequentially in 8 MiB requests; progress is shown on standard error when it is a\n"
             "terminal.\n"
             "\n"
+            "A job that used the mount (--pdc mount=yes) also has its files as files/: each\n"
+            "entry is compared with the drain's list of them (files.manifest, named with its\n"
+            "CRC-32C in the manifest): type, mode, mtime (to the second), size, link target,\n"
+            "and every byte of every file against its CRC-32C. Each problem is one line\n"
+            "naming the entry: MISSING (listed, not in files/), EXTRA (in files/, not\n"
+            "listed), CHANGED (another type, or other bytes, size, mode, mtime or link\n"
+            "target, each with what the list says) or DAMAGED (built from damaged extents\n"
+            "of its object), for example\n"
+            "  CHANGED files/out/a.h5: mode 0600, the list says 0640\n"
+            "The summary then has \", F files (Y bytes)\" after the bytes, and counts what\n"
+            "is wrong (\"N missing files\", \"N extra files\", \"N changed files\", \"N damaged\n"
+            "files\"). Files are checked in a complete drain, without --rank.\n"
+            "\n"
             "Options:\n"
             "  -p, --partial   verify an incomplete drain: the ranks drained so far\n"
             "  -r, --rank R    only the extents daemon rank R held\n"
-            "  -q, --quiet     print only bad extents and the summary (no progress)\n"
-            CMD_READ_HELP
+            "  -q, --quiet     print only bad extents and the summary (no progress)\n" CMD_READ_HELP
             "  -h, --help      show this help\n"
             "\n"
-            "Exit status: 0 every checksum matches (and the drain is complete, or --partial\n"
-            "is given); 1 an extent is bad, missing or damaged, the drain is incomplete, or\n"
-            "it cannot be read; 2 bad command line.\n");
+            "Exit status: 0 every checksum matches and files/ is as listed (and the drain\n"
+            "is complete, or --partial is given); 1 an extent is bad, missing or damaged, an\n"
+            "entry of files/ is missing, extra, changed or damaged, the drain is incomplete,\n"
+            "or it cannot be read; 2 bad command line.\n");
 }
 
 static void verify_line(const char *tag, const char *line, void *arg)
@@ -62,6 +77,21 @@ static void verify_report(const char *line, void *arg)
 static void verify_damaged(const char *line, void *arg)
 {
     verify_line("DAMAGED", line, arg);
+}
+
+static void verify_files_report(const char *tag, const char *line, void *arg)
+{
+    verify_line(tag, line, arg);
+}
+
+/* ", N WHAT files" (or "N WHAT files" first; "file" for one) into the summary when n > 0;
+ * returns whether printed. */
+static bool verify_count(bool first, uint64_t n, const char *what)
+{
+    if (n == 0)
+        return false;
+    printf("%s%" PRIu64 " %s file%s", first ? "" : ", ", n, what, n == 1 ? "" : "s");
+    return true;
 }
 
 static void verify_progress(uint64_t done, uint64_t total, void *arg)
@@ -127,30 +157,57 @@ int cli_cmd_verify(int argc, char **argv)
                                         &prog, err, sizeof(err));
     cmd_progress(&prog, st.bytes, st.bytes, true);
     uint64_t damaged = pdcbb_drain_damaged_extents(m, (int)rank, verify_damaged, &prog);
+    /* the mount's files: listed only when the drain completed; not a rank's */
+    pdcbb_drain_files_stats_t fst = {0};
+    pdcbb_err_t frc = PDCBB_OK;
+    char ferr[PDCBB_DRAIN_ERR_LEN] = "";
+    if (m->complete && rank < 0 && (rc == PDCBB_OK || rc == PDCBB_ERR_IO)) {
+        cmd_progress_init(&prog, "verify", !quiet && isatty(STDERR_FILENO));
+        frc = pdcbb_drain_files_verify(m, &fst, verify_files_report, verify_progress, &prog, ferr,
+                                       sizeof(ferr));
+        cmd_progress(&prog, fst.bytes, fst.bytes, true);
+    }
+    bool files_bad = fst.missing || fst.extra || fst.changed || fst.damaged;
     int status = 0;
     if (rc != PDCBB_OK && rc != PDCBB_ERR_IO) {
         fprintf(stderr, "pdcbb verify: %s\n", err[0] ? pdcbb_esc(err) : pdcbb_strerror(rc));
+        status = 1;
+    } else if (frc != PDCBB_OK && frc != PDCBB_ERR_IO) {
+        fprintf(stderr, "pdcbb verify: %s\n", ferr[0] ? pdcbb_esc(ferr) : pdcbb_strerror(frc));
         status = 1;
     } else {
         printf("verified %" PRIu64 " extents, %" PRIu64 " bytes", st.extents, st.bytes);
         if (st.kv_dumps > 0)
             printf(", %" PRIu64 " KV dumps (%" PRIu64 " records)", st.kv_dumps, st.kv_records);
-        if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0 && damaged == 0)
+        if (fst.entries > 0)
+            printf(", %" PRIu64 " file%s (%" PRIu64 " bytes)", fst.files, fst.files == 1 ? "" : "s",
+                   fst.bytes);
+        bool data_bad = st.bad || st.missing || st.kv_bad;
+        if (!data_bad && !files_bad && damaged == 0) {
             printf(": OK");
-        else if (st.bad == 0 && st.missing == 0 && st.kv_bad == 0)
-            printf(": %" PRIu64 " damaged", damaged);
-        else if (st.kv_dumps > 0)
-            printf(": %" PRIu64 " bad, %" PRIu64 " missing, %" PRIu64 " bad KV dumps", st.bad,
-                   st.missing, st.kv_bad);
-        else
-            printf(": %" PRIu64 " bad, %" PRIu64 " missing", st.bad, st.missing);
+        } else {
+            printf(": ");
+            bool first = true;
+            if (data_bad && st.kv_dumps > 0)
+                printf("%" PRIu64 " bad, %" PRIu64 " missing, %" PRIu64 " bad KV dumps", st.bad,
+                       st.missing, st.kv_bad);
+            else if (data_bad)
+                printf("%" PRIu64 " bad, %" PRIu64 " missing", st.bad, st.missing);
+            first = !data_bad;
+            first &= !verify_count(first, fst.missing, "missing");
+            first &= !verify_count(first, fst.extra, "extra");
+            first &= !verify_count(first, fst.changed, "changed");
+            first &= !verify_count(first, fst.damaged, "damaged");
+            if (first)
+                printf("%" PRIu64 " damaged", damaged);
+        }
         if (!m->complete)
             printf(" (INCOMPLETE drain: %" PRIu32 " of %" PRIu32 " ranks)", m->nranks,
                    m->nservers);
-        if (damaged > 0 && (st.bad || st.missing || st.kv_bad))
+        if (damaged > 0 && (data_bad || files_bad))
             printf(", %" PRIu64 " damaged", damaged);
         printf("\n");
-        status = (st.bad || st.missing || st.kv_bad || damaged) ? 1 : 0;
+        status = (data_bad || files_bad || damaged) ? 1 : 0;
     }
     pdcbb_drain_free(m);
     if (fflush(stdout) != 0)

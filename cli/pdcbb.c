@@ -9,16 +9,19 @@
  *   status  the daemons of a job, from the files in its job directories (cmd_status.c);
  *   stats   the live counters of a running job's daemons (cmd_stats.c);
  *   bcast   a copy of a file on every node of the running job (cmd_bcast.c);
- *   drain, why, admin; ls, get, export, verify and kv, which read a drained job.
+ *   drain, why, admin; ls, get, export, verify, kv and mount, which read a drained job.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -39,10 +42,11 @@ static const cli_cmd_t cli_cmds[] = {
     {"bcast", cli_cmd_bcast, "copy a file to every node of the running job"},
     {"drain", cli_cmd_drain, "drain a node's job directory to its destination (or finish one)"},
     {"why", cli_cmd_why, "say where a job's drained data is, and why its drain failed"},
-    {"ls", cli_cmd_ls, "list the containers and objects of a drained job"},
+    {"ls", cli_cmd_ls, "list the containers, objects and files of a drained job"},
     {"get", cli_cmd_get, "write an object (or a region of it) of a drained job to stdout"},
     {"export", cli_cmd_export, "write a drained job as .raw or .npy files or one HDF5 file"},
     {"verify", cli_cmd_verify, "check every checksum of a drained job"},
+    {"mount", cli_cmd_mount, "show a drained job's files read-only at a directory (FUSE)"},
     {"kv", cli_cmd_kv, "list, get and export the KV objects of a drained job"},
     {"admin", cli_cmd_admin, "list (and drain or remove) job directories left on this node"},
 };
@@ -92,6 +96,25 @@ int cli_bad_option(const char *cmd, int c, char **argv)
     else
         fprintf(stderr, "pdcbb %s: unknown option '%s' (see pdcbb %s --help)\n", cmd, arg, cmd);
     return CLI_EXIT_USAGE;
+}
+
+int cli_find_beside(const char *const *rel, size_t nrel, char *out, size_t len)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *dir = dirname(buf);
+    for (size_t i = 0; i < nrel; i++) {
+        char cand[PATH_MAX + 32], real[PATH_MAX];
+        snprintf(cand, sizeof(cand), "%s%s", dir, rel[i]);
+        if (access(cand, X_OK) == 0 && realpath(cand, real) != NULL) {
+            snprintf(out, len, "%s", real);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 double cli_now(void)

@@ -75,6 +75,10 @@ if [ "$seeds" = 1 ]; then
     doc_seeds "$repo/docs/ADMIN.md" config
     doc_seeds "$repo/docs/CONFIG.md" config
     doc_seeds "$repo/docs/DRAIN-FORMAT.md" drain_manifest
+    # the example list of DRAIN-FORMAT.md "Files of the mount" (its second fenced block)
+    awk '/^\*\*The list of files\*\*/ {on = 1} on && /^```$/ {n++; if (n == 4) exit; next}
+         on && n == 3 {print}' "$repo/docs/DRAIN-FORMAT.md" \
+        >"$repo/tests/fuzz/corpus/drain_files/DRAIN-FORMAT-1"
     echo "fuzz.sh: seeds written to tests/fuzz/corpus/"
     exit 0
 fi

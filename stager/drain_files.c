@@ -7,9 +7,12 @@
  * the CRC-32C of everything before it. The node that completes the drain builds
  * files/ from every rank's entries and the drained objects: each directory, each file (its
  * bytes read through pdcbb_drain_read_box, so every extent is checked against its CRC before a
- * byte is copied) and each symbolic link, with their permission bits and mtimes. It is built
- * in files.tmp/ and renamed into place before COMPLETE is written: a complete drain has all of
- * it, and a drain finished again later builds it again.
+ * byte is copied; the copy is synced and read back against the CRC-32C of what was written) and
+ * each symbolic link, with their permission bits and mtimes. Everything it made goes into the
+ * list files.manifest (pdcbb_drain_files.h), which the merged manifest names with its size and
+ * CRC-32C. The tree is built in files.tmp.HOST.PID/, the list written, and the tree renamed to
+ * files/, all before manifest.yaml and COMPLETE: whenever files/ exists its list does, and a
+ * drain finished again later keeps both.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,12 +27,14 @@
 
 #include "drain_internal.h"
 #include "pdcbb_crc32c.h"
+#include "pdcbb_drain_files.h"
 #include "pdcbb_log.h"
 #include "pdcbb_ns.h"
 #include "pdcbb_proto.h"
 
-#define FILES_DIR "files"
+#define FILES_DIR PDCBB_DRAIN_FILES_DIR
 #define FILES_TMP "files.tmp"
+#define FILES_OLD "files.old"
 #define COPY_SLAB ((uint64_t)64 << 20)
 
 /* One entry as drained. */
@@ -213,22 +218,42 @@ static void remove_tree(const char *path)
 
 static void log_damaged(const char *line, void *arg)
 {
-    (void)arg;
+    uint64_t *seen = arg;
+    (*seen)++;
     PDCBB_ERROR("drain: files/: %s (read as zeros in the file; pdcbb verify lists it)", line);
 }
 
-static void set_times(const char *path, uint64_t mtime_ns)
+static pdcbb_err_t set_times(const char *path, uint64_t mtime_ns, char *err, size_t errlen)
 {
     struct timespec ts[2] = {
         {(time_t)(mtime_ns / 1000000000ull), (long)(mtime_ns % 1000000000ull)},
         {(time_t)(mtime_ns / 1000000000ull), (long)(mtime_ns % 1000000000ull)}};
-    utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+    if (utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW) != 0) {
+        drain_errf(err, errlen, "cannot set the times of %s: %s", path, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    return PDCBB_OK;
 }
 
-/* Copy file e's bytes (object e->ino of m) to path. */
-static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *path, uint8_t *slab,
-                             char *err, size_t errlen)
+/* Does m mark an extent of object id damaged (manifest key damaged)? */
+static int object_damaged(const pdcbb_drain_t *m, uint64_t id)
 {
+    uint64_t first, count;
+    pdcbb_drain_object_extents(m, id, &first, &count);
+    for (uint64_t i = first; i < first + count; i++)
+        if (m->extents[i].damaged)
+            return 1;
+    return 0;
+}
+
+/* Copy file e's bytes (object e->ino of m) to path; *crc gets their CRC-32C, *made whether the
+ * file was made (0: left out, its object is not in the drain). The copy is synced and read back
+ * against *crc. */
+static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *path, uint8_t *slab,
+                             uint32_t *crc, int *made, char *err, size_t errlen)
+{
+    *crc = 0;
+    *made = 0;
     if (e->size > 0 && pdcbb_drain_find_object_id(m, e->ino) == NULL) {
         /* its object was deleted meanwhile (an unlink racing the job's end): left out, said */
         PDCBB_ERROR("drain: file %s is left out of files/: its object %#" PRIx64
@@ -236,11 +261,12 @@ static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *pa
                     path, e->ino);
         return PDCBB_OK;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         drain_errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
         return pdcbb_err_from_errno(errno);
     }
+    *made = 1;
     pdcbb_err_t rc = PDCBB_OK;
     const pdcbb_drain_object_t *o = pdcbb_drain_find_object_id(m, e->ino);
     for (uint64_t off = 0; o != NULL && rc == PDCBB_OK && off < e->size;) {
@@ -252,6 +278,7 @@ static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *pa
         box.size[0] = len;
         if ((rc = pdcbb_drain_read_box(m, o, &box, slab, err, errlen)) != PDCBB_OK)
             break;
+        *crc = pdcbb_crc32c(*crc, slab, (size_t)len);
         if (pwrite(fd, slab, len, (off_t)off) != (ssize_t)len) {
             drain_errf(err, errlen, "cannot write %s: %s", path, strerror(errno));
             rc = pdcbb_err_from_errno(errno);
@@ -262,16 +289,63 @@ static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *pa
         drain_errf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         rc = pdcbb_err_from_errno(errno);
     }
+    if (rc == PDCBB_OK) { /* read back, as the data files are */
+        pdcbb_drain_file_t want = {.type = PDCBB_DRAIN_FILE_REG, .size = e->size, .crc32c = *crc};
+        char why[256];
+        if ((rc = pdcbb_drain_file_check(fd, &want, NULL, why, sizeof(why))) != PDCBB_OK)
+            drain_errf(err, errlen, "%s, read back after it was written: %s", path, why);
+    }
     close(fd);
     return rc;
 }
 
-pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, uint64_t *nfiles,
-                                    char *err, size_t errlen)
+/* The list of an earlier build (files/ exists): *ref and *nfiles from it. PDCBB_ERR_NOT_FOUND
+ * when there is no list (files/ of a pdcbb that wrote none). */
+static pdcbb_err_t files_existing(const char *drain_dir, pdcbb_drain_files_ref_t *ref,
+                                  uint64_t *nfiles, char *err, size_t errlen)
 {
-    char path[PATH_MAX], root[PATH_MAX], final[PATH_MAX];
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", drain_dir, PDCBB_DRAIN_FILES_LIST);
+    pdcbb_drain_files_t *f = NULL;
+    pdcbb_err_t rc = drain_files_list_read(path, &f, ref, err, errlen);
+    if (rc == PDCBB_OK) {
+        *nfiles = f->nfiles;
+        pdcbb_drain_files_free(f);
+    }
+    return rc;
+}
+
+/* Add what path (under root) is to the list: lstat gives the mode as made. */
+static pdcbb_err_t list_add(pdcbb_drain_files_t *list, const char *root, const char *path,
+                            char type, uint64_t size, uint64_t mtime_ns, uint32_t crc, int damaged,
+                            const char *target, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        drain_errf(err, errlen, "cannot check %s: %s", path, strerror(errno));
+        return pdcbb_err_from_errno(errno);
+    }
+    pdcbb_drain_file_t e = {.path = (char *)path + strlen(root) + 1,
+                            .type = type,
+                            .mode = (uint32_t)(st.st_mode & 07777),
+                            .size = size,
+                            .mtime_ns = mtime_ns,
+                            .crc32c = crc,
+                            .damaged = damaged,
+                            .target = (char *)target};
+    if (type == PDCBB_DRAIN_FILE_LINK)
+        e.mode = 0777;
+    return pdcbb_drain_files_add(list, &e);
+}
+
+pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers,
+                                    pdcbb_drain_files_ref_t *ref, uint64_t *nfiles, char *err,
+                                    size_t errlen)
+{
+    char path[PATH_MAX], root[PATH_MAX], final[PATH_MAX], old[PATH_MAX];
     ns_set_t s = {0};
     pdcbb_err_t rc = PDCBB_OK;
+    memset(ref, 0, sizeof(*ref));
     *nfiles = 0;
     for (uint32_t r = 0; r < nservers && rc == PDCBB_OK; r++) {
         snprintf(path, sizeof(path), "%s/%s/rank-%05u.ns", drain_dir, PDCBB_DRAIN_NS_DIR, r);
@@ -285,19 +359,40 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, ui
      * the first rename wins and the others' trees (the same) are removed */
     char host[64] = "";
     gethostname(host, sizeof(host) - 1);
+    host[strcspn(host, "/")] = '\0';
     snprintf(root, sizeof(root), "%s/%s.%s.%ld", drain_dir, FILES_TMP, host, (long)getpid());
+    snprintf(old, sizeof(old), "%s/%s.%s.%ld", drain_dir, FILES_OLD, host, (long)getpid());
     snprintf(final, sizeof(final), "%s/%s", drain_dir, FILES_DIR);
+    snprintf(path, sizeof(path), "%s/%s", drain_dir, PDCBB_DRAIN_FILES_LIST);
     struct stat fst;
     if (lstat(final, &fst) == 0) { /* built and renamed by an earlier finish: whole */
-        ns_free(&s);
-        return PDCBB_OK;
+        rc = files_existing(drain_dir, ref, nfiles, err, errlen);
+        if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_CORRUPT) {
+            ns_free(&s);
+            return rc;
+        }
+        /* files/ without its list (a pdcbb that wrote none built it), or with a damaged one:
+         * built again */
+        PDCBB_WARN("drain: %s: %s; building files/ again", final,
+                   rc == PDCBB_ERR_NOT_FOUND ? "it has no list" : err);
+        rc = PDCBB_OK;
+        if (rename(final, old) != 0) {
+            drain_errf(err, errlen, "cannot move %s aside to %s: %s", final, old, strerror(errno));
+            ns_free(&s);
+            return pdcbb_err_from_errno(errno);
+        }
+        remove_tree(old);
     }
     remove_tree(root); /* an earlier attempt of this process's name */
     pdcbb_drain_t *m = NULL;
     ns_ent_t **dirs = calloc(s.n, sizeof(*dirs));
     uint8_t *slab = malloc(COPY_SLAB);
+    pdcbb_drain_files_t *list = calloc(1, sizeof(*list));
+    char *text = NULL;
+    size_t tlen = 0;
+    uint64_t damaged_seen = 0;
     size_t nd = 0;
-    if (dirs == NULL || slab == NULL) {
+    if (dirs == NULL || slab == NULL || list == NULL) {
         rc = PDCBB_ERR_NOMEM;
         goto out;
     }
@@ -307,7 +402,7 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, ui
         goto out;
     }
     if ((rc = pdcbb_drain_open(drain_dir, PDCBB_DRAIN_OPEN_PARTIAL, &m, err, errlen)) != PDCBB_OK ||
-        (rc = pdcbb_drain_skip_damaged(m, log_damaged, NULL)) != PDCBB_OK)
+        (rc = pdcbb_drain_skip_damaged(m, log_damaged, &damaged_seen)) != PDCBB_OK)
         goto out;
     for (size_t i = 0; i < s.n; i++)
         if (s.e[i].kind == PDCBB_NS_DIR)
@@ -352,32 +447,79 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, ui
             if (symlink(e->target, p) != 0) {
                 drain_errf(err, errlen, "cannot create %s: %s", p, strerror(errno));
                 rc = pdcbb_err_from_errno(errno);
+            } else if ((rc = set_times(p, e->mtime_ns, err, errlen)) == PDCBB_OK) {
+                rc = list_add(list, root, p, PDCBB_DRAIN_FILE_LINK, strlen(e->target), e->mtime_ns,
+                              0, 0, e->target, err, errlen);
             }
-        } else if ((rc = copy_file(m, e, p, slab, err, errlen)) == PDCBB_OK) {
-            chmod(p, e->mode & ~(mode_t)022); /* nobody but the user may change a drain */
+            continue;
+        }
+        uint32_t crc;
+        int made;
+        uint64_t seen = damaged_seen;
+        if ((rc = copy_file(m, e, p, slab, &crc, &made, err, errlen)) != PDCBB_OK || !made)
+            continue;
+        /* nobody but the user may change a drain; the user may always read it */
+        if (chmod(p, (e->mode | 0400) & ~(mode_t)022) != 0) {
+            drain_errf(err, errlen, "cannot set the mode of %s: %s", p, strerror(errno));
+            rc = pdcbb_err_from_errno(errno);
+        } else if ((rc = set_times(p, e->mtime_ns, err, errlen)) == PDCBB_OK) {
+            int damaged = damaged_seen != seen || object_damaged(m, e->ino);
+            rc = list_add(list, root, p, PDCBB_DRAIN_FILE_REG, e->size, e->mtime_ns, crc, damaged,
+                          NULL, err, errlen);
             (*nfiles)++;
         }
-        if (rc == PDCBB_OK)
-            set_times(p, e->mtime_ns);
     }
     /* directories' modes and times last: their contents are in */
-    for (size_t i = 0; i < nd && rc == PDCBB_OK; i++)
-        if (dirs[i]->path != NULL) {
-            chmod(dirs[i]->path, (dirs[i]->mode | 0700) & ~(mode_t)022);
-            set_times(dirs[i]->path, dirs[i]->mtime_ns);
+    for (size_t i = 0; i < nd && rc == PDCBB_OK; i++) {
+        if (dirs[i]->path == NULL)
+            continue;
+        if (chmod(dirs[i]->path, (dirs[i]->mode | 0700) & ~(mode_t)022) != 0) {
+            drain_errf(err, errlen, "cannot set the mode of %s: %s", dirs[i]->path,
+                       strerror(errno));
+            rc = pdcbb_err_from_errno(errno);
+        } else if ((rc = set_times(dirs[i]->path, dirs[i]->mtime_ns, err, errlen)) == PDCBB_OK) {
+            rc = list_add(list, root, dirs[i]->path, PDCBB_DRAIN_FILE_DIR, 0, dirs[i]->mtime_ns, 0,
+                          0, NULL, err, errlen);
         }
-    if (rc == PDCBB_OK && rename(root, final) != 0) {
+    }
+    if (rc == PDCBB_OK && (rc = pdcbb_drain_files_format(list, &text, &tlen)) != PDCBB_OK)
+        drain_errf(err, errlen, "cannot list the files of %s: %s", root, pdcbb_strerror(rc));
+    if (rc != PDCBB_OK)
+        goto out;
+    /* the list first, then the tree: whenever files/ exists, its list does */
+    if (lstat(final, &fst) == 0) { /* another node's finish renamed its tree first */
+        remove_tree(root);
+        rc = files_existing(drain_dir, ref, nfiles, err, errlen);
+        goto out;
+    }
+    if ((rc = drain_write_atomic(path, text, tlen, err, errlen)) != PDCBB_OK)
+        goto out;
+    if (rename(root, final) != 0) {
         if (errno == EEXIST || errno == ENOTEMPTY) {
             remove_tree(root); /* another node's finish renamed its tree first */
+            rc = files_existing(drain_dir, ref, nfiles, err, errlen);
         } else {
             drain_errf(err, errlen, "cannot rename %s to %s: %s", root, final, strerror(errno));
             rc = pdcbb_err_from_errno(errno);
         }
+        goto out;
     }
+    if ((ref->list = strdup(PDCBB_DRAIN_FILES_LIST)) == NULL) {
+        rc = PDCBB_ERR_NOMEM;
+        goto out;
+    }
+    ref->entries = list->n;
+    ref->bytes = tlen;
+    ref->crc32c = pdcbb_crc32c(0, text, tlen);
 out:
-    if (rc != PDCBB_OK)
+    if (rc != PDCBB_OK) {
         remove_tree(root);
+        free(ref->list);
+        memset(ref, 0, sizeof(*ref));
+    }
     pdcbb_drain_free(m);
+    pdcbb_drain_files_free(list);
+    free(text);
     free(dirs);
     free(slab);
     ns_free(&s);

@@ -104,4 +104,11 @@ pdcbb_err_t drain_load_manifest_part(const char *path, pdcbb_drain_t **out, char
 pdcbb_err_t drain_write_atomic(const char *path, const void *data, size_t len, char *err,
                                size_t errlen);
 
+/* Read the list of files at path (drain_files_list.c): *out parsed (pdcbb_drain_files_parse),
+ * *ref its name (PDCBB_DRAIN_FILES_LIST, malloc'ed), entries, size and CRC-32C.
+ * PDCBB_ERR_NOT_FOUND when there is none, PDCBB_ERR_CORRUPT when it does not parse. */
+struct pdcbb_drain_files;
+pdcbb_err_t drain_files_list_read(const char *path, struct pdcbb_drain_files **out,
+                                  pdcbb_drain_files_ref_t *ref, char *err, size_t errlen);
+
 #endif

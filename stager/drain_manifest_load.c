@@ -1,6 +1,7 @@
 /*
  * drain_manifest_load.c - the strict manifest loader (pdcbb_drain_load_manifest): the sections
- * of docs/DRAIN-FORMAT.md (job, ranks, containers, objects, extents, kv_objects, kv_dumps, dropped_objects) read
+ * of docs/DRAIN-FORMAT.md (job, ranks, containers, objects, extents, kv_objects, kv_dumps,
+ * dropped_objects, files) read
  * into a model, item by item as the parser streams them (drain_manifest_yaml.c), then the
  * cross-checks of the whole model (drain_check).
  */
@@ -483,15 +484,36 @@ static pdcbb_err_t mf_extent_item(mf_ctx_t *c, const mf_node_t *v, size_t idx)
     return PDCBB_OK;
 }
 
+/* files: the mount's files and their list (one mapping; only the merged manifest has it). */
+static pdcbb_err_t mf_files(mf_ctx_t *c, const mf_node_t *v)
+{
+    static const char *const keys[] = {"list", "entries", "bytes", "crc32c", NULL};
+    mf_node_t *f[4];
+    pdcbb_drain_files_ref_t x = {0};
+    pdcbb_err_t rc;
+
+    if ((rc = mf_fields(c, v, "files", keys, 0xf, f)) != PDCBB_OK ||
+        (rc = mf_file_name(c, f[0], "files", "list")) != PDCBB_OK ||
+        (rc = mf_u64(c, f[1], "files", "entries", 0, UINT64_MAX, &x.entries)) != PDCBB_OK ||
+        (rc = mf_u64(c, f[2], "files", "bytes", 1, (uint64_t)INT64_MAX, &x.bytes)) != PDCBB_OK ||
+        (rc = mf_crc(c, f[3], "files", &x.crc32c)) != PDCBB_OK)
+        return rc;
+    if ((x.list = strdup(f[0]->text)) == NULL)
+        return PDCBB_ERR_NOMEM;
+    free(c->m->files.list);
+    c->m->files = x;
+    return PDCBB_OK;
+}
+
 /* The top level: streams the four lists item by item. */
 static pdcbb_err_t mf_document(mf_ctx_t *c)
 {
-    static const char *const keys[] = {"format",  "version", "job",        "ranks",
-                                       "containers", "objects", "extents", "kv_objects",
-                                       "kv_dumps", "dropped_objects", NULL};
+    static const char *const keys[] = {"format",     "version",         "job",     "ranks",
+                                       "containers", "objects",         "extents", "kv_objects",
+                                       "kv_dumps",   "dropped_objects", "files",   NULL};
     yaml_event_t ev;
     pdcbb_err_t rc;
-    size_t seen[10] = {0};
+    size_t seen[11] = {0};
     size_t root_line = 1;
 
     if ((rc = mf_next(c, &ev)) != PDCBB_OK)
@@ -556,7 +578,7 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
         }
         if ((rc = mf_next(c, &ev)) != PDCBB_OK)
             return rc;
-        if (j >= 3 && ev.type == YAML_SEQUENCE_START_EVENT) {
+        if (j >= 3 && j != 10 && ev.type == YAML_SEQUENCE_START_EVENT) {
             yaml_event_delete(&ev);
             for (size_t idx = 0;; idx++) {
                 if ((rc = mf_next(c, &ev)) != PDCBB_OK)
@@ -599,6 +621,8 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
             }
         } else if (j == 2) {
             rc = mf_job(c, vn);
+        } else if (j == 10) {
+            rc = mf_files(c, vn);
         } else {
             rc = mf_bad(c, vn, "top level", keys[j], "expected a list");
         }
@@ -606,7 +630,8 @@ static pdcbb_err_t mf_document(mf_ctx_t *c)
         if (rc != PDCBB_OK)
             return rc;
     }
-    for (size_t j = 0; keys[j] != NULL && j < 7; j++) { /* kv_*, dropped_objects: optional */
+    for (size_t j = 0; keys[j] != NULL && j < 7; j++) { /* kv_*, dropped_objects, files:
+                                                         * optional */
         if (!seen[j]) {
             drain_errf(c->err, c->errlen, "%s:%zu: missing key '%s'", c->path, root_line,
                        keys[j]);

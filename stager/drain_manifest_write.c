@@ -318,6 +318,14 @@ static int mw_manifest(yaml_emitter_t *e, const pdcbb_drain_t *m, const char **w
         if (!mw_seq_end(e))
             return 0;
     }
+    /* The mount's files and their list: only when the job had them */
+    if (m->files.list != NULL) {
+        snprintf(num, sizeof(num), "0x%08" PRIx32, m->files.crc32c);
+        if (!mw_plain(e, "files") || !mw_map_start(e, 1) || !mw_kv_str(e, "list", m->files.list) ||
+            !mw_kv_u64(e, "entries", m->files.entries) || !mw_kv_u64(e, "bytes", m->files.bytes) ||
+            !mw_kv_plain(e, "crc32c", num) || !mw_map_end(e))
+            return 0;
+    }
     /* Extents of deleted objects the merge left out: only when there are any */
     if (m->ndropped > 0) {
         if (!mw_plain(e, "dropped_objects") || !mw_seq_start(e, 0))

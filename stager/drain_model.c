@@ -176,6 +176,7 @@ void pdcbb_drain_free(pdcbb_drain_t *m)
         free(m->kvdumps[i].file);
     free(m->kvdumps);
     free(m->dropped);
+    free(m->files.list);
     for (uint32_t i = 0; i < m->nskipped; i++)
         free(m->skipped[i]);
     free(m->skipped);

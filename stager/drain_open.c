@@ -356,12 +356,14 @@ pdcbb_err_t pdcbb_drain_finish(const char *drain_dir, uint32_t nservers, int *co
         rc = PDCBB_ERR_CONFIG;
         goto done;
     }
+    /* the mount's tree as files and their list (drain_files.c), before the manifest that names
+     * the list and COMPLETE that says the drain is whole */
+    uint64_t nfiles = 0;
+    if ((rc = pdcbb_drain_files_build(drain_dir, nservers, &m->files, &nfiles, err, errlen)) !=
+        PDCBB_OK)
+        goto done;
     snprintf(path, sizeof(path), "%s/%s", drain_dir, PDCBB_DRAIN_MANIFEST);
     if ((rc = pdcbb_drain_write_manifest(m, path, err, errlen)) != PDCBB_OK)
-        goto done;
-    /* the mount's tree as files (drain_files.c), before COMPLETE says the drain is whole */
-    uint64_t nfiles = 0;
-    if ((rc = pdcbb_drain_files_build(drain_dir, nservers, &nfiles, err, errlen)) != PDCBB_OK)
         goto done;
     time_t now = time(NULL);
     struct tm tm;

@@ -161,6 +161,17 @@ typedef struct pdcbb_drain_dropped {
     uint64_t bytes;         /* their bytes (still in the rank's data file, unreferenced) */
 } pdcbb_drain_dropped_t;
 
+/* The mount's tree as files (manifest key files, optional; pdcbb_drain_files.h): files/ and the
+ * list of every entry in it, checksummed. Only the merged manifest has it, and only when the job
+ * used the mount. */
+typedef struct pdcbb_drain_files_ref {
+    char *list;       /* the list's file, relative to the drain directory ("files.manifest");
+                       * NULL: the drain has no files/ */
+    uint64_t entries; /* entries the list holds */
+    uint64_t bytes;   /* size of the list file */
+    uint32_t crc32c;  /* of the whole list file */
+} pdcbb_drain_files_ref_t;
+
 /* One drained daemon rank (one part). */
 typedef struct pdcbb_drain_rank {
     uint32_t rank;
@@ -195,6 +206,7 @@ typedef struct pdcbb_drain {
     pdcbb_drain_dropped_t *dropped;  /* extents of deleted objects left out, by (object, rank)
                                       * (key dropped_objects, optional; drain_sweep_deleted) */
     uint32_t ndropped;
+    pdcbb_drain_files_ref_t files; /* the mount's files (key files; list NULL: none) */
     char **skipped;         /* what a partial open could not read and left out: one line each
                              * ("parts/rank-00001.yaml: why"); never written to a manifest */
     uint32_t nskipped;
@@ -286,13 +298,19 @@ pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, cha
  * The mount's tree (drain_files.c; docs/DRAIN-FORMAT.md "Files of the mount"): every rank's
  * entries in DRAIN/ns/rank-R.ns (pdcbb_drain_ns_dump, pdcbb_drain_kvstore.h).
  * pdcbb_drain_files_build: from every rank's ns file and the drained objects (checked as every
- * reader checks them), build DRAIN/files/ (through files.tmp/): directories, files and
- * symbolic links with their permission bits and mtimes; *nfiles gets the files' count. Nothing
- * when no rank drained entries. PDCBB_ERR_CORRUPT for a damaged ns file or extent, errno codes
- * for the destination; err names the file.
+ * reader checks them), build DRAIN/files/ (through files.tmp.HOST.PID/): directories, files
+ * and symbolic links with their permission bits and mtimes, and the list of them with each
+ * file's CRC-32C, DRAIN/files.manifest (pdcbb_drain_files.h; written before files/ is renamed
+ * into place). *ref gets the list's name, entry count, size and CRC-32C for the manifest's
+ * files key (ref->list NULL, nothing built, when no rank drained entries); *nfiles the files'
+ * count. A files/ that an earlier finish renamed into place is kept with its list (one without
+ * a list, or with a damaged one, is built again). PDCBB_ERR_CORRUPT for a damaged ns file or
+ * extent, errno codes for the destination; err names the file. ref->list is the caller's to
+ * free.
  */
-pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers, uint64_t *nfiles,
-                                    char *err, size_t errlen);
+pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers,
+                                    pdcbb_drain_files_ref_t *ref, uint64_t *nfiles, char *err,
+                                    size_t errlen);
 
 /* pdcbb_drain_open flags */
 #define PDCBB_DRAIN_OPEN_PARTIAL 0x1 /* no COMPLETE: merge the parts present (m->complete = 0) */

@@ -2,9 +2,9 @@
  * fuzz_seeds.c - writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/)
  * with the product's own encoders and writers, so every seed is an input the product really
  * produces: every op's request and reply (zeroed and with content), shared-memory slots,
- * endpoint records, a JOB_TABLE text, job.info, a token, KV records, a drain manifest, a KV
- * dump and resolved configurations. Run by `scripts/fuzz.sh --seeds` (which replaces the
- * corpora); usage: fuzz_seeds CORPUS_DIR.
+ * endpoint records, a JOB_TABLE text, job.info, a token, KV records, a drain manifest (with
+ * the files key), a KV dump, a list of a drain's files and resolved configurations. Run by
+ * `scripts/fuzz.sh --seeds` (which replaces the corpora); usage: fuzz_seeds CORPUS_DIR.
  */
 #include <errno.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 #include "fuzz_target.h"
 #include "pdcbb_config.h"
 #include "pdcbb_drain.h"
+#include "pdcbb_drain_files.h"
 #include "pdcbb_drain_kv.h"
 #include "pdcbb_jobdir.h"
 #include "pdcbb_kv.h"
@@ -304,6 +305,8 @@ static void seed_drain(const char *tmp)
     m->job_id = 9;
     m->user = "u";
     m->instance = "0123456789abcdef0123456789abcdef";
+    m->files = (pdcbb_drain_files_ref_t){
+        .list = PDCBB_DRAIN_FILES_LIST, .entries = 4, .bytes = 231, .crc32c = 0x1b2c3d4e};
     m->nservers = 1;
     m->servers_per_node = 1;
     if (pdcbb_drain_add_rank(m, &r) || pdcbb_drain_add_cont(m, &c, NULL) ||
@@ -318,7 +321,38 @@ static void seed_drain(const char *tmp)
     }
     m->user = NULL; /* not the model's to free */
     m->instance = NULL;
+    m->files.list = NULL;
     pdcbb_drain_free(m);
+
+    /* A list of files: a directory, a file with a space and a newline in its name, a link to
+     * it, a damaged file. */
+    pdcbb_drain_files_t *fl = calloc(1, sizeof(*fl));
+    const pdcbb_drain_file_t fe[] = {
+        {.path = "d", .type = PDCBB_DRAIN_FILE_DIR, .mode = 0755, .mtime_ns = 1},
+        {.path = "d/a b\nc",
+         .type = PDCBB_DRAIN_FILE_REG,
+         .mode = 0640,
+         .size = 5,
+         .mtime_ns = 1600000000123456789ull,
+         .crc32c = 0xdeadbeef},
+        {.path = "link",
+         .type = PDCBB_DRAIN_FILE_LINK,
+         .mode = 0777,
+         .size = 7,
+         .mtime_ns = 2,
+         .target = "d/a b\nc"},
+        {.path = "zero", .type = PDCBB_DRAIN_FILE_REG, .mode = 0600, .damaged = 1},
+    };
+    char *text = NULL;
+    size_t tlen = 0;
+    for (size_t i = 0; i < sizeof(fe) / sizeof(fe[0]); i++)
+        if (fl == NULL || pdcbb_drain_files_add(fl, &fe[i]) != PDCBB_OK)
+            exit(1);
+    if (pdcbb_drain_files_format(fl, &text, &tlen) != PDCBB_OK)
+        exit(1);
+    seed_write("drain_files", "list", "", 0, text, tlen);
+    free(text);
+    pdcbb_drain_files_free(fl);
     for (uint8_t mode = 0; mode < 2; mode++)
         seed_copy_file("drain_manifest", mode ? "part" : "manifest", &mode, 1, path);
 
