@@ -108,6 +108,9 @@ pdcbb_err_t pdcbb_job_mount_start(const pdcbb_job_t *job, const char *mount_path
         fcntl(wfd, F_SETFD, 0);
         snprintf(fd_s, sizeof(fd_s), "%d", wfd);
         setenv("PDCBB_JOB_DIR", dir, 1);
+        /* the node's name as its tasks know it: libpdc moves the bytes of this node's daemons
+         * itself (the direct path) only for daemons that name its node */
+        setenv("PDCBB_NODE_NAME", job->node_name, 1);
         char logp[PATH_MAX + 16];
         snprintf(logp, sizeof(logp), "%s/mount.log", dir);
         int log = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
