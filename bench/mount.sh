@@ -29,8 +29,10 @@ Options:
   --size SIZE      bytes of the large file (M or G; default 1G)
   --files N        small files (default 2000)
   --repeat R       steady-state repetitions after the first (default 3)
-  --settle S       seconds each side waits before the job's first write (default 5)
+  --settle S       seconds each side waits before the job's first write (default 10)
   --work DIR       where the job's directories go (default: \$TMPDIR or /tmp)
+  --read-ahead KB  set the mount's read-ahead (its bdi's read_ahead_kb; root only) to KB
+                   before the run: the kernel asks the mount 128 KiB at a time by default
   -o, --results F  also write the RESULT lines to F
   -h, --help       this text
 Environment: PDCBB_BENCH_QUICK=1 makes it a smoke run (64 MiB, 200 files, one steady
@@ -39,15 +41,15 @@ Exit status: 0 after a complete run, 1 if the job or a check failed, 2 on usage 
 EOF
 }
 
-build="$repo/build" size=1G files=2000 repeat=3 settle=5 work="${TMPDIR:-/tmp}" results=""
+build="$repo/build" size=1G files=2000 repeat=3 settle=10 work="${TMPDIR:-/tmp}" results="" ra_kb=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help) usage; exit 0 ;;
-    --size | --files | --repeat | --settle | --work | -o | --results)
+    --size | --files | --repeat | --settle | --work | --read-ahead | -o | --results)
         [ $# -ge 2 ] || { echo "bench/mount.sh: $1 needs a value (see --help)" >&2; exit 2; }
         case "$1" in
         --size) size=$2 ;; --files) files=$2 ;; --repeat) repeat=$2 ;; --settle) settle=$2 ;;
-        --work) work=$2 ;; *) results=$2 ;;
+        --work) work=$2 ;; --read-ahead) ra_kb=$2 ;; *) results=$2 ;;
         esac
         shift 2 ;;
     -*) echo "bench/mount.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -59,10 +61,14 @@ case "$size" in
 *) mib="" ;;
 esac
 case "$mib" in '' | *[!0-9]*) echo "bench/mount.sh: --size wants e.g. 256M or 1G, not '$size'" >&2; exit 2 ;; esac
-for v in "files:$files" "repeat:$repeat" "settle:$settle"; do
+for v in "files:$files" "repeat:$repeat" "settle:$settle" "read-ahead:${ra_kb:-0}"; do
     case "${v#*:}" in '' | *[!0-9]*) echo "bench/mount.sh: --${v%%:*} wants a whole number, not '${v#*:}'" >&2; exit 2 ;; esac
 done
 [ "$files" -gt 0 ] || { echo "bench/mount.sh: --files must be at least 1" >&2; exit 2; }
+if [ -n "$ra_kb" ] && [ "$(id -u)" -ne 0 ]; then
+    echo "bench/mount.sh: --read-ahead needs root (it writes /sys/class/bdi/*/read_ahead_kb)" >&2
+    exit 2
+fi
 if [ ! -d "$work" ] || [ ! -w "$work" ]; then
     echo "bench/mount.sh: --work $work is not a writable directory" >&2
     exit 2
@@ -85,9 +91,13 @@ trap 'rm -f "$out"' EXIT
 status=0
 # shellcheck disable=SC2016
 TMPDIR="$work" "$pdcbb" run --quiet --nodes 1 --pdc "capacity=${cap}M,mount=yes" -- bash -c '
+    if [ -n "$6" ]; then
+        bdi=/sys/class/bdi/$(mountpoint -d "$PDCBB_MOUNT")/read_ahead_kb
+        echo "$6" >"$bdi" && echo "# the mount'"'"'s read-ahead: $(cat "$bdi") KiB" || exit 1
+    fi
     mkdir "$PDCBB_JOB_DIR/raw" && exec "$1" --mib "$2" --files "$3" --reps "$4" --settle "$5" \
         "$PDCBB_MOUNT" "$PDCBB_JOB_DIR/raw"' \
-    _ "$bench" "$mib" "$files" "$repeat" "$settle" >"$out" 2>&1 || status=1
+    _ "$bench" "$mib" "$files" "$repeat" "$settle" "$ra_kb" >"$out" 2>&1 || status=1
 cat "$out"
 echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "$results" ] || grep '^RESULT' "$out" >"$results" || true

@@ -21,15 +21,17 @@
  *   remove        each unlinked (PDC: opened and deleted).
  * The first repetition is the job's first (fresh files, objects, buffers): each side waits
  * --settle seconds before its write and the files stay until every side ran, so every side
- * writes into memory in the same state. The later repetitions (the steady state) delete each
- * side's files right after it ran, the sides taking turns in which goes first. Nothing is
- * synced: the burst buffer keeps written bytes in the page cache of its data files, as raw
- * keeps them in the kernel's.
- * For each figure it prints the rate of the first repetition and the median of the others,
- * each side's ratio to raw (median of the per-repetition ratios), the CPU the program, the
- * mount process and the daemons used meanwhile (share of the wall time, from /proc: what is
- * busy), and what limits the figure. RESULT lines repeat it for scripts.
- * PDCBB_BENCH_QUICK=1: 64 MiB, 200 files, one steady repetition, no settling (a smoke run).
+ * writes into memory in the same state (this virtual machine gives freed memory back to its
+ * host after a few seconds, and writes into memory it must give again run several times
+ * slower: with 5 s the first side still found the memory of the previous job). The later
+ * repetitions (the steady state) delete each side's files right after it ran, the sides taking
+ * turns in which goes first. Nothing is synced: the burst buffer keeps written bytes in the page
+ * cache of its data files, as raw keeps them in the kernel's. For each figure it prints the rate of
+ * the first repetition and the median of the others, each side's ratio to raw (median of the
+ * per-repetition ratios), the CPU the program, the mount process and the daemons used meanwhile
+ * (share of the wall time, from /proc: what is busy), and what limits the figure. RESULT lines
+ * repeat it for scripts. PDCBB_BENCH_QUICK=1: 64 MiB, 200 files, one steady repetition, no settling
+ * (a smoke run).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -526,7 +528,7 @@ static void usage(FILE *f)
             "(1024)\n"
             "  --files N    small files of 4 KiB (mdtest-like create, stat, read, remove; 2000)\n"
             "  --reps R     steady-state repetitions after the job's first (3)\n"
-            "  --settle S   seconds each side waits before its first write (5)\n"
+            "  --settle S   seconds each side waits before its first write (10)\n"
             "PDCBB_BENCH_QUICK=1: --mib 64 --files 200 --reps 1 --settle 0 (a smoke run).\n");
 }
 
@@ -534,7 +536,7 @@ int main(int argc, char **argv)
 {
     uint64_t mib = 1024;
     long files = 2000, reps = 3;
-    double settle = 5;
+    double settle = 10;
     const char *dirs[2] = {NULL, NULL};
     int ndirs = 0;
     for (int i = 1; i < argc; i++) {
