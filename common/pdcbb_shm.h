@@ -117,6 +117,11 @@ static inline int pdcbb_shm_op_allowed(unsigned op)
      * in the slot is answered "retry over UCX"). */
     if (op >= PDCBB_OP_KV_CREATE && op <= PDCBB_OP_KV_PART)
         return 1;
+    /* Namespace ops (110-116, the mount's lookups, creates, setattrs...) too: they touch only
+     * the store, and their replies fit a slot (a listing is at most PDCBB_NS_READDIR_MAX
+     * entries). */
+    if (op >= PDCBB_OP_NS_LOOKUP && op <= PDCBB_OP_NS_SETATTR)
+        return 1;
     /* AUTH (103) is not: the handshake belongs to UCX connections; a channel's set-up checked
      * the peer and the token, and its requests carry the token. */
     return op >= 1 && op <= 29 && op != PDCBB_OP_DATA_WRITE && op != PDCBB_OP_DATA_READ;

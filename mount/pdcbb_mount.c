@@ -17,7 +17,9 @@
  * entry when it is flushed (every close), fsync'ed or released; another node that opens the
  * file after that close, and whose cached attributes are older than --attr-timeout (1 s by
  * default), sees all of it. Data is written through to the daemons at every write (no write
- * cache here); the kernel caches reads until the next open.
+ * cache here: a write is answered before its bytes reach the daemon, but they do before this
+ * process reads the next request); the kernel caches reads until the next open, and so does
+ * the read-ahead window here.
  *
  * Single-threaded: one request at a time (libpdc serializes its calls anyway). The process
  * exits when the filesystem is unmounted (fusermount3 -u, umount) or on SIGTERM/SIGINT.
@@ -122,6 +124,9 @@ typedef struct node {
     unsigned opens;   /* open files of it */
     uint64_t written; /* end of what was written here since the last flush, 0 if nothing */
     int unlinked;     /* its entry was removed while it was open here */
+    int write_errno;  /* a write answered before it failed: told to the next write, flush or
+                         fsync */
+    uint64_t read_next;      /* where the last read of it here ended: a read from there goes on */
     uint32_t mode, uid, gid; /* last known attributes (what an unlinked open file shows) */
     uint64_t mtime_ns, ctime_ns;
     struct node *next;
@@ -315,10 +320,30 @@ static pdcid_t new_file_object(void)
     return obj;
 }
 
+/* The read-ahead window: bytes of one file read ahead of the kernel's requests. The kernel
+ * asks for 128 KiB at a time (its read-ahead for a FUSE mount), each a transfer of its own and
+ * too small for libpdc's direct path (256 KiB and more): a read that goes on where the last one
+ * of its file ended fetches up to RA_WINDOW at once, and the next requests are answered from
+ * here. Dropped when the file is written, cut or opened on this node, so it never holds bytes
+ * older than the kernel's page cache may (which is dropped at every open: close-to-open). */
+#define RA_WINDOW ((uint64_t)4 << 20)
+static struct {
+    uint64_t ino, off, len; /* [off, off + len) of file ino; len 0: empty */
+    uint64_t cap;           /* bytes at buf */
+    char *buf;
+} ra;
+
+static void ra_drop(uint64_t ino)
+{
+    if (ra.ino == ino)
+        ra.len = 0;
+}
+
 /* Delete a file's object (its entry is gone): best effort, the drain lists it as unnamed
  * otherwise. */
 static void drop_file_object(uint64_t ino)
 {
+    ra_drop(ino);
     node_t *n = node_get(ino);
     pdcid_t obj = n && n->obj ? n->obj : PDCbb_obj_open_id(ino);
     if (obj == 0)
@@ -381,6 +406,21 @@ static pdcbb_err_t node_publish(node_t *n)
 
 /* ------------------------------------------------------------------ operations */
 
+/*
+ * What the kernel is asked for (docs/INTERNALS.md "The mount"):
+ * - max_write 1 MiB: the most libfuse 3.14 takes (its request buffer is 256 pages; it derives
+ *   max_pages from max_write), so a write(2) of 1 MiB is one request.
+ * - max_readahead: the kernel keeps the smaller of this and its own read-ahead for the mount
+ *   (128 KiB unless root raises the bdi's read_ahead_kb): the read-ahead window above makes up
+ *   for it.
+ * - No splice: the bytes go to or come from libpdc's transfers, which take memory; a pipe in
+ *   between would save no copy.
+ * - No writeback cache: with it the kernel keeps its own size and mtime of a cached file and
+ *   ignores the daemons' (fuse_get_cache_mask), so a file grown on another node would keep its
+ *   old size here: close-to-open across nodes would not hold.
+ * - Asynchronous reads (libfuse's default): the kernel queues its read-ahead requests while
+ *   the reader copies what it got.
+ */
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
     (void)userdata;
@@ -437,6 +477,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 /* Cut a file to size: bytes past it must read as zeros if it grows again. */
 static pdcbb_err_t truncate_data(node_t *n, uint64_t old_size, uint64_t size)
 {
+    ra_drop(n->ino);
     pdcbb_err_t rc = node_object(n);
     if (rc != PDCBB_OK || size >= old_size)
         return rc;
@@ -690,6 +731,8 @@ static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int
     n->opens++;
     fi->fh = n->ino;
     fi->keep_cache = 0; /* close-to-open: what another node wrote is read afresh */
+    ra_drop(n->ino);
+    n->read_next = 0;
     if (created) {
         struct fuse_entry_param e = entry_param(a);
         fuse_reply_create(req, &e, fi);
@@ -788,23 +831,38 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         return;
     }
     uint64_t end = n->size > n->written ? n->size : n->written;
-    if ((uint64_t)off >= end) {
+    if ((uint64_t)off >= end || size == 0) {
         fuse_reply_buf(req, NULL, 0);
         return;
     }
     if ((uint64_t)off + size > end)
         size = (size_t)(end - (uint64_t)off);
-    char *buf = malloc(size ? size : 1);
-    if (buf == NULL) {
-        fuse_reply_err(req, ENOMEM);
-        return;
+    uint64_t from = (uint64_t)off, to = from + size;
+    if (ra.len == 0 || ra.ino != n->ino || from < ra.off || to > ra.off + ra.len) {
+        /* not in the window: fill it from here, with more than asked if the read goes on */
+        uint64_t want = from == n->read_next ? RA_WINDOW : size;
+        if (want < size)
+            want = size;
+        if (want > end - from)
+            want = end - from;
+        if (want > ra.cap) {
+            uint64_t cap = want > RA_WINDOW ? want : RA_WINDOW;
+            char *b = realloc(ra.buf, cap);
+            if (b == NULL) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+            }
+            ra.buf = b, ra.cap = cap;
+        }
+        ra.len = 0;
+        if ((rc = transfer(n->obj, PDC_READ, ra.buf, from, want)) != PDCBB_OK) {
+            fuse_reply_err(req, fail("read", rc));
+            return;
+        }
+        ra.ino = n->ino, ra.off = from, ra.len = want;
     }
-    rc = transfer(n->obj, PDC_READ, buf, (uint64_t)off, size);
-    if (rc != PDCBB_OK)
-        fuse_reply_err(req, fail("read", rc));
-    else
-        fuse_reply_buf(req, buf, size);
-    free(buf);
+    n->read_next = to;
+    fuse_reply_buf(req, ra.buf + (from - ra.off), size);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -819,10 +877,32 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     }
     if (rc == PDCBB_OK && (uint64_t)off + size > FILE_DIMS)
         rc = PDCBB_ERR_TOO_BIG;
-    if (rc == PDCBB_OK && size > 0)
-        rc = transfer(n->obj, PDC_WRITE, (void *)buf, (uint64_t)off, size);
     if (rc != PDCBB_OK) {
         fuse_reply_err(req, rc == PDCBB_ERR_TOO_BIG ? EFBIG : fail("write", rc));
+        return;
+    }
+    if (n->write_errno) { /* an earlier write failed after it was answered */
+        fuse_reply_err(req, n->write_errno);
+        n->write_errno = 0;
+        return;
+    }
+    ra_drop(n->ino);
+    /* Answer first, then move the bytes: the writer copies its next request into the kernel
+     * while these go to the daemon. buf stays ours until we return, and every later request
+     * of this node (a read, flush, fsync or close of any file) waits for us, so it sees them.
+     * A failure is told to the file's next write, flush or fsync, as the kernel does after
+     * write-back; O_SYNC and O_DSYNC writes are answered after their bytes arrived. */
+    int sync = (fi->flags & (O_SYNC | O_DSYNC)) != 0;
+    if (!sync)
+        fuse_reply_write(req, size);
+    if (size > 0)
+        rc = transfer(n->obj, PDC_WRITE, (void *)buf, (uint64_t)off, size);
+    if (rc != PDCBB_OK) {
+        int e = fail("write", rc);
+        if (sync)
+            fuse_reply_err(req, e);
+        else
+            n->write_errno = e;
         return;
     }
     uint64_t end = (uint64_t)off + size;
@@ -830,23 +910,34 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         n->written = end;
     if (end > n->size)
         n->size = end;
-    fuse_reply_write(req, size);
+    if (sync)
+        fuse_reply_write(req, size);
+}
+
+/* Publish what was written and answer, with the error of a write that failed after it was
+ * answered if there is one (once, as the kernel tells a write-back error). */
+static void reply_published(fuse_req_t req, fuse_ino_t ino, const char *what)
+{
+    node_t *n = node_get(ino);
+    pdcbb_err_t rc = n ? node_publish(n) : PDCBB_OK;
+    int e = rc == PDCBB_OK ? 0 : fail(what, rc);
+    if (n && n->write_errno) {
+        e = n->write_errno;
+        n->write_errno = 0;
+    }
+    fuse_reply_err(req, e);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)fi;
-    node_t *n = node_get(ino);
-    pdcbb_err_t rc = n ? node_publish(n) : PDCBB_OK;
-    fuse_reply_err(req, rc == PDCBB_OK ? 0 : fail("flush", rc));
+    reply_published(req, ino, "flush");
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
     (void)datasync, (void)fi;
-    node_t *n = node_get(ino);
-    pdcbb_err_t rc = n ? node_publish(n) : PDCBB_OK;
-    fuse_reply_err(req, rc == PDCBB_OK ? 0 : fail("fsync", rc));
+    reply_published(req, ino, "fsync");
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -445,3 +445,70 @@ print(\"objects read through the mount ok\")" "$d1/mnt/.pdc/exp"
     assert_success
     assert_no_daemons "$WORKDIR"
 }
+
+@test "what the mount reads ahead is never older than what the kernel may cache: another descriptor's write, another node's closed write" {
+    mounted_job 2 '
+        "'"$PY"'" - "$M0" "$M1" <<"PY"
+import os, sys, time
+m0, m1 = sys.argv[1], sys.argv[2]
+MiB = 1 << 20
+want = bytearray(os.urandom(12 * MiB))
+with open(m0 + "/f", "wb") as f:
+    f.write(want)
+# node 0 reads the start: the mount reads ahead past it
+r = os.open(m0 + "/f", os.O_RDONLY)
+assert os.pread(r, 256 * 1024, 0) == want[:256 * 1024]
+# node 1 changes bytes inside what node 0 read ahead, and closes
+w = os.open(m1 + "/f", os.O_WRONLY)
+os.pwrite(w, b"C" * 100, MiB + 5)
+os.close(w)
+want[MiB + 5:MiB + 105] = b"C" * 100
+time.sleep(1.5)  # the attributes node 0 keeps expire (--attr-timeout 1)
+with open(m0 + "/f", "rb") as f:
+    assert f.read() == want, "an open on node 0 after the close read old bytes"
+print("another node: same")
+# node 0 again: read ahead, then a write through another descriptor of a part of a page
+r2 = os.open(m0 + "/f", os.O_RDONLY)
+assert os.pread(r2, 128 * 1024, 0) == want[:128 * 1024]
+w = os.open(m0 + "/f", os.O_WRONLY)
+os.pwrite(w, b"B" * 100, 3 * MiB + 10)
+want[3 * MiB + 10:3 * MiB + 110] = b"B" * 100
+assert os.pread(r2, 4096, 3 * MiB) == want[3 * MiB:3 * MiB + 4096], "old bytes after a write"
+os.close(w)
+os.close(r2)
+os.close(r)
+print("same node: same")
+PY
+'
+    assert_success
+    assert_output --partial "another node: same"
+    assert_output --partial "same node: same"
+    refute_output --regexp "mount [0-9]: "
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a full burst buffer: a writer through the mount is told ENOSPC, by a later write or by close" {
+    in_job 1 '
+        dd if=/dev/zero of="$PDCBB_MOUNT/big" bs=1M count=32 2>&1; echo "dd: $?"
+        "'"$PY"'" - "$PDCBB_MOUNT/b2" <<"PY"
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT)
+told = 0
+try:
+    for i in range(32):
+        os.write(fd, bytes(1 << 20))
+except OSError as e:
+    told += e.errno == 28
+try:
+    os.close(fd)
+except OSError as e:
+    told += e.errno == 28
+print("python told:", told)
+PY
+' --pdc capacity=8M,mount=yes
+    assert_success
+    assert_output --partial "No space left on device"
+    assert_line --regexp "^dd: [1-9]"
+    assert_line "python told: 1"
+    assert_no_daemons "$WORKDIR"
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench/mount.sh - the job's filesystem (pdcbb_mount, --pdc mount=yes) against the node-local
+# filesystem it lives on and against the PDC API, the same work in the same run: starts a
+# fresh local job of one node with the mount and runs bench/pdc_mount_bench in it
+# (docs/PERFORMANCE.md "The mount"). Builds nothing.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+
+usage() {
+    cat <<EOF
+usage: bench/mount.sh [OPTIONS] [BUILD_DIR]
+
+In a fresh local job of one node with --pdc mount=yes, times the same work through the mount
+(\$PDCBB_MOUNT), on the node-local filesystem directly (raw: a directory in the job directory,
+where the daemons keep their data) and through the PDC API, and prints per figure the rate of
+the job's first repetition and of the steady state, the ratio to raw, the CPU used meanwhile
+by the program, the mount and the daemons, and what limits it:
+  write, read   a large file in 1 MiB write(2)/read(2) requests (PDC: a 1-D uint8 object,
+                one region transfer per MiB, or one for the whole)
+  create        many 4 KiB files created, written and closed in one directory (mdtest-like)
+  stat          stat(2) of each right after, and again once the mount's attribute cache
+                (1 s) expired (stat>1s)
+  read4k        each opened, read and closed;  remove: each unlinked
+Nothing is synced, on either side. BUILD_DIR is a built tree (default: $repo/build).
+
+Options:
+  --size SIZE      bytes of the large file (M or G; default 1G)
+  --files N        small files (default 2000)
+  --repeat R       steady-state repetitions after the first (default 3)
+  --settle S       seconds each side waits before the job's first write (default 10)
+  --work DIR       where the job's directories go (default: \$TMPDIR or /tmp)
+  --read-ahead KB  set the mount's read-ahead (its bdi's read_ahead_kb; root only) to KB
+                   before the run: the kernel asks the mount 128 KiB at a time by default
+  -o, --results F  also write the RESULT lines to F
+  -h, --help       this text
+Environment: PDCBB_BENCH_QUICK=1 makes it a smoke run (64 MiB, 200 files, one steady
+repetition, no settling). Needs fusermount3 and /dev/fuse.
+Exit status: 0 after a complete run, 1 if the job or a check failed, 2 on usage errors.
+EOF
+}
+
+build="$repo/build" size=1G files=2000 repeat=3 settle=10 work="${TMPDIR:-/tmp}" results="" ra_kb=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --size | --files | --repeat | --settle | --work | --read-ahead | -o | --results)
+        [ $# -ge 2 ] || { echo "bench/mount.sh: $1 needs a value (see --help)" >&2; exit 2; }
+        case "$1" in
+        --size) size=$2 ;; --files) files=$2 ;; --repeat) repeat=$2 ;; --settle) settle=$2 ;;
+        --work) work=$2 ;; --read-ahead) ra_kb=$2 ;; *) results=$2 ;;
+        esac
+        shift 2 ;;
+    -*) echo "bench/mount.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) build=$1; shift ;;
+    esac
+done
+case "$size" in
+[1-9]*M | [1-9]*G) mib=${size%?}; [ "${size: -1}" = G ] && mib=$((mib * 1024)) ;;
+*) mib="" ;;
+esac
+case "$mib" in '' | *[!0-9]*) echo "bench/mount.sh: --size wants e.g. 256M or 1G, not '$size'" >&2; exit 2 ;; esac
+for v in "files:$files" "repeat:$repeat" "settle:$settle" "read-ahead:${ra_kb:-0}"; do
+    case "${v#*:}" in '' | *[!0-9]*) echo "bench/mount.sh: --${v%%:*} wants a whole number, not '${v#*:}'" >&2; exit 2 ;; esac
+done
+[ "$files" -gt 0 ] || { echo "bench/mount.sh: --files must be at least 1" >&2; exit 2; }
+if [ -n "$ra_kb" ] && [ "$(id -u)" -ne 0 ]; then
+    echo "bench/mount.sh: --read-ahead needs root (it writes /sys/class/bdi/*/read_ahead_kb)" >&2
+    exit 2
+fi
+if [ ! -d "$work" ] || [ ! -w "$work" ]; then
+    echo "bench/mount.sh: --work $work is not a writable directory" >&2
+    exit 2
+fi
+if [ "${PDCBB_BENCH_QUICK:-0}" = 1 ]; then mib=64 files=200 repeat=1 settle=0; fi
+pdcbb="$build/cli/pdcbb" bench="$build/bench/pdc_mount_bench"
+for f in "$pdcbb" "$bench" "$build/mount/pdcbb_mount"; do
+    [ -x "$f" ] || { echo "bench/mount.sh: missing $f: build the project first" >&2; exit 1; }
+done
+command -v fusermount3 >/dev/null || { echo "bench/mount.sh: fusermount3 is missing (scripts/install-deps.sh)" >&2; exit 1; }
+[ -c /dev/fuse ] || { echo "bench/mount.sh: /dev/fuse is missing: FUSE is not available here" >&2; exit 1; }
+export UCX_WARN_UNUSED_ENV_VARS=n
+
+# Room for the first repetition, which keeps every side's large file until all ran (mount,
+# two PDC objects), and the small files' blocks.
+cap=$((mib * 3 + files * 3 * 8 / 1024 + 512))
+echo "# bench/mount.sh $(date -u '+%F %T') UTC, tree $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+out=$(mktemp "$work/pdcbb-mountbench.XXXXXX")
+trap 'rm -f "$out"' EXIT
+status=0
+# shellcheck disable=SC2016
+TMPDIR="$work" "$pdcbb" run --quiet --nodes 1 --pdc "capacity=${cap}M,mount=yes" -- bash -c '
+    if [ -n "$6" ]; then
+        bdi=/sys/class/bdi/$(mountpoint -d "$PDCBB_MOUNT")/read_ahead_kb
+        echo "$6" >"$bdi" && echo "# the mount'"'"'s read-ahead: $(cat "$bdi") KiB" || exit 1
+    fi
+    mkdir "$PDCBB_JOB_DIR/raw" && exec "$1" --mib "$2" --files "$3" --reps "$4" --settle "$5" \
+        "$PDCBB_MOUNT" "$PDCBB_JOB_DIR/raw"' \
+    _ "$bench" "$mib" "$files" "$repeat" "$settle" "$ra_kb" >"$out" 2>&1 || status=1
+cat "$out"
+echo "# load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "$results" ] || grep '^RESULT' "$out" >"$results" || true
+[ $status = 0 ] || echo "bench/mount.sh: the job failed (its output is above)" >&2
+exit $status
