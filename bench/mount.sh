@@ -82,9 +82,9 @@ command -v fusermount3 >/dev/null || { echo "bench/mount.sh: fusermount3 is miss
 [ -c /dev/fuse ] || { echo "bench/mount.sh: /dev/fuse is missing: FUSE is not available here" >&2; exit 1; }
 export UCX_WARN_UNUSED_ENV_VARS=n
 
-# Room for the first repetition, which keeps every side's large file until all ran (mount,
-# two PDC objects), and the small files' blocks.
-cap=$((mib * 3 + files * 3 * 8 / 1024 + 512))
+# Room for one side's large file (each is removed before the next side runs), the first
+# repetition's small files on every side (4 KiB files take 8 KiB with their data file), slack.
+cap=$((mib * 2 + files * 3 * 8 / 1024 + 512))
 echo "# bench/mount.sh $(date -u '+%F %T') UTC, tree $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$(mktemp "$work/pdcbb-mountbench.XXXXXX")
 trap 'rm -f "$out"' EXIT

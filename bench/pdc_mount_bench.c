@@ -19,19 +19,18 @@
  *   stat>1s       the same after the mount's attribute timeout (1 s) expired;
  *   read4k        each opened, read whole (4 KiB, checked) and closed (PDC: opened by name);
  *   remove        each unlinked (PDC: opened and deleted).
- * The first repetition is the job's first (fresh files, objects, buffers): each side waits
- * --settle seconds before its write and the files stay until every side ran, so every side
- * writes into memory in the same state (this virtual machine gives freed memory back to its
- * host after a few seconds, and writes into memory it must give again run several times
- * slower: with 5 s the first side still found the memory of the previous job). The later
- * repetitions (the steady state) delete each side's files right after it ran, the sides taking
- * turns in which goes first. Nothing is synced: the burst buffer keeps written bytes in the page
- * cache of its data files, as raw keeps them in the kernel's. For each figure it prints the rate of
- * the first repetition and the median of the others, each side's ratio to raw (median of the
- * per-repetition ratios), the CPU the program, the mount process and the daemons used meanwhile
- * (share of the wall time, from /proc: what is busy), and what limits the figure. RESULT lines
- * repeat it for scripts. PDCBB_BENCH_QUICK=1: 64 MiB, 200 files, one steady repetition, no settling
- * (a smoke run).
+ * The first repetition is the job's first (fresh files, objects, buffers); the later ones are
+ * the steady state. Each side deletes its files right after it ran, the sides taking turns in
+ * which goes first, and in the first repetition each side waits --settle seconds before it
+ * starts: every side then writes into memory in the same state. (This virtual machine runs a
+ * write into memory the guest has not used lately at a fifth of the speed: keeping every
+ * side's files until all ran gave the first side warm memory and the others fresh.) Nothing is
+ * synced: the burst buffer keeps written bytes in the page cache of its data files, as raw keeps
+ * them in the kernel's. For each figure it prints the rate of the first repetition and the
+ * median of the others, each side's ratio to raw (median of the per-repetition ratios), the CPU
+ * the program, the mount process and the daemons used meanwhile (share of the wall time, from
+ * /proc: what is busy), and what limits the figure. RESULT lines repeat it for scripts.
+ * PDCBB_BENCH_QUICK=1: 64 MiB, 200 files, one steady repetition, no settling (a smoke run).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -71,9 +70,9 @@ static const char *limit_of(enum fig f, enum side s)
     case F_WRITE *NSIDES + RAW:
         return "one copy into the page cache (allocation of its pages)";
     case F_WRITE *NSIDES + MNT:
-        return "each 1 MiB write waits for the mount: copied to the page cache, through /dev/fuse "
-               "to the mount, into the daemon's data file (3 copies where raw makes 1), one at a "
-               "time";
+        return "3 copies where raw makes 1: into the page cache, through /dev/fuse to the mount, "
+               "into the daemon's data file (with its CRC); the writer's copy overlaps the "
+               "mount's, so both cores are busy";
     case F_WRITE *NSIDES + PDC_REQ:
         return "one copy (the direct path's pwrite) plus two daemon round trips per MiB";
     case F_WRITE *NSIDES + PDC_ONE:
@@ -81,9 +80,8 @@ static const char *limit_of(enum fig f, enum side s)
     case F_READ *NSIDES + RAW:
         return "one copy from the page cache";
     case F_READ *NSIDES + MNT:
-        return "the kernel asks the mount 128 KiB at a time (its read-ahead window), each read "
-               "copied from the data file, through /dev/fuse into the page cache, then to the "
-               "reader (3 copies)";
+        return "3 copies where raw makes 1: the data file into the mount's read-ahead window, "
+               "through /dev/fuse into the page cache, to the reader (in 128 KiB requests)";
     case F_READ *NSIDES + PDC_REQ:
     case F_READ *NSIDES + PDC_ONE:
         return "one copy (pread of the data file, page cache) plus daemon round trips";
@@ -354,12 +352,8 @@ static void large_rep(large_t *L, int rep, double settle)
         if (rep == 0)
             sleep_s(settle);
         large_side(L, s, rep);
-        if (rep > 0)
-            large_drop(L, s, rep);
+        large_drop(L, s, rep);
     }
-    if (rep == 0)
-        for (int s = 0; s < NSIDES; s++)
-            large_drop(L, (enum side)s, rep);
 }
 
 /* ------------------------------------------------------------------ many small files */

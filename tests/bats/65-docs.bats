@@ -194,6 +194,7 @@ guide_env() {
     [ "$(grep -c 'bench/meta.sh ' "$WORKDIR/commands")" -ge 3 ]
     [ "$(grep -c 'pdc_strided_bench' "$WORKDIR/commands")" -eq 3 ]
     [ "$(grep -c 'pdc_append_bench' "$WORKDIR/commands")" -eq 2 ]
+    grep -q '^bench/mount.sh' "$WORKDIR/commands"
     cd "$WORKDIR/top"
     while IFS= read -r cmd; do
         echo "== $cmd"
@@ -213,6 +214,11 @@ guide_env() {
             for c in cols cols-box rows rows-box; do
                 assert_line --regexp "^$c +[0-9]+ bytes  write .*  first: write +[0-9.]+ MB/s  read +[0-9.]+ MB/s$"
             done ;;
+        *bench/mount.sh*)
+            for f in write read create stat read4k remove; do
+                assert_line --regexp "^RESULT name=mount_$f side=mount unit=[a-zA-Z/]+ first=[0-9.]+ first_ratio=[0-9.]+ steady=[0-9.]+ steady_ratio=[0-9.]+ steady_reps=1$"
+            done
+            assert_line --regexp "^write +pdc-1xfer +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ " ;;
         *pdc_append_bench*)
             assert_line --regexp "^  append +[0-9.]+ s +[0-9.]+ MiB/s +[0-9.]+x cp   first +[0-9.]+ s +[0-9.]+ MiB/s +[0-9.]+x cp$"
             assert_line "append data: ok" ;;
