@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "mount_listing.h"
 #include "pdc_ns.h"
 #include "pdcbb_region.h"
 
@@ -290,61 +291,24 @@ bool view_opendir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
         fuse_reply_err(req, dir ? ENOTDIR : ENOENT);
         return true;
     }
-    listing_t *l = malloc(sizeof(*l));
-    int err = l ? list_dir(dir ? dir->meta : 0, dir == NULL, l) : ENOMEM;
+    listing_t l = {0};
+    mount_listing_t *out = mount_listing_new();
+    int err = out ? list_dir(dir ? dir->meta : 0, dir == NULL, &l) : ENOMEM;
     /* every entry gets its ino now, so readdir and a later lookup agree */
-    for (size_t i = 0; err == 0 && i < l->n; i++)
-        if (ent_get(ino, l->e[i].meta, dir == NULL, l->e[i].name) == NULL)
+    for (size_t i = 0; err == 0 && i < l.n; i++) {
+        const ventry_t *e = ent_get(ino, l.e[i].meta, dir == NULL, l.e[i].name);
+        if (e == NULL || mount_listing_add(out, e->ino, e->is_dir ? S_IFDIR : S_IFREG, e->name,
+                                           strlen(e->name)) != 0)
             err = ENOMEM;
+    }
+    free(l.e);
     if (err) {
-        if (l)
-            free(l->e);
-        free(l);
+        mount_listing_free(out);
         fuse_reply_err(req, err);
         return true;
     }
-    fi->fh = (uint64_t)(uintptr_t)l;
+    fi->fh = (uint64_t)(uintptr_t)out; /* read and freed as the tree's listings are */
     fuse_reply_open(req, fi);
-    return true;
-}
-
-bool view_readdir(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi)
-{
-    if (!view_owns(ino))
-        return false;
-    listing_t *l = (listing_t *)(uintptr_t)fi->fh;
-    char *buf = malloc(size);
-    if (buf == NULL) {
-        fuse_reply_err(req, ENOMEM);
-        return true;
-    }
-    size_t used = 0;
-    for (off_t i = off; i < (off_t)l->n + 2; i++) {
-        struct stat st;
-        memset(&st, 0, sizeof(st));
-        const char *name = i == 0 ? "." : i == 1 ? ".." : l->e[i - 2].name;
-        const ventry_t *e = i < 2 ? NULL : ent_get(ino, l->e[i - 2].meta, ino == VIEW_ROOT, name);
-        st.st_ino = e ? e->ino : ino;
-        st.st_mode = e && !e->is_dir ? S_IFREG : S_IFDIR;
-        size_t want = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
-        if (want > size - used)
-            break;
-        used += want;
-    }
-    fuse_reply_buf(req, buf, used);
-    free(buf);
-    return true;
-}
-
-bool view_releasedir(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
-{
-    if (!view_owns(ino))
-        return false;
-    listing_t *l = (listing_t *)(uintptr_t)fi->fh;
-    if (l)
-        free(l->e);
-    free(l);
-    fuse_reply_err(req, 0);
     return true;
 }
 

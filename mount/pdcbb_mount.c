@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mount_listing.h"
 #include "mount_pdc_view.h"
 #include "pdc.h"
 #include "pdc_ns.h"
@@ -956,75 +957,12 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     fuse_reply_err(req, 0);
 }
 
-/* A directory listing, read whole at opendir: readdir's offsets are indexes into it. */
-typedef struct listing {
-    struct ent {
-        uint64_t ino;
-        uint32_t kind;
-        char *name;
-    } * e;
-    size_t n;
-} listing_t;
-
-static void listing_free(listing_t *l)
-{
-    if (l == NULL)
-        return;
-    for (size_t i = 0; i < l->n; i++)
-        free(l->e[i].name);
-    free(l->e);
-    free(l);
-}
-
-static pdcbb_err_t listing_read(uint64_t dir, listing_t **out)
-{
-    listing_t *l = calloc(1, sizeof(*l));
-    size_t cap = 0;
-    char after[PDCBB_NS_NAME_MAX + 1] = "";
-    pdcbb_err_t rc = l ? PDCBB_OK : PDCBB_ERR_NOMEM;
-    int more = 1;
-    while (rc == PDCBB_OK && more) {
-        uint8_t *buf;
-        size_t len, pos = 0;
-        if ((rc = PDCbb_ns_readdir(dir, after, PDCBB_NS_READDIR_MAX, &buf, &len, &more)) !=
-            PDCBB_OK)
-            break;
-        pdcbb_ns_dirent_t d;
-        int got;
-        while (rc == PDCBB_OK && (got = pdcbb_ns_dirent_next(buf, len, &pos, &d)) == 1) {
-            if (l->n == cap) {
-                cap = cap ? 2 * cap : 64;
-                struct ent *g = realloc(l->e, cap * sizeof(*g));
-                if (g == NULL) {
-                    rc = PDCBB_ERR_NOMEM;
-                    break;
-                }
-                l->e = g;
-            }
-            l->e[l->n] = (struct ent){d.ino, d.kind, strndup(d.name, d.name_len)};
-            if (l->e[l->n].name == NULL)
-                rc = PDCBB_ERR_NOMEM;
-            else
-                snprintf(after, sizeof(after), "%s", l->e[l->n++].name);
-        }
-        if (rc == PDCBB_OK && got < 0)
-            rc = PDCBB_ERR_PROTO;
-        free(buf);
-    }
-    if (rc != PDCBB_OK) {
-        listing_free(l);
-        return rc;
-    }
-    *out = l;
-    return PDCBB_OK;
-}
-
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     if (view_opendir(req, ino, fi))
         return;
-    listing_t *l;
-    pdcbb_err_t rc = listing_read(ino, &l);
+    mount_listing_t *l;
+    pdcbb_err_t rc = mount_listing_read_ns(ino, &l);
     if (rc != PDCBB_OK) {
         fuse_reply_err(req, fail("opendir", rc));
         return;
@@ -1036,47 +974,13 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi)
 {
-    if (view_readdir(req, ino, size, off, fi))
-        return;
-    listing_t *l = (listing_t *)(uintptr_t)fi->fh;
-    char *buf = malloc(size);
-    if (buf == NULL) {
-        fuse_reply_err(req, ENOMEM);
-        return;
-    }
-    size_t used = 0;
-    /* offsets: 0 ".", 1 "..", 2 + i the listing's entry i */
-    for (off_t i = off; i < (off_t)l->n + 2; i++) {
-        struct stat st;
-        memset(&st, 0, sizeof(st));
-        const char *name;
-        if (i < 2) {
-            name = i == 0 ? "." : "..";
-            st.st_ino = ino;
-            st.st_mode = S_IFDIR;
-        } else {
-            struct ent *e = &l->e[i - 2];
-            name = e->name;
-            st.st_ino = e->ino;
-            st.st_mode = e->kind == PDCBB_NS_DIR       ? S_IFDIR
-                         : e->kind == PDCBB_NS_SYMLINK ? S_IFLNK
-                                                       : S_IFREG;
-        }
-        size_t want = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
-        if (want > size - used)
-            break;
-        used += want;
-    }
-    fuse_reply_buf(req, buf, used);
-    free(buf);
+    mount_listing_reply(req, ino, (mount_listing_t *)(uintptr_t)fi->fh, size, off);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    if (view_releasedir(req, ino, fi))
-        return;
     (void)ino;
-    listing_free((listing_t *)(uintptr_t)fi->fh);
+    mount_listing_free((mount_listing_t *)(uintptr_t)fi->fh);
     fuse_reply_err(req, 0);
 }
 
