@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "mount_io.h"
 #include "mount_listing.h"
 #include "pdc_ns.h"
 #include "pdcbb_region.h"
@@ -335,23 +336,6 @@ bool view_open(fuse_req_t req, uint64_t ino, struct fuse_file_info *fi)
     return true;
 }
 
-/* Read elements box [off, off + size) of h (ndim, whole-row box or a run) into out. */
-static bool read_box(pdcid_t h, uint32_t ndim, const uint64_t *off, const uint64_t *size, void *out)
-{
-    uint64_t zero[PDCBB_REGION_NDIM_MAX] = {0};
-    pdcid_t local = PDCregion_create(ndim, zero, (uint64_t *)size);
-    pdcid_t remote = PDCregion_create(ndim, (uint64_t *)off, (uint64_t *)size);
-    pdcid_t x = local && remote ? PDCregion_transfer_create(out, PDC_READ, h, local, remote) : 0;
-    bool ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
-    if (x)
-        PDCregion_transfer_close(x);
-    if (local)
-        PDCregion_close(local);
-    if (remote)
-        PDCregion_close(remote);
-    return ok;
-}
-
 bool view_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)fi;
@@ -384,7 +368,7 @@ bool view_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse
             boxoff[d] = d ? 0 : r0;
             boxsize[d] = d ? dims[d] : r1 - r0 + 1;
         }
-        ok = ok && read_box(e->obj, ndim, boxoff, boxsize, tmp);
+        ok = ok && mount_transfer(e->obj, PDC_READ, tmp, ndim, boxoff, boxsize) == PDCBB_OK;
         if (ok)
             memcpy(out, tmp + (lo - r0 * row), hi - lo);
     } else {
@@ -403,7 +387,7 @@ bool view_read(fuse_req_t req, uint64_t ino, size_t size, off_t off, struct fuse
             if (n > elend - el)
                 n = elend - el;
             boxsize[ndim - 1] = n;
-            ok = read_box(e->obj, ndim, boxoff, boxsize, w);
+            ok = mount_transfer(e->obj, PDC_READ, w, ndim, boxoff, boxsize) == PDCBB_OK;
             w += n * unit;
             el += n;
         }

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mount_io.h"
 #include "mount_listing.h"
 #include "mount_pdc_view.h"
 #include "pdc.h"
@@ -370,21 +371,7 @@ static pdcbb_err_t node_object(node_t *n)
 /* Move the bytes of [off, off + len) of a file's object to or from buf. */
 static pdcbb_err_t transfer(pdcid_t obj, pdc_access_t access, void *buf, uint64_t off, uint64_t len)
 {
-    uint64_t zero = 0;
-    pdcid_t local = PDCregion_create(1, &zero, &len);
-    pdcid_t remote = PDCregion_create(1, &off, &len);
-    pdcid_t x = local && remote ? PDCregion_transfer_create(buf, access, obj, local, remote) : 0;
-    int ok = x && PDCregion_transfer_start(x) == SUCCEED && PDCregion_transfer_wait(x) == SUCCEED;
-    pdcbb_err_t rc = ok ? PDCBB_OK : (pdcbb_err_t)PDCbb_last_error();
-    if (!ok && rc == PDCBB_OK)
-        rc = PDCBB_ERR_IO;
-    if (x)
-        PDCregion_transfer_close(x);
-    if (local)
-        PDCregion_close(local);
-    if (remote)
-        PDCregion_close(remote);
-    return rc;
+    return mount_transfer(obj, access, buf, 1, &off, &len);
 }
 
 /* Publish what was written here: the entry's size (at least the end written) and mtime. */
