@@ -43,6 +43,12 @@ awk '/^(ok|not ok) / {print; next}
      /^# (from the drain: )?(missing|bad|torn):/ {sub(/^# /, "    "); print}
      END {printf "operations acknowledged: %d (%d failed under the faults)\n", w, f}' "$log"
 if [ "$status" -ne 0 ]; then
+    # what bats printed for each phase that failed: the failed check (its first lines) and the
+    # end of the job's output, so a failure in CI can be read from CI's log
+    awk 'function flush(  i) {for (i = 0; i < n; i++) if (i < 4 || i >= n - 76) print line[i]; n = 0}
+         /^(ok|not ok) / {flush(); on = /^not ok /}
+         on {line[n++] = $0}
+         END {flush()}' "$log" >&2
     echo "reliability.sh: a phase failed; the whole output is in $log" >&2
     exit 1
 fi
