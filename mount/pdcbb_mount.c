@@ -18,11 +18,12 @@
  * file after that close, and whose cached attributes are older than --attr-timeout (1 s by
  * default), sees all of it. Data is written through to the daemons at every write (no write
  * cache here: a write is answered before its bytes reach the daemon, but they do before this
- * process reads the next request); the kernel caches reads until the next open, and so does
- * the read-ahead window here.
+ * process serves any request but another write); the kernel caches reads until the next open,
+ * and so does the read-ahead window here.
  *
- * Single-threaded: one request at a time (libpdc serializes its calls anyway). The process
- * exits when the filesystem is unmounted (fusermount3 -u, umount) or on SIGTERM/SIGINT.
+ * One request at a time, in order (mount_loop, mount_write.c), and a writer thread that stores
+ * the writes answered meanwhile. The process exits when the filesystem is unmounted
+ * (fusermount3 -u, umount) or on SIGTERM/SIGINT.
  */
 #define FUSE_USE_VERSION 34
 #include <errno.h>
@@ -40,6 +41,7 @@
 #include "mount_io.h"
 #include "mount_listing.h"
 #include "mount_pdc_view.h"
+#include "mount_write.h"
 #include "pdc.h"
 #include "pdc_ns.h"
 
@@ -51,6 +53,7 @@
 static double attr_timeout = 1.0;
 static int debug;
 static pdcid_t pdc, cont;
+static struct fuse_session *se;
 static uint64_t object_seq;
 static char object_prefix[96];
 
@@ -92,14 +95,19 @@ static int errno_of(pdcbb_err_t rc)
     }
 }
 
-/* Log a failure that becomes EIO (the application only sees the errno). */
-static int fail(const char *what, pdcbb_err_t rc)
+/* Log a failure that becomes EIO (the application only sees the errno); msg says more. */
+static int fail_msg(const char *what, pdcbb_err_t rc, const char *msg)
 {
     int e = errno_of(rc);
     if (e == EIO || debug)
-        fprintf(stderr, PROG ": %s: %s: %s\n", what, pdcbb_strerror(rc),
-                PDCbb_last_error_message());
+        fprintf(stderr, PROG ": %s: %s: %s\n", what, pdcbb_strerror(rc), msg);
     return e;
+}
+
+/* The same for the calling thread's last failed library call. */
+static int fail(const char *what, pdcbb_err_t rc)
+{
+    return fail_msg(what, rc, PDCbb_last_error_message());
 }
 
 /* The .pdc view (mount_pdc_view.c) is read-only and its name is taken in the root: a change
@@ -402,7 +410,10 @@ static pdcbb_err_t node_publish(node_t *n)
  *   (128 KiB unless root raises the bdi's read_ahead_kb): the read-ahead window above makes up
  *   for it.
  * - No splice: the bytes go to or come from libpdc's transfers, which take memory; a pipe in
- *   between would save no copy.
+ *   between would save no copy (and mount_write.c keeps a write's bytes in its request buffer).
+ * - direct_io for files opened write-only (open_reply): a write(2) goes from the writer's
+ *   buffer to the request's, not through the page cache first (one copy fewer); such a file
+ *   cannot be mmap'ed anyway. Files opened for reading keep the page cache (and mmap).
  * - No writeback cache: with it the kernel keeps its own size and mtime of a cached file and
  *   ignores the daemons' (fuse_get_cache_mask), so a file grown on another node would keep its
  *   old size here: close-to-open across nodes would not hold.
@@ -414,6 +425,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     (void)userdata;
     conn->max_write = 1 << 20;
     conn->max_readahead = 1 << 20;
+    conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -719,6 +731,7 @@ static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int
     n->opens++;
     fi->fh = n->ino;
     fi->keep_cache = 0; /* close-to-open: what another node wrote is read afresh */
+    fi->direct_io = (fi->flags & O_ACCMODE) == O_WRONLY;
     ra_drop(n->ino);
     n->read_next = 0;
     if (created) {
@@ -861,6 +874,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     if (rc == PDCBB_OK && (fi->flags & O_APPEND)) {
         /* the kernel gives the offset it knows; O_APPEND on several nodes at once has no
          * order anyway (as NFS) */
+        mount_write_wait();
         off = (off_t)(n->size > n->written ? n->size : n->written);
     }
     if (rc == PDCBB_OK && (uint64_t)off + size > FILE_DIMS)
@@ -869,37 +883,57 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         fuse_reply_err(req, rc == PDCBB_ERR_TOO_BIG ? EFBIG : fail("write", rc));
         return;
     }
-    if (n->write_errno) { /* an earlier write failed after it was answered */
+    mount_write_reap();
+    if (n->write_errno) { /* an earlier write failed after it was answered: told once, for
+                           * every write queued until now (as the kernel's write-back errors) */
+        mount_write_wait();
         fuse_reply_err(req, n->write_errno);
         n->write_errno = 0;
         return;
     }
     ra_drop(n->ino);
-    /* Answer first, then move the bytes: the writer copies its next request into the kernel
-     * while these go to the daemon. buf stays ours until we return, and every later request
-     * of this node (a read, flush, fsync or close of any file) waits for us, so it sees them.
-     * A failure is told to the file's next write, flush or fsync, as the kernel does after
-     * write-back; O_SYNC and O_DSYNC writes are answered after their bytes arrived. */
+    /* Answer first, then the writer thread stores the bytes (mount_write.c) while the loop
+     * reads the next request; every later request of this node but a write (a read, stat,
+     * flush, fsync or close of any file) waits until they are stored, so it sees them. A
+     * failure is told to the file's next write, flush or fsync (write_done), as the kernel
+     * does after write-back; O_SYNC and O_DSYNC writes are answered after their bytes arrived. */
     int sync = (fi->flags & (O_SYNC | O_DSYNC)) != 0;
     if (!sync)
         fuse_reply_write(req, size);
     if (size > 0)
-        rc = transfer(n->obj, PDC_WRITE, (void *)buf, (uint64_t)off, size);
+        mount_write_queue(n->obj, n->ino, buf, (uint64_t)off, size);
+    if (sync) {
+        mount_write_wait();
+        if (n->write_errno) {
+            fuse_reply_err(req, n->write_errno);
+            n->write_errno = 0;
+        } else {
+            fuse_reply_write(req, size);
+        }
+    }
+}
+
+/* What became of a write the writer thread stored (mount_write.h). */
+static void write_done(uint64_t ino, uint64_t off, uint64_t len, pdcbb_err_t rc, const char *msg)
+{
+    node_t *n = node_get(ino);
     if (rc != PDCBB_OK) {
-        int e = fail("write", rc);
-        if (sync)
-            fuse_reply_err(req, e);
-        else
+        int e = fail_msg("write", rc, msg);
+        if (n)
             n->write_errno = e;
         return;
     }
-    uint64_t end = (uint64_t)off + size;
+    if (n == NULL)
+        return;
+    uint64_t end = off + len;
     if (end > n->written)
         n->written = end;
     if (end > n->size)
         n->size = end;
-    if (sync)
-        fuse_reply_write(req, size);
+    /* A write-only open writes past the page cache (direct_io): another open file of it here
+     * may hold pages of these bytes, which must go. */
+    if (n->opens > 1)
+        fuse_lowlevel_notify_inval_inode(se, ino, (off_t)off, (off_t)len);
 }
 
 /* Publish what was written and answer, with the error of a write that failed after it was
@@ -1119,7 +1153,7 @@ int main(int argc, char **argv)
                              "default_permissions",
                      NULL};
     struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
-    struct fuse_session *se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+    se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
     if (se == NULL) {
         fprintf(stderr, PROG ": cannot start a FUSE session\n");
         return 1;
@@ -1137,7 +1171,7 @@ int main(int argc, char **argv)
             fprintf(stderr, PROG ": cannot write to --ready-fd %d\n", ready_fd);
         close(ready_fd);
     }
-    int rc = fuse_session_loop(se);
+    int rc = mount_loop(se, write_done);
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);

@@ -470,7 +470,8 @@ print("another node: same")
 # node 0 again: read ahead, then a write through another descriptor of a part of a page
 r2 = os.open(m0 + "/f", os.O_RDONLY)
 assert os.pread(r2, 128 * 1024, 0) == want[:128 * 1024]
-w = os.open(m0 + "/f", os.O_WRONLY)
+assert os.pread(r2, 4096, 3 * MiB) == want[3 * MiB:3 * MiB + 4096]  # now in the page cache
+w = os.open(m0 + "/f", os.O_WRONLY)  # write-only: past the page cache (direct_io)
 os.pwrite(w, b"B" * 100, 3 * MiB + 10)
 want[3 * MiB + 10:3 * MiB + 110] = b"B" * 100
 assert os.pread(r2, 4096, 3 * MiB) == want[3 * MiB:3 * MiB + 4096], "old bytes after a write"
@@ -483,6 +484,47 @@ PY
     assert_success
     assert_output --partial "another node: same"
     assert_output --partial "same node: same"
+    refute_output --regexp "mount [0-9]: "
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "writes are answered before they are stored: overlapping writes to two files keep their order, as this node and another read them" {
+    mounted_job 2 '
+        "'"$PY"'" - "$M0" "$M1" <<"PY"
+import os, random, sys
+m0, m1 = sys.argv[1], sys.argv[2]
+rnd = random.Random(int(os.environ.get("PDCBB_TEST_SEED", "1")))
+want = [bytearray() for _ in range(3)]
+# two files opened write-only (their writes pass the page cache: direct_io), one read-write
+fds = [os.open(m0 + "/w%d" % k, (os.O_WRONLY, os.O_WRONLY, os.O_RDWR)[k] | os.O_CREAT, 0o644)
+       for k in range(3)]
+for i in range(600):
+    k = rnd.randrange(3)
+    off = rnd.randrange(0, 3 << 20)
+    n = rnd.choice([1, 100, 4096, 65536, 300000, 1 << 20])
+    b = bytes([i % 251 + 1]) * n
+    os.pwrite(fds[k], b, off)
+    w = want[k]
+    if len(w) < off + n:
+        w.extend(bytes(off + n - len(w)))
+    w[off:off + n] = b
+    if i % 97 == 0:  # a read of another file waits for the writes before it
+        j = (k + 1) % 3
+        with open(m0 + "/w%d" % j, "rb") as f:
+            assert f.read() == want[j], "w%d read back while written differs" % j
+for fd in fds:
+    os.close(fd)
+for m, where in ((m0, "this node"), (m1, "another node")):
+    for k in range(3):
+        with open(m + "/w%d" % k, "rb") as f:
+            got = f.read()
+        assert got == want[k], "%s: w%d differs (%d bytes, want %d)" % (where, k, len(got), len(want[k]))
+    print(where + ": same")
+PY
+'
+    assert_success
+    assert_output --partial "this node: same"
+    assert_output --partial "another node: same"
     refute_output --regexp "mount [0-9]: "
     assert_no_daemons "$WORKDIR"
 }
