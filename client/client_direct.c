@@ -94,23 +94,13 @@ int client_direct_usable(unsigned daemon)
     return s->state == 1;
 }
 
-/* The data file of obj on daemon, opened and checked against dev/ino; -1 with *rc. */
-static int file_of(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino, pdcbb_err_t *rc)
+int client_direct_open(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino, int write,
+                       pdcbb_err_t *rc)
 {
-    if (!files_ready) {
-        for (int i = 0; i < FILE_CACHE; i++)
-            files[i].fd = -1;
-        files_ready = 1;
-    }
-    direct_file_t *f = &files[((obj * 0x9e3779b97f4a7c15ull) >> 58 ^ daemon) & (FILE_CACHE - 1)];
-    if (f->fd >= 0 && f->daemon == daemon && f->obj == obj && f->dev == dev && f->ino == ino)
-        return f->fd;
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
     char name[64];
     snprintf(name, sizeof(name), PDCBB_DATA_FILE_FMT, obj);
-    int fd = openat(daemons[daemon].dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int fd =
+        openat(daemons[daemon].dirfd, name, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
     if (fd < 0) {
         *rc = client_fail(pdcbb_err_from_errno(errno), "cannot open the data file %s: %s", name,
@@ -124,6 +114,26 @@ static int file_of(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino, pd
                           daemon);
         return -1;
     }
+    return fd;
+}
+
+/* The data file of obj on daemon, cached (client_direct_open); -1 with *rc. */
+static int file_of(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino, pdcbb_err_t *rc)
+{
+    if (!files_ready) {
+        for (int i = 0; i < FILE_CACHE; i++)
+            files[i].fd = -1;
+        files_ready = 1;
+    }
+    direct_file_t *f = &files[((obj * 0x9e3779b97f4a7c15ull) >> 58 ^ daemon) & (FILE_CACHE - 1)];
+    if (f->fd >= 0 && f->daemon == daemon && f->obj == obj && f->dev == dev && f->ino == ino)
+        return f->fd;
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    int fd = client_direct_open(daemon, obj, dev, ino, 1, rc);
+    if (fd < 0)
+        return -1;
     *f = (direct_file_t){daemon, obj, dev, ino, fd};
     return fd;
 }

@@ -36,6 +36,11 @@ int client_direct_usable(unsigned daemon);
 pdcbb_err_t client_direct_io(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino,
                              pdcbb_csum_list_t *csum, const pdcbb_box_t *box, uint32_t ndim,
                              const uint64_t *dims, size_t unit, uint8_t *data);
+/* A new descriptor (read-write if write, else read-only) of the data file of obj on daemon
+ * (client_direct_usable), checked to have the identity dev/ino the daemon answered; -1 with
+ * *rc (the error names the cause). */
+int client_direct_open(unsigned daemon, uint64_t obj, uint64_t dev, uint64_t ino, int write,
+                       pdcbb_err_t *rc);
 /*
  * Close the data files opened since the last call. Called after each message's I/O: an open
  * descriptor would keep a deleted object's file, its disk blocks and its page cache alive

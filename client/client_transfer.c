@@ -8,8 +8,10 @@
  * (or unpacked from) one staging buffer per transfer. Several small pieces bound for one daemon
  * travel in one message, their data concatenated.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client_direct.h"
@@ -420,6 +422,29 @@ pdcbb_err_t client_xfer_plan(client_xfer_t *x)
     x->packed_buf = NULL;
     x->own_packed = 0;
     return rc;
+}
+
+pdcbb_err_t client_xfer_plan_rows(client_xfer_t *x, const client_obj_t *o, pdc_access_t access,
+                                  uint64_t unit, uint64_t first, uint64_t rows)
+{
+    memset(x, 0, sizeof(*x));
+    x->access = access;
+    x->obj_meta = o->meta_id;
+    snprintf(x->obj_name, sizeof(x->obj_name), "%s", o->name);
+    x->ndim = (uint32_t)o->prop.pub.ndim;
+    memcpy(x->dims, o->prop.pub.dims, x->ndim * sizeof(uint64_t));
+    x->unit = unit;
+    x->partition = o->prop.pub.region_partition;
+    x->consistency = o->prop.pub.consistency;
+    x->remote.ndim = x->ndim;
+    x->remote.off[0] = first;
+    x->remote.size[0] = rows;
+    x->bytes = rows * unit; /* what a remembered placement accounts to the daemon (MAP_PUT) */
+    for (uint32_t d = 1; d < x->ndim; d++) {
+        x->remote.size[d] = x->dims[d];
+        x->bytes *= x->dims[d];
+    }
+    return client_xfer_plan(x);
 }
 
 static void finish_xfer(client_xfer_t *x)
@@ -1034,4 +1059,79 @@ pdcbb_err_t client_xfer_wait(client_xfer_t *x, double timeout)
         }
     }
     return x->result;
+}
+
+pdcbb_err_t client_xfer_local_file(client_xfer_t *x, int *fd, uint64_t *valid)
+{
+    *fd = -1;
+    *valid = 0;
+    unsigned n = x->npieces;
+    int local = n > 0 && n <= 64 && x->ndim == 1 && x->unit == 1 && !x->strided &&
+                client_direct_usable(x->pieces[0].daemon);
+    for (unsigned i = 1; i < n && local; i++)
+        local = x->pieces[i].daemon == x->pieces[0].daemon;
+    if (!local)
+        return client_fail(PDCBB_ERR_UNSUPPORTED,
+                           "object %s: the bytes are not all on one daemon of this node",
+                           x->obj_name);
+    unsigned daemon = x->pieces[0].daemon;
+    xfer_piece_t *ps[64];
+    size_t words = 0;
+    for (unsigned i = 0; i < n; i++) {
+        ps[i] = &x->pieces[i];
+        words += descs_words(ps[i]);
+    }
+    uint64_t *descs = malloc(words * sizeof(uint64_t));
+    if (descs == NULL)
+        return client_fail(PDCBB_ERR_NOMEM, "out of memory");
+    descs_fill(ps, n, descs);
+    pdcbb_data_direct_req_t q = {
+        .mode = PDCBB_DIRECT_READ, .descs = descs, .descs_count = (uint32_t)words};
+    pdcbb_data_direct_rep_t p;
+    void *keep;
+    pdcbb_err_t rc = client_op_data_direct(daemon, &q, &p, &keep);
+    free(descs);
+    if (rc != PDCBB_OK)
+        return rc;
+    /* per piece: status, st_dev, st_ino (0, 0: none of the object here); then, for a damaged
+     * range, where and what (corrupt_why) */
+    int damage = p.results_count == 3 * n + 3;
+    uint64_t dev = 0, ino = 0;
+    char why[512];
+    if (p.results_count != 3 * n && !damage)
+        rc = client_fail(PDCBB_ERR_PROTO, "malformed direct reply: %u results for %u regions",
+                         p.results_count, n);
+    for (unsigned i = 0; i < n && rc == PDCBB_OK; i++) {
+        pdcbb_err_t one = (pdcbb_err_t)(int32_t)p.results[3 * i];
+        uint64_t d = p.results[3 * i + 1], o = p.results[3 * i + 2];
+        if (one == PDCBB_ERR_CORRUPT && damage) {
+            corrupt_why(p.results + 3 * n, ps[i], why, sizeof(why));
+            rc = client_fail(one, "object %s: %s", x->obj_name, why);
+        } else if (one != PDCBB_OK) {
+            rc = client_fail(one, "object %s: daemon %u refused the read: %s", x->obj_name, daemon,
+                             pdcbb_strerror(one));
+        } else if ((d || o) && (dev || ino) && (d != dev || o != ino)) {
+            rc = client_fail(PDCBB_ERR_PROTO, "object %s: daemon %u named two data files",
+                             x->obj_name, daemon);
+        } else if (d || o) {
+            dev = d, ino = o;
+        }
+    }
+    if (rc == PDCBB_OK && (dev || ino)) {
+        /* the bytes are at the same offsets in the file; past its end, zeros */
+        struct stat st;
+        int f = client_direct_open(daemon, x->obj_meta, dev, ino, 0, &rc);
+        uint64_t off = x->remote.off[0], len = x->remote.size[0];
+        if (f >= 0 && fstat(f, &st) == 0) {
+            uint64_t size = (uint64_t)st.st_size;
+            *valid = size <= off ? 0 : size - off < len ? size - off : len;
+            *fd = f;
+        } else if (f >= 0) {
+            rc = client_fail(pdcbb_err_from_errno(errno), "object %s: its data file: %s",
+                             x->obj_name, strerror(errno));
+            close(f);
+        }
+    }
+    client_rpc_release(PDCBB_OP_DATA_DIRECT, &p, keep);
+    return rc;
 }

@@ -94,6 +94,16 @@ void client_xfer_poll(void);
  * needed): a write registers its box with the home daemon as a start would (remembered
  * placements). Released by client_xfer_reset. Used by PDCbb_obj_append (pdc_append.c). */
 pdcbb_err_t client_xfer_plan(client_xfer_t *x);
+/* A plan (client_xfer_plan) of rows [first, first + rows) of o, whole in its other dimensions,
+ * elements of unit bytes (pdc_append.c, PDCbb_obj_local_read). */
+pdcbb_err_t client_xfer_plan_rows(client_xfer_t *x, const client_obj_t *o, pdc_access_t access,
+                                  uint64_t unit, uint64_t first, uint64_t rows);
+/* For planned read x of a one-dimensional byte object: when its one piece is on a daemon of
+ * this node, that daemon checks it (DATA_DIRECT READ: a damaged range is refused as any read
+ * is), then *fd is a new descriptor of the object's data file there, which holds the bytes at
+ * the same offsets, the first *valid of them (the rest are zeros); *fd -1 when it holds none.
+ * PDCBB_ERR_UNSUPPORTED when the bytes are elsewhere or on several daemons. */
+pdcbb_err_t client_xfer_local_file(client_xfer_t *x, int *fd, uint64_t *valid);
 /* Release what a finished or created transfer holds (not the struct). */
 void client_xfer_reset(client_xfer_t *x);
 /* Wait for every started transfer of an object (PDCobj_close). */

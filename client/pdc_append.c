@@ -117,30 +117,6 @@ static void copy_pair(append_ctx_t *a, const xfer_piece_t *s, const xfer_piece_t
     }
 }
 
-/* A plan (client_xfer_plan) of rows [first, first + rows) of o. */
-static pdcbb_err_t plan(client_xfer_t *x, const client_obj_t *o, pdc_access_t access,
-                        uint64_t unit, uint64_t first, uint64_t rows)
-{
-    memset(x, 0, sizeof(*x));
-    x->access = access;
-    x->obj_meta = o->meta_id;
-    snprintf(x->obj_name, sizeof(x->obj_name), "%s", o->name);
-    x->ndim = (uint32_t)o->prop.pub.ndim;
-    memcpy(x->dims, o->prop.pub.dims, x->ndim * sizeof(uint64_t));
-    x->unit = unit;
-    x->partition = o->prop.pub.region_partition;
-    x->consistency = o->prop.pub.consistency;
-    x->remote.ndim = x->ndim;
-    x->remote.off[0] = first;
-    x->remote.size[0] = rows;
-    x->bytes = rows * unit; /* what a remembered placement accounts to the daemon (MAP_PUT) */
-    for (uint32_t d = 1; d < x->ndim; d++) {
-        x->remote.size[d] = x->dims[d];
-        x->bytes *= x->dims[d];
-    }
-    return client_xfer_plan(x);
-}
-
 /* The element size of o, or 0. */
 static uint64_t obj_unit(const client_obj_t *o)
 {
@@ -255,8 +231,8 @@ perr_t PDCbb_obj_append(pdcid_t dst_obj, pdcid_t src_obj)
         client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", fn);
         goto out;
     }
-    if (plan(sx, src, PDC_READ, unit, 0, rows) != PDCBB_OK ||
-        plan(dx, dst, PDC_WRITE, unit, start, rows) != PDCBB_OK) {
+    if (client_xfer_plan_rows(sx, src, PDC_READ, unit, 0, rows) != PDCBB_OK ||
+        client_xfer_plan_rows(dx, dst, PDC_WRITE, unit, start, rows) != PDCBB_OK) {
         client_fail(PDCbb_last_error(), "%s: the placement of objects '%s' and '%s': %s", fn,
                     src->name, dst->name, PDCbb_last_error_message());
         goto out;

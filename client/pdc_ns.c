@@ -299,6 +299,33 @@ pdcid_t PDCbb_obj_open_id(uint64_t id)
     return h;
 }
 
+pdcbb_err_t PDCbb_obj_local_read(pdcid_t obj, uint64_t off, uint64_t len, int *fd, uint64_t *valid)
+{
+    static const char fn[] = "PDCbb_obj_local_read";
+    *fd = -1;
+    *valid = 0;
+    CLIENT_ENTER();
+    client_clear_error();
+    pdcbb_err_t rc = client_check_init();
+    client_obj_t *o = rc == PDCBB_OK ? client_obj_get(obj, fn) : NULL;
+    if (rc == PDCBB_OK && o == NULL)
+        rc = PDCbb_last_error();
+    else if (o && (o->prop.pub.ndim != 1 || get_size_by_dtype(o->prop.pub.type) != 1))
+        rc = client_fail(PDCBB_ERR_UNSUPPORTED, "%s: object %s is not one-dimensional bytes", fn,
+                         o->name);
+    else if (o && (len == 0 || off > o->prop.pub.dims[0] || len > o->prop.pub.dims[0] - off))
+        rc = client_fail(PDCBB_ERR_BAD_REGION, "%s: bytes %llu+%llu are not in object %s", fn,
+                         (unsigned long long)off, (unsigned long long)len, o->name);
+    if (rc == PDCBB_OK) {
+        client_xfer_t x;
+        if ((rc = client_xfer_plan_rows(&x, o, PDC_READ, 1, off, len)) == PDCBB_OK)
+            rc = client_xfer_local_file(&x, fd, valid);
+        client_xfer_reset(&x);
+    }
+    CLIENT_LEAVE();
+    return rc;
+}
+
 uint64_t PDCbb_obj_meta_id(pdcid_t obj)
 {
     CLIENT_ENTER();

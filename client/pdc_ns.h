@@ -62,6 +62,14 @@ PDC_EXPORT pdcbb_err_t PDCbb_cont_name(uint64_t id, char *name, size_t len);
 PDC_EXPORT pdcid_t PDCbb_obj_open_id(uint64_t id);
 /* The meta id of an open object handle (the ino of a file of the mount); 0 if not one. */
 PDC_EXPORT uint64_t PDCbb_obj_meta_id(pdcid_t obj);
+/* Bytes [off, off + len) of a one-dimensional object of bytes (a file of the mount), read in
+ * place: when all of them are on one daemon of this node, that daemon checks them as for a read
+ * (a damaged range fails with PDCBB_ERR_CORRUPT), then *fd is a new read-only descriptor of the
+ * object's data file there (close it), which holds them at the same offsets, the first *valid
+ * of them (the rest are zeros); *fd -1 and *valid 0 when it holds none. PDCBB_ERR_UNSUPPORTED
+ * when they are on another node or on several daemons: read them with a transfer. */
+PDC_EXPORT pdcbb_err_t PDCbb_obj_local_read(pdcid_t obj, uint64_t off, uint64_t len, int *fd,
+                                            uint64_t *valid);
 /* Remove every byte of an object's data on every daemon (its metadata stays): a file
  * truncated to 0. */
 PDC_EXPORT pdcbb_err_t PDCbb_obj_drop_data(pdcid_t obj);

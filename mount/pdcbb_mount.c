@@ -41,6 +41,7 @@
 #include "mount_io.h"
 #include "mount_listing.h"
 #include "mount_pdc_view.h"
+#include "mount_read.h"
 #include "mount_write.h"
 #include "pdc.h"
 #include "pdc_ns.h"
@@ -330,30 +331,11 @@ static pdcid_t new_file_object(void)
     return obj;
 }
 
-/* The read-ahead window: bytes of one file read ahead of the kernel's requests. The kernel
- * asks for 128 KiB at a time (its read-ahead for a FUSE mount), each a transfer of its own and
- * too small for libpdc's direct path (256 KiB and more): a read that goes on where the last one
- * of its file ended fetches up to RA_WINDOW at once, and the next requests are answered from
- * here. Dropped when the file is written, cut or opened on this node, so it never holds bytes
- * older than the kernel's page cache may (which is dropped at every open: close-to-open). */
-#define RA_WINDOW ((uint64_t)4 << 20)
-static struct {
-    uint64_t ino, off, len; /* [off, off + len) of file ino; len 0: empty */
-    uint64_t cap;           /* bytes at buf */
-    char *buf;
-} ra;
-
-static void ra_drop(uint64_t ino)
-{
-    if (ra.ino == ino)
-        ra.len = 0;
-}
-
 /* Delete a file's object (its entry is gone): best effort, the drain lists it as unnamed
  * otherwise. */
 static void drop_file_object(uint64_t ino)
 {
-    ra_drop(ino);
+    mount_read_drop(ino);
     node_t *n = node_get(ino);
     pdcid_t obj = n && n->obj ? n->obj : PDCbb_obj_open_id(ino);
     if (obj == 0)
@@ -426,6 +408,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->max_write = 1 << 20;
     conn->max_readahead = 1 << 20;
     conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
+    if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+        conn->want |= FUSE_CAP_SPLICE_WRITE;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -477,7 +461,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 /* Cut a file to size: bytes past it must read as zeros if it grows again. */
 static pdcbb_err_t truncate_data(node_t *n, uint64_t old_size, uint64_t size)
 {
-    ra_drop(n->ino);
+    mount_read_drop(n->ino);
     pdcbb_err_t rc = node_object(n);
     if (rc != PDCBB_OK || size >= old_size)
         return rc;
@@ -732,7 +716,7 @@ static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int
     fi->fh = n->ino;
     fi->keep_cache = 0; /* close-to-open: what another node wrote is read afresh */
     fi->direct_io = (fi->flags & O_ACCMODE) == O_WRONLY;
-    ra_drop(n->ino);
+    mount_read_drop(n->ino);
     n->read_next = 0;
     if (created) {
         struct fuse_entry_param e = entry_param(a);
@@ -838,32 +822,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     }
     if ((uint64_t)off + size > end)
         size = (size_t)(end - (uint64_t)off);
-    uint64_t from = (uint64_t)off, to = from + size;
-    if (ra.len == 0 || ra.ino != n->ino || from < ra.off || to > ra.off + ra.len) {
-        /* not in the window: fill it from here, with more than asked if the read goes on */
-        uint64_t want = from == n->read_next ? RA_WINDOW : size;
-        if (want < size)
-            want = size;
-        if (want > end - from)
-            want = end - from;
-        if (want > ra.cap) {
-            uint64_t cap = want > RA_WINDOW ? want : RA_WINDOW;
-            char *b = realloc(ra.buf, cap);
-            if (b == NULL) {
-                fuse_reply_err(req, ENOMEM);
-                return;
-            }
-            ra.buf = b, ra.cap = cap;
-        }
-        ra.len = 0;
-        if ((rc = transfer(n->obj, PDC_READ, ra.buf, from, want)) != PDCBB_OK) {
-            fuse_reply_err(req, fail("read", rc));
-            return;
-        }
-        ra.ino = n->ino, ra.off = from, ra.len = want;
+    uint64_t from = (uint64_t)off;
+    if ((rc = mount_read_reply(req, n->obj, n->ino, from, size, end, from == n->read_next)) !=
+        PDCBB_OK) {
+        fuse_reply_err(req, fail("read", rc));
+        return;
     }
-    n->read_next = to;
-    fuse_reply_buf(req, ra.buf + (from - ra.off), size);
+    n->read_next = from + size;
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -891,7 +856,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         n->write_errno = 0;
         return;
     }
-    ra_drop(n->ino);
+    mount_read_drop(n->ino);
     /* Answer first, then the writer thread stores the bytes (mount_write.c) while the loop
      * reads the next request; every later request of this node but a write (a read, stat,
      * flush, fsync or close of any file) waits until they are stored, so it sees them. A
