@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,111 @@ static struct {
     uint64_t valid; /* with fd: [off, off + valid) is in the file, the rest reads as zeros */
 } ra = {.fd = -1};
 
+/*
+ * The replier thread: answers reads from the data file (a splice, whose copy into the reader's
+ * pages the kernel makes in the caller's time) while the loop takes the next request, such as
+ * the other half of a 1 MiB read (the kernel asks for max_read, 512 KiB, at a time). It only
+ * splices from ra.fd, which is closed after it is idle.
+ */
+#define REPLY_QUEUE 1
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv, idle_cv;
+    pthread_t thread;
+    int running, stop, busy;
+    struct {
+        fuse_req_t req;
+        int fd;
+        uint64_t pos;
+        size_t size;
+    } q[REPLY_QUEUE];
+    unsigned head, len;
+} rq = {.mu = PTHREAD_MUTEX_INITIALIZER,
+        .cv = PTHREAD_COND_INITIALIZER,
+        .idle_cv = PTHREAD_COND_INITIALIZER};
+
+static void splice_reply(fuse_req_t req, int fd, uint64_t pos, size_t size)
+{
+    struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+    bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+    bv.buf[0].fd = fd;
+    bv.buf[0].pos = (off_t)pos;
+    fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_NONBLOCK);
+}
+
+static void *replier_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&rq.mu);
+    for (;;) {
+        while (rq.len == 0 && !rq.stop)
+            pthread_cond_wait(&rq.cv, &rq.mu);
+        if (rq.len == 0)
+            break;
+        unsigned i = rq.head;
+        rq.head = (rq.head + 1) % REPLY_QUEUE, rq.len--, rq.busy = 1;
+        pthread_mutex_unlock(&rq.mu);
+        splice_reply(rq.q[i].req, rq.q[i].fd, rq.q[i].pos, rq.q[i].size);
+        pthread_mutex_lock(&rq.mu);
+        rq.busy = 0;
+        if (rq.len == 0)
+            pthread_cond_broadcast(&rq.idle_cv);
+    }
+    pthread_mutex_unlock(&rq.mu);
+    return NULL;
+}
+
+/* Hand a splice reply to the replier when it is idle, else make it here: two replies at a time,
+ * one per core. */
+static void queue_reply(fuse_req_t req, int fd, uint64_t pos, size_t size)
+{
+    pthread_mutex_lock(&rq.mu);
+    if (rq.running && rq.len == 0 && !rq.busy) {
+        unsigned i = (rq.head + rq.len) % REPLY_QUEUE;
+        rq.q[i].req = req, rq.q[i].fd = fd, rq.q[i].pos = pos, rq.q[i].size = size;
+        rq.len++;
+        pthread_cond_signal(&rq.cv);
+        pthread_mutex_unlock(&rq.mu);
+        return;
+    }
+    pthread_mutex_unlock(&rq.mu);
+    splice_reply(req, fd, pos, size);
+}
+
+static void replies_wait(void)
+{
+    pthread_mutex_lock(&rq.mu);
+    while (rq.len > 0 || rq.busy)
+        pthread_cond_wait(&rq.idle_cv, &rq.mu);
+    pthread_mutex_unlock(&rq.mu);
+}
+
+void mount_read_start(void)
+{
+    rq.running = pthread_create(&rq.thread, NULL, replier_main, NULL) == 0;
+}
+
+void mount_read_stop(void)
+{
+    if (!rq.running)
+        return;
+    pthread_mutex_lock(&rq.mu);
+    rq.stop = 1;
+    pthread_cond_signal(&rq.cv);
+    pthread_mutex_unlock(&rq.mu);
+    pthread_join(rq.thread, NULL);
+    rq.running = 0;
+}
+
 void mount_read_drop(uint64_t ino)
 {
     if (ra.ino != ino)
         return;
     ra.len = 0;
-    if (ra.fd >= 0)
+    if (ra.fd >= 0) {
+        replies_wait();
         close(ra.fd);
+    }
     ra.fd = -1;
 }
 
@@ -77,11 +176,7 @@ static void ra_reply(fuse_req_t req, uint64_t from, size_t size)
         return;
     }
     if (from + size <= ra.off + ra.valid) { /* all in the data file: spliced from it */
-        struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
-        bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-        bv.buf[0].fd = ra.fd;
-        bv.buf[0].pos = (off_t)from;
-        fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_NONBLOCK);
+        queue_reply(req, ra.fd, from, size);
         return;
     }
     /* past the data file's end (never written): zeros after what it has */

@@ -13,6 +13,11 @@
 #include "pdc.h"
 #include "pdcbb_error.h"
 
+/* Start and stop the thread that answers reads from the data files (before the first read;
+ * before the session goes). */
+void mount_read_start(void);
+void mount_read_stop(void);
+
 /* Forget what the window holds of file ino (it was written, cut, opened or removed here). */
 void mount_read_drop(uint64_t ino);
 

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "mount_io.h"
+#include "mount_kernel.h"
 
 /* Request buffers: each at least what libfuse reads at a time (max_write, 1 MiB, plus its 4 KiB
  * of header room; libfuse 3.14 reads 256 pages + 4 KiB before INIT). Eight: the writer thread's
@@ -217,7 +218,7 @@ static int needs_writes(const struct fuse_buf *fb)
     return h->opcode != FUSE_WRITE && h->opcode != FUSE_FORGET && h->opcode != FUSE_BATCH_FORGET;
 }
 
-int mount_loop(struct fuse_session *se, mount_write_done_fn done)
+int mount_loop(struct fuse_session *se, mount_write_done_fn done, void (*on_init)(void))
 {
     done_fn = done;
     for (unsigned i = 0; i < SLOTS; i++) {
@@ -247,10 +248,14 @@ int mount_loop(struct fuse_session *se, mount_write_done_fn done)
             break;
         if (needs_writes(&fb))
             mount_write_wait();
+        mount_kernel_saw(&fb);
+        int init = ((const struct fuse_in_header *)fb.mem)->opcode == FUSE_INIT;
         taken = 0;
         fuse_session_process_buf(se, &fb);
         if (taken)
             cur = next_slot();
+        if (init && on_init && !fuse_session_exited(se))
+            on_init();
     }
     mount_write_wait();
     pthread_mutex_lock(&mu);

@@ -22,9 +22,10 @@ typedef void (*mount_write_done_fn)(uint64_t ino, uint64_t off, uint64_t len, pd
                                     const char *msg);
 
 /* Run se until it is unmounted or told to exit (as fuse_session_loop), every write stored
- * before it returns; done is told what became of each queued write. 0, or -1 with a message
- * on stderr (no memory, no thread). */
-int mount_loop(struct fuse_session *se, mount_write_done_fn done);
+ * before it returns; done is told what became of each queued write, on_init (may be NULL) is
+ * called once the kernel's INIT was answered (the filesystem serves from then on). 0, or -1
+ * with a message on stderr (no memory, no thread). */
+int mount_loop(struct fuse_session *se, mount_write_done_fn done, void (*on_init)(void));
 
 /* From a write request being processed: store len bytes at data (inside the request's buffer)
  * at off of obj (file ino) after the reply. The buffer is the writer thread's until then. */

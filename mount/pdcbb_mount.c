@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "mount_io.h"
+#include "mount_kernel.h"
 #include "mount_listing.h"
 #include "mount_pdc_view.h"
 #include "mount_read.h"
@@ -407,6 +408,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     (void)userdata;
     conn->max_write = 1 << 20;
     conn->max_readahead = 1 << 20;
+    conn->max_read = 512 << 10;
     conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
     if (conn->capable & FUSE_CAP_SPLICE_WRITE)
         conn->want |= FUSE_CAP_SPLICE_WRITE;
@@ -715,7 +717,8 @@ static void open_reply(fuse_req_t req, node_t *n, struct fuse_file_info *fi, int
     n->opens++;
     fi->fh = n->ino;
     fi->keep_cache = 0; /* close-to-open: what another node wrote is read afresh */
-    fi->direct_io = (fi->flags & O_ACCMODE) == O_WRONLY;
+    int acc = fi->flags & O_ACCMODE;
+    fi->direct_io = acc == O_WRONLY || (acc == O_RDONLY && mount_kernel_direct_mmap());
     mount_read_drop(n->ino);
     n->read_next = 0;
     if (created) {
@@ -1043,9 +1046,22 @@ static void usage(FILE *f)
             "  -h, --help         this text\n");
 }
 
+/* --ready-fd: told once the kernel's INIT is answered (before, a program could write into the
+ * directory under the mount point). */
+static int ready_fd = -1;
+
+static void tell_ready(void)
+{
+    if (ready_fd < 0)
+        return;
+    if (write(ready_fd, "ready\n", 6) != 6)
+        fprintf(stderr, PROG ": cannot write to --ready-fd %d\n", ready_fd);
+    close(ready_fd);
+    ready_fd = -1;
+}
+
 int main(int argc, char **argv)
 {
-    int ready_fd = -1;
     const char *mnt = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -1115,7 +1131,7 @@ int main(int argc, char **argv)
 
     char *fargv[] = {(char *)PROG, (char *)"-o",
                      (char *)"fsname=pdcbb,subtype=pdcbb,"
-                             "default_permissions",
+                             "default_permissions,max_read=524288",
                      NULL};
     struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
     se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
@@ -1131,12 +1147,14 @@ int main(int argc, char **argv)
         fuse_session_destroy(se);
         return 1;
     }
-    if (ready_fd >= 0) {
-        if (write(ready_fd, "ready\n", 6) != 6)
-            fprintf(stderr, PROG ": cannot write to --ready-fd %d\n", ready_fd);
-        close(ready_fd);
+    if (mount_kernel_attach(se) != 0) {
+        fuse_session_unmount(se);
+        fuse_session_destroy(se);
+        return 1;
     }
-    int rc = mount_loop(se, write_done);
+    mount_read_start();
+    int rc = mount_loop(se, write_done, tell_ready);
+    mount_read_stop();
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);

@@ -164,6 +164,12 @@ def main():
         m.flush()
         m.close()
     check("mmap write reaches the file", open(p("mm"), "rb").read()[4096:4101] == b"mmap!")
+    # a shared map of a file opened read-only (numpy.memmap mode "r" does this); such files are
+    # read past the page cache where the kernel allows it with a shared map
+    with open(p("mm"), "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        check("a shared map of a read-only file reads it", m[4096:4101] == b"mmap!")
+        m.close()
 
     # statfs: the job's capacity
     sv = os.statvfs(base)
