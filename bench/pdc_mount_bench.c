@@ -70,9 +70,9 @@ static const char *limit_of(enum fig f, enum side s)
     case F_WRITE *NSIDES + RAW:
         return "one copy into the page cache (allocation of its pages)";
     case F_WRITE *NSIDES + MNT:
-        return "3 copies where raw makes 1: into the page cache, through /dev/fuse to the mount, "
-               "into the daemon's data file (with its CRC); the writer's copy overlaps the "
-               "mount's, so both cores are busy";
+        return "2 copies where raw makes 1: from the writer's buffer through /dev/fuse to the "
+               "mount (write-only open: direct_io), then into the daemon's data file with its "
+               "CRC by the mount's writer thread while the loop reads the next requests";
     case F_WRITE *NSIDES + PDC_REQ:
         return "one copy (the direct path's pwrite) plus two daemon round trips per MiB";
     case F_WRITE *NSIDES + PDC_ONE:
@@ -80,15 +80,16 @@ static const char *limit_of(enum fig f, enum side s)
     case F_READ *NSIDES + RAW:
         return "one copy from the page cache";
     case F_READ *NSIDES + MNT:
-        return "3 copies where raw makes 1: the data file into the mount's read-ahead window, "
-               "through /dev/fuse into the page cache, to the reader (in 128 KiB requests)";
+        return "1 copy, as raw (the data file spliced through /dev/fuse into the reader's buffer, "
+               "512 KiB requests, two at a time), but each request a FUSE round trip; where the "
+               "kernel refuses shared maps of direct_io files (before Linux 6.6): 3 copies, "
+               "through the page cache in 128 KiB requests";
     case F_READ *NSIDES + PDC_REQ:
     case F_READ *NSIDES + PDC_ONE:
         return "one copy (pread of the data file, page cache) plus daemon round trips";
     case F_CREATE *NSIDES + MNT:
         return "per file: lookup, object create, entry create, 4 KiB write, flush: daemon "
-               "round trips, each behind a FUSE request the single-threaded mount serves in "
-               "turn";
+               "round trips, each behind a FUSE request the mount serves in turn";
     case F_CREATE *NSIDES + PDC_REQ:
         return "per file: object create, 4 KiB transfer, close: daemon round trips";
     case F_STAT *NSIDES + MNT:
