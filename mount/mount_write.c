@@ -176,6 +176,13 @@ void mount_write_wait(void)
 void mount_write_queue(pdcid_t obj, uint64_t ino, const void *data, uint64_t off, uint64_t len)
 {
     slot_t *s = &slots[cur];
+    if ((const char *)data < s->mem || (const char *)data + len > s->mem + SLOT_BYTES) {
+        /* not in our buffer (a libfuse that copied the request): stored here and now */
+        mount_write_wait();
+        pdcbb_err_t rc = mount_transfer(obj, PDC_WRITE, (void *)data, 1, &off, &len);
+        done_fn(ino, off, len, rc, rc == PDCBB_OK ? "" : PDCbb_last_error_message());
+        return;
+    }
     s->obj = obj, s->ino = ino, s->data = data, s->off = off, s->len = len;
     s->rc = PDCBB_OK, s->msg[0] = '\0';
     pthread_mutex_lock(&mu);

@@ -141,6 +141,7 @@ typedef struct node {
     uint64_t read_next;      /* where the last read of it here ended: a read from there goes on */
     uint32_t mode, uid, gid; /* last known attributes (what an unlinked open file shows) */
     uint64_t mtime_ns, ctime_ns;
+    uint64_t fresh_until; /* a file's: until then (mono_ns) getattr answers them (node_attr) */
     struct node *next;
 } node_t;
 
@@ -165,11 +166,20 @@ static node_t *node_get(uint64_t ino)
     return NULL;
 }
 
-/* The attributes an unlinked open file goes on showing (node_attr). */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The attributes the daemons just gave for n: what an unlinked open file goes on showing, and
+ * what a getattr of a file answers for attr_timeout (node_attr). */
 static void node_remember(node_t *n, const pdcbb_ns_attr_t *a)
 {
     n->mode = a->mode, n->uid = a->uid, n->gid = a->gid;
     n->mtime_ns = a->mtime_ns, n->ctime_ns = a->ctime_ns;
+    n->fresh_until = a->kind == PDCBB_NS_FILE ? mono_ns() + (uint64_t)(attr_timeout * 1e9) : 0;
 }
 
 /* Remember where ino's entry is (parent, name), one more kernel reference. */
@@ -250,13 +260,17 @@ static void attr_to_stat(const pdcbb_ns_attr_t *a, struct stat *st)
 }
 
 /* The current entry of a node (the root's is made up: it has no parent). */
-static pdcbb_err_t node_attr(node_t *n, pdcbb_ns_attr_t *a)
+static pdcbb_err_t node_attr(node_t *n, pdcbb_ns_attr_t *a, bool cached_ok)
 {
     if (n == &root) {
         *a = root_attr;
         return PDCBB_OK;
     }
-    if (n->unlinked) { /* no entry any more: what it was, as long as it is open */
+    /* No entry any more: what it was, as long as it is open. A getattr (cached_ok) of a file
+     * whose attributes the daemons gave less than attr_timeout ago: those, with what was
+     * written here since (the kernel forgets a file's size at every write and asks again; it
+     * keeps attributes as long itself, so close-to-open is unchanged). */
+    if (n->unlinked || (cached_ok && n->kind == PDCBB_NS_FILE && mono_ns() < n->fresh_until)) {
         *a = (pdcbb_ns_attr_t){.ino = n->ino,
                                .kind = n->kind,
                                .mode = n->mode,
@@ -373,12 +387,15 @@ static pdcbb_err_t node_publish(node_t *n)
     pdcbb_ns_attr_t in = {.size = n->written, .mtime_ns = now_ns()}, out;
     pdcbb_err_t rc = PDCbb_ns_setattr(n->parent, n->name, n->ino,
                                       PDCBB_NS_SET_SIZE_AT_LEAST | PDCBB_NS_SET_MTIME, &in, &out);
-    if (rc == PDCBB_ERR_NOT_FOUND)
-        rc = PDCBB_OK; /* removed or renamed elsewhere: nothing to publish to */
     if (rc == PDCBB_OK) {
         n->written = 0;
         if (out.size > n->size)
             n->size = out.size;
+        node_remember(n, &out);
+    } else if (rc == PDCBB_ERR_NOT_FOUND) {
+        rc = PDCBB_OK; /* removed or renamed elsewhere: nothing to publish to */
+        n->written = 0;
+        n->fresh_until = 0;
     }
     return rc;
 }
@@ -450,7 +467,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     (void)fi;
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t a;
-    pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
+    pdcbb_err_t rc = n ? node_attr(n, &a, true) : PDCBB_ERR_NOT_FOUND;
     if (rc != PDCBB_OK) {
         fuse_reply_err(req, fail("getattr", rc));
         return;
@@ -488,7 +505,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     (void)fi;
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t cur, in, out;
-    pdcbb_err_t rc = n ? node_attr(n, &cur) : PDCBB_ERR_NOT_FOUND;
+    pdcbb_err_t rc = n ? node_attr(n, &cur, false) : PDCBB_ERR_NOT_FOUND;
     if (rc == PDCBB_OK && n == &root) {
         /* The mount point has no entry in the daemons: its mode and times are this node's
          * own (what `cp -a DIR/. $PDCBB_MOUNT` sets); only its owner may enter it anyway (no
@@ -562,6 +579,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
         if (n->written > out.size && (to_set & FUSE_SET_ATTR_SIZE))
             n->written = 0;
     }
+    node_remember(n, &out);
     struct stat st;
     attr_to_stat(&out, &st);
     fuse_reply_attr(req, &st, attr_timeout);
@@ -571,7 +589,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t a;
-    pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
+    pdcbb_err_t rc = n ? node_attr(n, &a, false) : PDCBB_ERR_NOT_FOUND;
     if (rc != PDCBB_OK)
         fuse_reply_err(req, fail("readlink", rc));
     else if (a.kind != PDCBB_NS_SYMLINK)
@@ -773,7 +791,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
             fuse_reply_err(req, fail("create", rc));
             return;
         }
-        n->size = 0;
+        n->size = 0, n->written = 0;
+        node_remember(n, &out);
     }
     open_reply(req, n, fi, 1, &out);
 }
@@ -784,7 +803,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         return;
     node_t *n = node_get(ino);
     pdcbb_ns_attr_t a;
-    pdcbb_err_t rc = n ? node_attr(n, &a) : PDCBB_ERR_NOT_FOUND;
+    pdcbb_err_t rc = n ? node_attr(n, &a, false) : PDCBB_ERR_NOT_FOUND;
     if (rc == PDCBB_OK && a.kind != PDCBB_NS_FILE) {
         fuse_reply_err(req, a.kind == PDCBB_NS_DIR ? EISDIR : ELOOP);
         return;
@@ -797,7 +816,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
             rc = PDCbb_ns_setattr(n->parent, n->name, n->ino,
                                   PDCBB_NS_SET_SIZE | PDCBB_NS_SET_MTIME, &in, &a);
         if (rc == PDCBB_OK)
-            n->size = 0, n->written = 0;
+            n->size = 0, n->written = 0, n->fresh_until = 0;
     }
     if (rc != PDCBB_OK) {
         fuse_reply_err(req, fail("open", rc));
