@@ -179,21 +179,29 @@ load_only() {
         grep -v "^token=" "$d1/bbd-1.endpoint" > pub/bbd-1.endpoint
         head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n" > pub/guess
         chmod 644 pub/*
-        end=$((SECONDS + 8 * '"$SCALE"'))
-        while [ $SECONDS -lt $end ]; do
+        end=$((SECONDS + 8 * '"$SCALE"')) rounds=0 shm_tries=0
+        while [ $SECONDS -lt $end ] || [ $rounds -lt 2 ]; do  # on a slow machine, 2 rounds still
+            rounds=$((rounds + 1))
             for ep in pub/bbd-0.endpoint pub/bbd-1.endpoint; do
                 for c in notoken wrongtoken tokennoauth badmagic oversized short; do
                     echo "ucx $c: $(runuser -u '"$attacker"' -- "$RAWMSG" "$ep" pub/guess $c 2>&1 | tail -1)"
                 done
                 echo "shm: $(runuser -u '"$attacker"' -- "'"$SHMRAW"'" "$ep" pub/guess good badhello 2>&1 | tr "\n" " ")"
+                shm_tries=$((shm_tries + 1))
             done
             echo "files: $(runuser -u '"$attacker"' -- cat "$d0/token" "$d0/bbd-0.endpoint" 2>&1 | tr "\n" " ")"
             echo "ls: $(runuser -u '"$attacker"' -- ls "$d0" 2>&1 | tr "\n" " ")"
             echo "client: $(runuser -u '"$attacker"' -- env PDCBB_JOB_DIR="$d0" "$L" check log.1 2>&1 | tail -1)"
         done
         echo "flood: $(runuser -u '"$attacker"' -- "$RAWMSG" pub/bbd-0.endpoint pub/guess noauthflood 2>&1 | tail -1)"
-        echo "shm refusals logged: $(cat "$d0/bbd-0.log" "$d1/bbd-1.log" |
-            grep -c "refused a shared-memory channel from pid [0-9]* uid '"$(id -u $attacker)"': not the job user")"
+        # the daemons log a refusal when they handle the channel, which may be just after the
+        # attempt returned: wait for the last ones (at most 10 s)
+        refusals() {
+            cat "$d0/bbd-0.log" "$d1/bbd-1.log" |
+                grep -c "refused a shared-memory channel from pid [0-9]* uid '"$(id -u $attacker)"': not the job user"
+        }
+        for _ in $(seq 100); do [ "$(refusals)" -ge "$shm_tries" ] && break; sleep 0.1; done
+        echo "shm refusals logged: $(refusals)"
         wait $clients
         "$L" check log.*'
     output="$JOB_OUTPUT"
