@@ -40,19 +40,16 @@ static struct {
  * the other half of a 1 MiB read (the kernel asks for max_read, 512 KiB, at a time). It only
  * splices from ra.fd, which is closed after it is idle.
  */
-#define REPLY_QUEUE 1
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv, idle_cv;
     pthread_t thread;
-    int running, stop, busy;
-    struct {
-        fuse_req_t req;
-        int fd;
-        uint64_t pos;
-        size_t size;
-    } q[REPLY_QUEUE];
-    unsigned head, len;
+    int running, stop;
+    int busy; /* a job is set (pending or being answered) */
+    fuse_req_t req;
+    int fd;
+    uint64_t pos;
+    size_t size;
 } rq = {.mu = PTHREAD_MUTEX_INITIALIZER,
         .cv = PTHREAD_COND_INITIALIZER,
         .idle_cv = PTHREAD_COND_INITIALIZER};
@@ -71,18 +68,15 @@ static void *replier_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&rq.mu);
     for (;;) {
-        while (rq.len == 0 && !rq.stop)
+        while (!rq.busy && !rq.stop)
             pthread_cond_wait(&rq.cv, &rq.mu);
-        if (rq.len == 0)
+        if (!rq.busy)
             break;
-        unsigned i = rq.head;
-        rq.head = (rq.head + 1) % REPLY_QUEUE, rq.len--, rq.busy = 1;
         pthread_mutex_unlock(&rq.mu);
-        splice_reply(rq.q[i].req, rq.q[i].fd, rq.q[i].pos, rq.q[i].size);
+        splice_reply(rq.req, rq.fd, rq.pos, rq.size);
         pthread_mutex_lock(&rq.mu);
         rq.busy = 0;
-        if (rq.len == 0)
-            pthread_cond_broadcast(&rq.idle_cv);
+        pthread_cond_broadcast(&rq.idle_cv);
     }
     pthread_mutex_unlock(&rq.mu);
     return NULL;
@@ -93,10 +87,9 @@ static void *replier_main(void *arg)
 static void queue_reply(fuse_req_t req, int fd, uint64_t pos, size_t size)
 {
     pthread_mutex_lock(&rq.mu);
-    if (rq.running && rq.len == 0 && !rq.busy) {
-        unsigned i = (rq.head + rq.len) % REPLY_QUEUE;
-        rq.q[i].req = req, rq.q[i].fd = fd, rq.q[i].pos = pos, rq.q[i].size = size;
-        rq.len++;
+    if (rq.running && !rq.busy) {
+        rq.req = req, rq.fd = fd, rq.pos = pos, rq.size = size;
+        rq.busy = 1;
         pthread_cond_signal(&rq.cv);
         pthread_mutex_unlock(&rq.mu);
         return;
@@ -108,7 +101,7 @@ static void queue_reply(fuse_req_t req, int fd, uint64_t pos, size_t size)
 static void replies_wait(void)
 {
     pthread_mutex_lock(&rq.mu);
-    while (rq.len > 0 || rq.busy)
+    while (rq.busy)
         pthread_cond_wait(&rq.idle_cv, &rq.mu);
     pthread_mutex_unlock(&rq.mu);
 }

@@ -38,6 +38,7 @@
 #define SLOTS      8
 #define SLOT_BYTES (((size_t)1 << 20) + ((size_t)64 << 10))
 #define BATCH_MAX  (SLOTS - 1)
+_Static_assert(BATCH_MAX <= MOUNT_XFER_MAX, "a batch is one mount_transfers call");
 
 enum { SLOT_FREE, SLOT_LOOP, SLOT_QUEUED, SLOT_STORING, SLOT_STORED };
 
@@ -61,51 +62,19 @@ static mount_write_done_fn done_fn;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER, stored_cv = PTHREAD_COND_INITIALIZER;
 
-static void note_error(slot_t *s, pdcbb_err_t rc)
-{
-    s->rc = rc;
-    snprintf(s->msg, sizeof(s->msg), "%s", PDCbb_last_error_message());
-}
-
 /* Store slots b[0..n) with one batch of transfers; if the batch fails, each alone (a write is
  * idempotent), so that each write gets its own result. */
 static void store_batch(slot_t **b, unsigned n)
 {
-    pdcid_t x[BATCH_MAX] = {0}, local[BATCH_MAX] = {0}, remote[BATCH_MAX] = {0};
-    uint64_t zero = 0;
-    int ok = 1;
-    for (unsigned i = 0; i < n && ok; i++) {
-        local[i] = PDCregion_create(1, &zero, &b[i]->len);
-        remote[i] = PDCregion_create(1, &b[i]->off, &b[i]->len);
-        x[i] = local[i] && remote[i] ? PDCregion_transfer_create((void *)b[i]->data, PDC_WRITE,
-                                                                 b[i]->obj, local[i], remote[i])
-                                     : 0;
-        ok = x[i] != 0;
-    }
-    ok = ok && PDCregion_transfer_start_all(x, (int)n) == SUCCEED &&
-         PDCregion_transfer_wait_all(x, (int)n) == SUCCEED;
-    pdcbb_err_t rc = ok ? PDCBB_OK : (pdcbb_err_t)PDCbb_last_error();
+    mount_xfer_t t[BATCH_MAX];
+    for (unsigned i = 0; i < n; i++)
+        t[i] = (mount_xfer_t){b[i]->obj, (void *)b[i]->data, 1, &b[i]->off, &b[i]->len};
+    pdcbb_err_t rc = mount_transfers(PDC_WRITE, n, t);
     for (unsigned i = 0; i < n; i++) {
-        if (x[i])
-            PDCregion_transfer_close(x[i]);
-        if (local[i])
-            PDCregion_close(local[i]);
-        if (remote[i])
-            PDCregion_close(remote[i]);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        if (ok) {
-            b[i]->rc = PDCBB_OK;
-        } else if (n == 1) {
-            note_error(b[i], rc == PDCBB_OK ? PDCBB_ERR_IO : rc);
-        } else {
-            pdcbb_err_t one =
-                mount_transfer(b[i]->obj, PDC_WRITE, (void *)b[i]->data, 1, &b[i]->off, &b[i]->len);
-            if (one == PDCBB_OK)
-                b[i]->rc = PDCBB_OK;
-            else
-                note_error(b[i], one);
-        }
+        pdcbb_err_t one = rc == PDCBB_OK || n == 1 ? rc : mount_transfers(PDC_WRITE, 1, &t[i]);
+        b[i]->rc = one;
+        if (one != PDCBB_OK)
+            snprintf(b[i]->msg, sizeof(b[i]->msg), "%s", PDCbb_last_error_message());
     }
 }
 
