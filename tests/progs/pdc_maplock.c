@@ -6,12 +6,14 @@
  *   pdc_maplock drained-read PLACEMENT   in a drained job: read lock on what example wrote
  *                                     brings it into the mapped buffer; write lock READ_ONLY
  *   pdc_maplock errors                map/unmap/lock errors, each with its error name and message
- *   pdc_maplock contend ROLE ID ROUNDS PLACEMENT DIR
+ *   pdc_maplock contend ROLE ID ROUNDS PLACEMENT DIR WRITERS
  *                                     ROLE writer: ROUNDS times, write lock on one of two
  *                                     overlapping regions, fill it with ID (through the mapped
  *                                     buffer, or in 4 separate transfers with pauses between
- *                                     them), release; ROLE reader: ROUNDS times, read lock on
- *                                     their overlap, check it holds one id only. Both check
+ *                                     them), release, then leave a done file in DIR; ROLE
+ *                                     reader: at least ROUNDS times and until WRITERS writers
+ *                                     are done, read lock on their overlap, check it holds one
+ *                                     id only. Both check
  *                                     exclusion with a marker file in DIR. nolock-writer /
  *                                     nolock-reader: the same without locks (the control that
  *                                     shows the check can fail).
@@ -358,8 +360,20 @@ static int marker_enter_writer(void)
     return 0;
 }
 
+/* The writers that have finished, each of which left DIR/<prefix>.<id>. */
+static int writers_done(const char *prefix, int writers)
+{
+    int done = 0;
+    char path[4200];
+    for (int w = 0; w < 32 && done < writers; w++) {
+        snprintf(path, sizeof(path), "%s.%d", prefix, w);
+        done += access(path, F_OK) == 0;
+    }
+    return done;
+}
+
 static int case_contend(const char *role, int id, int rounds, const char *placement_name,
-                        const char *dir)
+                        const char *dir, int writers)
 {
     int pl = placement_of(placement_name);
     int locked = strncmp(role, "nolock-", 7) != 0;
@@ -369,6 +383,13 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
         return -1;
     }
     snprintf(marker, sizeof(marker), "%s/writer.marker", dir);
+    /* Readers read until the writers are done, so that they read while the writers write
+     * however the processes are scheduled; the bound only ends a run whose writers died. */
+    char done_prefix[4096];
+    snprintf(done_prefix, sizeof(done_prefix), "%s/%s-done-%s", dir, locked ? "lock" : "nolock",
+             placement_name);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     char name[64];
     snprintf(name, sizeof(name), "contend_%s", placement_name);
     uint64_t dims[1] = {CN};
@@ -381,7 +402,19 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
     unsigned seed = (unsigned)id * 7919u;
     int torn = 0, reads = 0, mapped_rounds = 0, chunked_rounds = 0;
     unsigned seen = 0;
-    for (int round = 0; round < rounds; round++) {
+    int round = 0;
+    for (;; round++) {
+        if (round >= rounds) {
+            if (writer || writers_done(done_prefix, writers) >= writers)
+                break;
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if (t.tv_sec - t0.tv_sec > 300) {
+                FAILF("%d of %d writers done after 300 s", writers_done(done_prefix, writers),
+                      writers);
+                break;
+            }
+        }
         if (writer) {
             int useb = rand_r(&seed) & 1;
             pdcid_t r = useb ? rb : ra, l = useb ? lb : la;
@@ -452,9 +485,16 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
             usleep(100);
         }
     }
+    if (writer) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s.%d", done_prefix, id);
+        int fd = open(path, O_CREAT | O_WRONLY, 0600);
+        if (fd >= 0)
+            close(fd);
+    }
     printf("%s %s %d: %d rounds (%d through maps, %d through transfers), %d reads, %d torn, "
            "data of %d writers seen\n",
-           failures ? "FAIL" : "ok", role, id, rounds, mapped_rounds, chunked_rounds, reads, torn,
+           failures ? "FAIL" : "ok", role, id, round, mapped_rounds, chunked_rounds, reads, torn,
            __builtin_popcount(seen));
     free(buf);
     PDCobj_close(obj);
@@ -782,8 +822,8 @@ int main(int argc, char **argv)
         rc = case_drained_read(argv[2]);
     else if (!strcmp(c, "errors"))
         rc = case_errors();
-    else if (!strcmp(c, "contend") && argc == 7)
-        rc = case_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], argv[6]);
+    else if (!strcmp(c, "contend") && argc == 8)
+        rc = case_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], argv[6], atoi(argv[7]));
     else if (!strcmp(c, "hold") && argc == 6)
         rc = case_hold(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
                        argv[5]);
