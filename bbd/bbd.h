@@ -19,6 +19,7 @@
  *   bbd_kv.c          KV_CREATE/OPEN/DELETE/SET/PART/GET/COUNT/LIST/TRANS
  *   bbd_kv_migrate.c  KV_MIGRATE
  *   bbd_table.c       JOB_TABLE
+ *   bbd_table_gather.c TABLE_GATHER: the job's table gathered through a tree of daemons
  *   bbd_bcast.c       BCAST_OPEN/CHUNK/CLOSE
  *   bbd_ns.c          the mount's namespace: NS_LOOKUP/CREATE/READDIR/UNLINK/RMDIR/RENAME/SETATTR
  * Everything but bbd_main.c is the static library pdcbb_bbd_core, which tests link to run the
@@ -105,9 +106,6 @@ typedef struct bbd {
     char rendezvous_record[PATH_MAX]; /* our published record, removed at a clean exit */
     char *table;      /* JOB_TABLE text once every daemon was found (malloc'ed), or NULL */
     size_t table_len;
-    struct timespec table_mtime; /* of the rendezvous directory when the table was read */
-    int poll_done;               /* bbd_table_poll: nothing more to wait for */
-    double poll_deadline, poll_next, poll_interval;
 
     pdcbb_ucx_t ucx;
     ucp_listener_h listener;
@@ -340,17 +338,44 @@ void bbd_query_cleanup(void);
 pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen);
 
 /* bbd_table.c: learn where the job's other daemons are. bbd_table_publish puts this daemon's
- * record into the job's rendezvous directory (multi-node jobs; call once listening);
- * bbd_table_unpublish removes it; bbd_table_free drops the cache. */
+ * record into the job's rendezvous directory (multi-node jobs; call once listening) and starts
+ * gathering the table; bbd_table_unpublish removes it; bbd_table_free drops the cache. */
 pdcbb_err_t bbd_table_publish(bbd_t *d, const pdcbb_endpoint_t *ep, char *err, size_t errlen);
 void bbd_table_unpublish(bbd_t *d);
 void bbd_table_free(bbd_t *d);
-/* Build the table as soon as every daemon published itself (called by the event loop); returns
- * the milliseconds until it wants to run again, or -1 when it has nothing more to do. */
-int bbd_table_poll(bbd_t *d);
-/* The table as it is now (built or rebuilt if the rendezvous directory changed):
- * PDCBB_ERR_DISCOVERY with problem filled when some daemon is missing. */
+/* The table as it is now: PDCBB_ERR_DISCOVERY with problem filled while it is being gathered
+ * or when some daemon is missing. */
 pdcbb_err_t bbd_table_current(bbd_t *d, char *problem, size_t plen);
+/* Daemon rank's record: from the table, or, while it is being gathered, from what was
+ * gathered or the rendezvous directory (one file). */
+pdcbb_err_t bbd_table_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, char *problem,
+                             size_t plen);
+/* Read daemon rank's record from the rendezvous directory again and put it into the table if
+ * it changed (the daemon was restarted). */
+pdcbb_err_t bbd_table_reread(bbd_t *d, unsigned rank);
+/* Put record e into the table in place of its rank's (and into job.table) if it differs. */
+pdcbb_err_t bbd_table_replace(bbd_t *d, const pdcbb_endpoint_t *e);
+/* Cache text (malloc'ed, len bytes; taken) as the table, in memory and as job.table. */
+void bbd_table_set(bbd_t *d, char *text, size_t len);
+/* Append "<record>--\n" to a growing JOB_TABLE text. */
+pdcbb_err_t bbd_table_append(char **text, size_t *len, size_t *cap, const pdcbb_endpoint_t *e);
+/* Why daemon rank cannot be found: its node's error file, or a plain statement. */
+void bbd_table_missing_reason(const bbd_t *d, unsigned rank, char *out, size_t len);
+
+/* bbd_table_gather.c: the daemons of a job of several nodes gather the table up and down a
+ * tree of daemons (TABLE_GATHER). bbd_table_gather_start begins (bbd_table_publish calls it);
+ * bbd_table_poll drives it from the event loop and returns the milliseconds until it wants to
+ * run again, or -1 when it has nothing more to do. */
+void bbd_table_gather_start(bbd_t *d, const pdcbb_endpoint_t *self);
+int bbd_table_poll(bbd_t *d);
+/* While the table is being gathered: keep request r to answer it with the table (1), or 0. */
+int bbd_table_gather_defer(bbd_req_t *r);
+/* 1 with problem filled when the gathering ended without every daemon. */
+int bbd_table_gather_problem(char *problem, size_t plen);
+/* Rank's record if the gathering has it. */
+pdcbb_err_t bbd_table_gather_record(unsigned rank, pdcbb_endpoint_t *out);
+/* Drop the gathering's state and the requests it kept (shutdown). */
+void bbd_table_gather_free(bbd_t *d);
 
 /*
  * bbd_stats.c: live counters (docs/PROTOCOL.md, STATS). bbd_stats_start notes the start time;

@@ -326,6 +326,7 @@ int main(int argc, char **argv)
     bbd_server_run(d);
 
     bbd_table_unpublish(d);
+    bbd_table_gather_free(d);
     bbd_table_free(d);
     unlink(d->endpoint_path);
     bbd_server_stop(d);

@@ -62,21 +62,6 @@ static void peer_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     p->fail_status = status;
 }
 
-/* The endpoint record of daemon rank, with its token, from the job table. */
-static pdcbb_err_t peer_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, char *problem,
-                               size_t plen)
-{
-    pdcbb_err_t rc = bbd_table_current(d, problem, plen);
-    if (rc != PDCBB_OK)
-        return rc;
-    size_t pos = 0;
-    while ((rc = pdcbb_job_table_next(d->table, d->table_len, &pos, out)) == PDCBB_OK)
-        if (out->rank == rank)
-            return PDCBB_OK;
-    snprintf(problem, plen, "not in the job table");
-    return PDCBB_ERR_NOT_FOUND;
-}
-
 static pdcbb_err_t handshake_start(bbd_t *d, unsigned rank, char *err, size_t errlen);
 
 bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
@@ -97,12 +82,13 @@ bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
     if (p->ep && p->failed) {
         pdcbb_ucx_ep_close(d->ucx.worker, p->ep, 1, 1.0);
         p->ep = NULL;
+        bbd_table_reread(d, rank); /* restarted at a new address, perhaps */
     }
     if (p->ep)
         return p;
     pdcbb_endpoint_t rec;
     char problem[1024];
-    if (peer_record(d, rank, &rec, problem, sizeof(problem)) != PDCBB_OK) {
+    if (bbd_table_record(d, rank, &rec, problem, sizeof(problem)) != PDCBB_OK) {
         snprintf(err, errlen, "daemon %u cannot be found: %s", rank, problem);
         return NULL;
     }

@@ -2,22 +2,18 @@
  * bbd_table.c - the job's table of daemons, as this daemon knows it (JOB_TABLE).
  *
  * Node-local storage is private to its node, so a client reads only its own node's endpoint
- * records. It asks one daemon of its node for the rest: that daemon reads its own node's
- * records from the job directory and every other daemon's record from the job's rendezvous
- * directory, a directory on a filesystem all nodes see, where each daemon published its record
- * (with its node's token) when it started listening. The prolog creates the rendezvous
- * directory, private to the job user, and writes node-I.error there when node I's daemons
- * could not be started, so a client on another node learns that node's reason.
+ * records and asks a daemon of its node for the rest. In a job of one node that daemon reads
+ * them from the job directory. In a job of several nodes the daemons gather the table when they
+ * start, up and down a tree of daemons (bbd_table_gather.c): no daemon reads the records of
+ * the others from the shared filesystem, and a JOB_TABLE that comes before the table is
+ * gathered is answered once it is.
  *
- * The table is cached once complete, in memory and as <job dir>/job.table, which clients of
- * this node read instead of sending a message. The daemon builds it on its own as soon as
- * every daemon has published itself (bbd_table_poll: one readdir of the rendezvous directory
- * per attempt, backing off from 10 ms to 1 s, for at most twice ready_timeout), so normally it
- * exists before the job's first task starts. A client that finds a daemon gone
- * asks again with refresh set (a restarted daemon published a new record). A one-node job
- * needs no rendezvous.
+ * The table is cached in memory and as <job dir>/job.table, which clients of this node read
+ * instead of sending a message. A client that finds a daemon gone asks again naming it
+ * (refresh): this daemon re-reads that one record from the rendezvous directory, where a
+ * restarted daemon published its new address. A restarted daemon starts from its node's
+ * job.table.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,6 +43,7 @@ pdcbb_err_t bbd_table_publish(bbd_t *d, const pdcbb_endpoint_t *ep, char *err, s
     pdcbb_rendezvous_record_path(d->jobinfo.rendezvous, d->rank, d->rendezvous_record,
                                  sizeof(d->rendezvous_record));
     PDCBB_INFO("published in %s", d->rendezvous_record);
+    bbd_table_gather_start(d, &e);
     return PDCBB_OK;
 }
 
@@ -64,8 +61,7 @@ void bbd_table_free(bbd_t *d)
     d->table_len = 0;
 }
 
-/* Append "<record>--\n" to the growing text. */
-static pdcbb_err_t table_append(char **text, size_t *len, size_t *cap, const pdcbb_endpoint_t *e)
+pdcbb_err_t bbd_table_append(char **text, size_t *len, size_t *cap, const pdcbb_endpoint_t *e)
 {
     char rec[1024];
     pdcbb_err_t rc = pdcbb_endpoint_format(e, 1, rec, sizeof(rec));
@@ -88,10 +84,13 @@ static pdcbb_err_t table_append(char **text, size_t *len, size_t *cap, const pdc
     return PDCBB_OK;
 }
 
-/* Why the daemons of node index ni are missing: node-I.error, or a plain statement. */
-static void missing_reason(const bbd_t *d, unsigned ni, unsigned first, unsigned last,
-                           char *out, size_t len)
+void bbd_table_missing_reason(const bbd_t *d, unsigned rank, char *out, size_t len)
 {
+    unsigned spn =
+        d->have_jobinfo && d->jobinfo.servers_per_node ? d->jobinfo.servers_per_node : d->nservers;
+    unsigned ni = rank / spn, first = ni * spn, last = first + spn - 1;
+    if (last >= d->nservers)
+        last = d->nservers - 1;
     char path[PATH_MAX], why[1024] = "";
     if (d->jobinfo.rendezvous[0] &&
         pdcbb_rendezvous_error_path(d->jobinfo.rendezvous, ni, path, sizeof(path)) ==
@@ -113,35 +112,34 @@ static void missing_reason(const bbd_t *d, unsigned ni, unsigned first, unsigned
                  first, last);
 }
 
-/* mtime of the rendezvous directory ({0, 0} if none). */
-static struct timespec rendezvous_mtime(const bbd_t *d)
+void bbd_table_set(bbd_t *d, char *text, size_t len)
 {
-    struct timespec mtime = {0, 0};
-    struct stat st;
-    if (d->have_jobinfo && d->jobinfo.rendezvous[0] && stat(d->jobinfo.rendezvous, &st) == 0)
-        mtime = st.st_mtim;
-    return mtime;
+    bbd_table_free(d);
+    d->table = text;
+    d->table_len = len;
+    /* Later clients of this node read it from here: PDCinit then sends no message. */
+    char path[PATH_MAX];
+    if (pdcbb_jobdir_path(d->job_dir, "job.table", path, sizeof(path)) == PDCBB_OK &&
+        pdcbb_write_file_atomic(path, d->table, d->table_len, 0600) != PDCBB_OK)
+        PDCBB_WARN("cannot write %s: %s", path, strerror(errno));
 }
 
 /*
- * Build the table from the job directory and the rendezvous directory. Complete: cache it in
- * d and in <job dir>/job.table, *complete = 1. Else *complete = 0 and problem (plen bytes)
- * names the first node with missing daemons.
+ * A job without a gathered table (one node, or no rendezvous directory): the table from the
+ * job directory. Complete: cached in d and job.table, *complete = 1. Else *complete = 0 and
+ * problem (plen bytes) names the first node with missing daemons.
  */
-static pdcbb_err_t table_build(bbd_t *d, int *complete, char *problem, size_t plen)
+static pdcbb_err_t table_build_local(bbd_t *d, int *complete, char *problem, size_t plen)
 {
-    struct timespec mtime = rendezvous_mtime(d);
-    /* This node's records come from the job directory, with the local token. */
     pdcbb_endpoint_t *local = NULL;
     size_t nlocal = 0;
     pdcbb_err_t rc = pdcbb_jobdir_read_endpoints(d->job_dir, &local, &nlocal);
     if (rc != PDCBB_OK)
         return rc;
     pdcbb_endpoint_t **by_rank = calloc(d->nservers, sizeof(*by_rank));
-    pdcbb_endpoint_t *remote = calloc(d->nservers, sizeof(*remote));
     char *text = NULL;
     size_t len = 0, cap = 0;
-    if (by_rank == NULL || remote == NULL) {
+    if (by_rank == NULL) {
         rc = PDCBB_ERR_NOMEM;
         goto out;
     }
@@ -150,80 +148,150 @@ static pdcbb_err_t table_build(bbd_t *d, int *complete, char *problem, size_t pl
         if (local[i].rank < d->nservers && local[i].job_id == d->job_id &&
             local[i].nservers == d->nservers)
             by_rank[local[i].rank] = &local[i];
-    unsigned spn = d->have_jobinfo && d->jobinfo.servers_per_node ? d->jobinfo.servers_per_node
-                                                                  : d->nservers;
-    for (unsigned k = 0; k < d->nservers; k++) {
-        if (by_rank[k] != NULL || !d->have_jobinfo || d->jobinfo.rendezvous[0] == '\0')
-            continue;
-        pdcbb_endpoint_t e;
-        if (pdcbb_rendezvous_read(d->jobinfo.rendezvous, k, &e) == PDCBB_OK &&
-            e.job_id == d->job_id && e.nservers == d->nservers) {
-            remote[k] = e;
-            by_rank[k] = &remote[k];
-        }
-    }
     *complete = 1;
     for (unsigned k = 0; k < d->nservers; k++) {
         if (by_rank[k] != NULL) {
-            if ((rc = table_append(&text, &len, &cap, by_rank[k])) != PDCBB_OK)
+            if ((rc = bbd_table_append(&text, &len, &cap, by_rank[k])) != PDCBB_OK)
                 goto out;
             continue;
         }
-        if (*complete) { /* name the first node with missing daemons */
-            unsigned ni = k / spn, first = ni * spn, last = first + spn - 1;
-            missing_reason(d, ni, first, last < d->nservers ? last : d->nservers - 1, problem,
-                           plen);
-        }
+        if (*complete) /* name the first node with missing daemons */
+            bbd_table_missing_reason(d, k, problem, plen);
         *complete = 0;
     }
     if (*complete) {
-        bbd_table_free(d);
-        d->table = text;
-        d->table_len = len;
-        d->table_mtime = mtime;
+        bbd_table_set(d, text, len);
         text = NULL;
-        /* Later clients of this node read it from here: PDCinit then sends no message. */
-        char path[PATH_MAX];
-        if (pdcbb_jobdir_path(d->job_dir, "job.table", path, sizeof(path)) == PDCBB_OK &&
-            pdcbb_write_file_atomic(path, d->table, d->table_len, 0600) != PDCBB_OK)
-            PDCBB_WARN("cannot write %s: %s", path, strerror(errno));
     }
     rc = PDCBB_OK;
 out:
     free(text);
-    free(remote);
     free(by_rank);
     free(local);
     return rc;
+}
+
+static void jobinfo_load(bbd_t *d)
+{
+    if (!d->have_jobinfo && pdcbb_jobinfo_read(d->job_dir, &d->jobinfo) == PDCBB_OK)
+        d->have_jobinfo = 1;
+}
+
+/* The record of rank in the cached table (PDCBB_ERR_NOT_FOUND if none). */
+static pdcbb_err_t table_find(const bbd_t *d, unsigned rank, pdcbb_endpoint_t *out)
+{
+    size_t pos = 0;
+    pdcbb_err_t rc;
+    if (d->table == NULL)
+        return PDCBB_ERR_NOT_FOUND;
+    while ((rc = pdcbb_job_table_next(d->table, d->table_len, &pos, out)) == PDCBB_OK)
+        if (out->rank == rank)
+            return PDCBB_OK;
+    return PDCBB_ERR_NOT_FOUND;
+}
+
+pdcbb_err_t bbd_table_replace(bbd_t *d, const pdcbb_endpoint_t *e)
+{
+    pdcbb_endpoint_t old;
+    if (d->table == NULL || table_find(d, e->rank, &old) != PDCBB_OK)
+        return PDCBB_ERR_NOT_FOUND;
+    if (strcmp(old.ip, e->ip) == 0 && old.port == e->port && old.pid == e->pid &&
+        memcmp(old.token, e->token, PDCBB_TOKEN_LEN) == 0)
+        return PDCBB_OK;
+    char *text = NULL;
+    size_t len = 0, cap = 0, pos = 0;
+    pdcbb_endpoint_t rec;
+    pdcbb_err_t rc;
+    while ((rc = pdcbb_job_table_next(d->table, d->table_len, &pos, &rec)) == PDCBB_OK)
+        if ((rc = bbd_table_append(&text, &len, &cap, rec.rank == e->rank ? e : &rec)) != PDCBB_OK)
+            break;
+    if (rc != PDCBB_ERR_NOT_FOUND) {
+        free(text);
+        return rc;
+    }
+    PDCBB_INFO("daemon %u is now at %s:%u (pid %ld)", e->rank, e->ip, e->port, (long)e->pid);
+    bbd_table_set(d, text, len);
+    return PDCBB_OK;
+}
+
+/* Daemon rank's record as published in the rendezvous directory now (one file read). */
+static pdcbb_err_t rendezvous_record(const bbd_t *d, unsigned rank, pdcbb_endpoint_t *out)
+{
+    if (!d->have_jobinfo || d->jobinfo.rendezvous[0] == '\0')
+        return PDCBB_ERR_NOT_FOUND;
+    pdcbb_endpoint_t e;
+    pdcbb_err_t rc = pdcbb_rendezvous_read(d->jobinfo.rendezvous, rank, &e);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (e.job_id != d->job_id || e.nservers != d->nservers)
+        return PDCBB_ERR_PROTO;
+    *out = e;
+    return PDCBB_OK;
+}
+
+pdcbb_err_t bbd_table_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, char *problem,
+                             size_t plen)
+{
+    jobinfo_load(d);
+    if (table_find(d, rank, out) == PDCBB_OK || bbd_table_gather_record(rank, out) == PDCBB_OK)
+        return PDCBB_OK;
+    if (d->have_jobinfo && d->jobinfo.nnodes > 1 && d->jobinfo.rendezvous[0]) {
+        /* Not gathered yet (a peer this daemon sends to while gathering): its record alone. */
+        if (rendezvous_record(d, rank, out) == PDCBB_OK)
+            return PDCBB_OK;
+        bbd_table_missing_reason(d, rank, problem, plen);
+        return PDCBB_ERR_DISCOVERY;
+    }
+    pdcbb_err_t rc = bbd_table_current(d, problem, plen);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (table_find(d, rank, out) == PDCBB_OK)
+        return PDCBB_OK;
+    snprintf(problem, plen, "not in the job table");
+    return PDCBB_ERR_NOT_FOUND;
+}
+
+pdcbb_err_t bbd_table_reread(bbd_t *d, unsigned rank)
+{
+    jobinfo_load(d);
+    pdcbb_endpoint_t e;
+    pdcbb_err_t rc = rendezvous_record(d, rank, &e);
+    if (rc != PDCBB_OK)
+        return rc;
+    return bbd_table_replace(d, &e);
 }
 
 pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
                              pdcbb_job_table_rep_t *p)
 {
     bbd_t *d = r->d;
-    if (!d->have_jobinfo && pdcbb_jobinfo_read(d->job_dir, &d->jobinfo) == PDCBB_OK)
-        d->have_jobinfo = 1;
-    /* A restarted daemon renames a new record into the rendezvous directory, which changes
-     * the directory's mtime: one stat keeps the cache honest. */
-    struct timespec mtime = rendezvous_mtime(d);
-    int complete = d->table != NULL && !q->refresh && mtime.tv_sec == d->table_mtime.tv_sec &&
-                   mtime.tv_nsec == d->table_mtime.tv_nsec;
+    jobinfo_load(d);
+    if (q->refresh > d->nservers) {
+        PDCBB_WARN("JOB_TABLE: refresh %u names no daemon (the job has %u)", q->refresh,
+                   d->nservers);
+        return PDCBB_ERR_INVAL;
+    }
+    if (q->refresh > 0 && d->table != NULL)
+        bbd_table_reread(d, q->refresh - 1); /* quietly as it was if not published anew */
+    if (d->table == NULL && bbd_table_gather_defer(r))
+        return PDCBB_OK; /* answered once the daemons have gathered the table */
     char *problem = bbd_req_alloc(r, 2048);
     if (problem == NULL)
         return PDCBB_ERR_NOMEM;
     problem[0] = '\0';
-    if (!complete) {
-        pdcbb_err_t rc = table_build(d, &complete, problem, 2048);
-        if (rc != PDCBB_OK)
+    if (d->table == NULL) {
+        pdcbb_err_t rc = bbd_table_current(d, problem, 2048);
+        if (rc != PDCBB_OK && rc != PDCBB_ERR_DISCOVERY)
             return rc;
     }
-    p->complete = complete ? 1u : 0u;
     p->problem = problem;
-    if (complete) {
+    if (d->table != NULL) {
+        p->complete = 1;
         p->records = d->table;
         p->records_len = (uint32_t)d->table_len;
     } else {
         PDCBB_WARN("JOB_TABLE: %s", problem);
+        p->complete = 0;
         p->records = "";
         p->records_len = 0;
     }
@@ -232,81 +300,15 @@ pdcbb_err_t bbd_op_job_table(bbd_req_t *r, const pdcbb_job_table_req_t *q,
 
 pdcbb_err_t bbd_table_current(bbd_t *d, char *problem, size_t plen)
 {
-    if (!d->have_jobinfo && pdcbb_jobinfo_read(d->job_dir, &d->jobinfo) == PDCBB_OK)
-        d->have_jobinfo = 1;
-    struct timespec mtime = rendezvous_mtime(d);
-    if (d->table != NULL && mtime.tv_sec == d->table_mtime.tv_sec &&
-        mtime.tv_nsec == d->table_mtime.tv_nsec)
+    jobinfo_load(d);
+    if (d->table != NULL)
         return PDCBB_OK;
-    int complete = 0;
     problem[0] = '\0';
-    pdcbb_err_t rc = table_build(d, &complete, problem, plen);
+    if (bbd_table_gather_problem(problem, plen))
+        return PDCBB_ERR_DISCOVERY;
+    int complete = 0;
+    pdcbb_err_t rc = table_build_local(d, &complete, problem, plen);
     if (rc != PDCBB_OK)
         return rc;
     return complete ? PDCBB_OK : PDCBB_ERR_DISCOVERY;
-}
-
-static double table_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Records published in the rendezvous directory so far (one readdir). */
-static unsigned published_count(const char *rdv)
-{
-    DIR *dir = opendir(rdv);
-    if (dir == NULL)
-        return 0;
-    unsigned n = 0;
-    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
-        size_t l = strlen(e->d_name);
-        if (strncmp(e->d_name, "bbd-", 4) == 0 && l > 11 && strcmp(e->d_name + l - 7, ".record") == 0)
-            n++;
-    }
-    closedir(dir);
-    return n;
-}
-
-int bbd_table_poll(bbd_t *d)
-{
-    if (d->poll_done)
-        return -1;
-    double now = table_now();
-    if (d->poll_deadline == 0) {
-        if (!d->have_jobinfo || d->jobinfo.nnodes <= 1 || d->jobinfo.rendezvous[0] == '\0') {
-            d->poll_done = 1;
-            return -1;
-        }
-        d->poll_deadline = now + 2 * d->cfg.ready_timeout;
-        d->poll_interval = 0.01;
-        d->poll_next = now;
-    }
-    if (d->table != NULL) {
-        d->poll_done = 1; /* a client asked first */
-        return -1;
-    }
-    if (now < d->poll_next)
-        return (int)((d->poll_next - now) * 1000) + 1;
-    if (published_count(d->jobinfo.rendezvous) >= d->nservers) {
-        char problem[2048];
-        int complete = 0;
-        if (table_build(d, &complete, problem, sizeof(problem)) == PDCBB_OK && complete) {
-            PDCBB_INFO("every daemon of the job found: table in %s/job.table", d->job_dir);
-            d->poll_done = 1;
-            return -1;
-        }
-    }
-    if (now > d->poll_deadline) {
-        PDCBB_INFO("not every daemon of the job published itself within %.0f s: clients will "
-                   "ask",
-                   2 * d->cfg.ready_timeout);
-        d->poll_done = 1;
-        return -1;
-    }
-    /* Back off: the other nodes' prologs normally finish within a fraction of a second. */
-    d->poll_interval = d->poll_interval * 2 > 1.0 ? 1.0 : d->poll_interval * 2;
-    d->poll_next = now + d->poll_interval;
-    return (int)(d->poll_interval * 1000) + 1;
 }

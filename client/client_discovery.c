@@ -6,13 +6,13 @@
  * the job token and the endpoint records of this node's daemons, and nothing else: node-local
  * storage is private to its node. When this node's daemons are all the job has (a one-node
  * job), that is the table. Otherwise, once the transport is open, the client asks one daemon
- * of its node for the whole table (JOB_TABLE, bbd/bbd_table.c): that daemon read the other
- * nodes' records from the job's rendezvous directory, where every daemon published itself at
- * start, and leaves the table in <job dir>/job.table, which later clients of the node read
- * instead. At most one message per client, whatever the step: one task on any node, a subset of the
- * nodes, plain srun without PMIx, an MPI program under srun --mpi=pmix or mpirun. PMIx is not
- * used: under Slurm 22.05 it cannot reach another step's data, and a fence would make PDCinit
- * collective and slower (docs/INTERNALS.md, Finding the daemons).
+ * of its node for the whole table (JOB_TABLE, bbd/bbd_table.c): the daemons gathered it up and
+ * down a tree of daemons when they started (bbd/bbd_table_gather.c; a request that comes
+ * earlier is answered once they have), and left it in <job dir>/job.table, which later clients
+ * of the node read instead. At most one message per client, whatever the step: one task on any
+ * node, a subset of the nodes, plain srun without PMIx, an MPI program under srun --mpi=pmix or
+ * mpirun. PMIx is not used: under Slurm 22.05 it cannot reach another step's data, and a fence
+ * would make PDCinit collective and slower (docs/INTERNALS.md, Finding the daemons).
  *
  * PDCBB_DRAINED_DIR comes first: when it is set the library serves that drained job read-only
  * (client_drained.c) and looks for no daemon at all.
@@ -196,7 +196,9 @@ static void read_table_file(void)
 /* Ask this node's daemon for every record; only_rank < nservers: update that rank alone. */
 static pdcbb_err_t fetch_table(int refresh, unsigned only_rank, char *err, size_t errlen)
 {
-    pdcbb_job_table_req_t q = {.refresh = refresh ? 1u : 0u};
+    /* refresh: the daemon re-reads only_rank's record (restarted at a new address) */
+    pdcbb_job_table_req_t q = {.refresh =
+                                   refresh && only_rank < client_g.nservers ? only_rank + 1 : 0u};
     pdcbb_job_table_rep_t p;
     void *keep = NULL;
     pdcbb_err_t rc = client_rpc(client_g.local_rank, PDCBB_OP_JOB_TABLE, &q, &p, &keep);

@@ -263,9 +263,8 @@ pdcbb_err_t pdcbb_job_table_next(const char *text, size_t len, size_t *pos, pdcb
     memcpy(rec, text + start, end - start);
     rec[end - start] = '\0';
     pdcbb_endpoint_t e;
-    pdcbb_err_t rc = pdcbb_endpoint_parse(rec, 1, &e);
-    if (rc != PDCBB_OK)
-        return rc;
+    if (pdcbb_endpoint_parse(rec, 1, &e) != PDCBB_OK)
+        return PDCBB_ERR_PROTO; /* never NOT_FOUND, which means the end of the text */
     *ep = e;
     *pos = end < len ? end + seplen : end;
     return PDCBB_OK;

@@ -132,6 +132,7 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                                 \
     X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                          \
     X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                  \
+    X(TABLE_GATHER, 31, table_gather, PDCBB_TABLE_GATHER_REQ, PDCBB_JOB_TABLE_REP)                 \
     X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                      \
     X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)              \
     X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
@@ -238,14 +239,22 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
 #define PDCBB_MAP_GET_REP(F, T) F(T, U64S, entries)
 /*
  * JOB_TABLE: the endpoint records (with tokens) of every daemon of the job, as a daemon knows
- * them from its own job directory and the job's rendezvous directory: records is the text of
+ * them (gathered up and down the tree of daemons, TABLE_GATHER below): records is the text of
  * pdcbb_endpoint_format(with_token) per daemon, separated by "--\n". complete is 1 when every
  * rank is there; otherwise problem says which daemons are missing and why (a node whose prolog
- * failed names its reason). refresh 1 re-reads the records (a daemon was restarted).
+ * failed names its reason). refresh R+1 first re-reads the record of daemon R from the
+ * rendezvous directory (R was restarted at a new address); 0 re-reads nothing.
  */
 #define PDCBB_JOB_TABLE_REQ(F, T) F(T, U32, refresh)
 #define PDCBB_JOB_TABLE_REP(F, T) F(T, U32, complete) F(T, BLOB, records) F(T, STR, problem)
 #define PDCBB_JOB_TABLE_SEP "--\n"
+/*
+ * TABLE_GATHER, from a daemon to its parent in the job's tree of daemons (docs/PROTOCOL.md,
+ * "Finding the daemons"): the records (JOB_TABLE text) of every daemon of the sender's subtree
+ * that started, and the ranks of the subtree known to be missing. The reply, once the root
+ * has every record, is the JOB_TABLE reply: the whole table.
+ */
+#define PDCBB_TABLE_GATHER_REQ(F, T) F(T, U32, from) F(T, BLOB, records) F(T, U64S, missing)
 /*
  * DATA_DIRECT: a client on the daemon's node reads and writes the object data files itself
  * (one copy, like a plain write(2)); the daemon checks, reserves and accounts. descs as for

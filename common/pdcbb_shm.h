@@ -103,8 +103,8 @@ typedef struct pdcbb_shm_ack {
 } pdcbb_shm_ack_t;
 
 /*
- * Ops a shared-memory channel carries: the ops up to JOB_TABLE (29) except the two with a bulk
- * part. An op added later goes over UCX until it is added here on purpose: a handler may tie
+ * Ops a shared-memory channel carries: the ops below JOB_TABLE (29) except the two with a
+ * bulk part. An op added later goes over UCX until it is added here on purpose: a handler may tie
  * state to the UCX connection (e.g. a reservation released when the connection ends), which a
  * channel does not have. The daemon answers any other op on a channel with UNSUPPORTED.
  */
@@ -124,7 +124,10 @@ static inline int pdcbb_shm_op_allowed(unsigned op)
         return 1;
     /* AUTH (103) is not: the handshake belongs to UCX connections; a channel's set-up checked
      * the peer and the token, and its requests carry the token. */
-    return op >= 1 && op <= 29 && op != PDCBB_OP_DATA_WRITE && op != PDCBB_OP_DATA_READ;
+    /* JOB_TABLE (29) is not: while the daemons gather the table, the daemon answers it later
+     * on the request's UCX connection. */
+    return op >= 1 && op < PDCBB_OP_JOB_TABLE && op != PDCBB_OP_DATA_WRITE &&
+           op != PDCBB_OP_DATA_READ;
 }
 
 /* The abstract socket name (without the leading NUL) of daemon rank of job job_id, pid pid. */

@@ -284,6 +284,14 @@ const cfg_key_t cfg_keys[] = {
      .dmax = 60,
      .scope = CFG_S_DEBUG,
      .help = "seconds a daemon gives a new connection to prove the job token before closing it"},
+    {.name = "table_fanout",
+     .type = CFG_UINT,
+     CFG_AT(table_fanout),
+     .def = "16",
+     .umin = 2,
+     .umax = 64,
+     .scope = CFG_S_DEBUG,
+     .help = "children of a daemon in the tree through which the daemons gather the job's table"},
 };
 
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))

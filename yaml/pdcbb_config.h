@@ -76,6 +76,8 @@ typedef struct pdcbb_config {
     double connect_timeout;     /* seconds a client waits to connect; default 5 */
     double auth_timeout;        /* seconds a daemon gives a new UCX connection to prove the
                                    job token (HELLO, AUTH) before closing it; default 5 */
+    unsigned table_fanout;      /* children of a daemon in the tree the job's table is gathered
+                                   through (TABLE_GATHER); default 16, 2..64 */
 } pdcbb_config_t;
 
 /* Fill c with the built-in defaults. */

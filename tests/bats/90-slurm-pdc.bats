@@ -211,3 +211,22 @@ $SITE/bin/pdcbb status; echo status_exit=\$?" -N3 --pdc=capacity=1P,drain=$SITE/
     no_daemons_left
     no_job_dirs "$JOB"
 }
+
+@test "a node that cannot start in the middle of the tree of daemons: its subtree reaches the root past it, every task names it" {
+    # 2 daemons per node, fanout 2: daemon 0 (n1) has children 1 (n1) and 2 (n2), daemon 1
+    # has 3 (n2) and 4 (n3), daemon 2 has 5 (n3). n2 fails: daemon 5 finds its parent's node
+    # failed and sends to daemon 0; daemons 0 and 1 find their children on n2 missing.
+    on_node n2 mount -t tmpfs -o size=1m,mode=1733 pdcbb-small "$LOCAL"
+    run_job pdcbbtest "for n in n1 n3; do timeout 60 srun -N1 -n1 -w \$n $SITE/bin/pdc_meta_tool info; echo tool_exit=\$?; done
+        srun -N1 -n1 -w n3 bash -c 'cat \$PDCBB_JOB_DIR/bbd-5.log'" \
+        -N3 --pdc=capacity=100M,servers_per_node=2,table_fanout=2
+    on_node n2 umount "$LOCAL"
+    echo "$OUT"
+    [ "$(grep -c "tool_exit=1" <<<"$OUT")" -eq 2 ]
+    [ "$(grep -c "PDCinit: .*node index 1 (daemons 2-3) has no burst buffer: node n2: " <<<"$OUT")" -eq 2 ]
+    grep -q "daemon 2's node failed to start: sending to daemon 0 instead" <<<"$OUT"
+    run sinfo -h -N -o "%N %t"
+    refute_output --partial "drain"
+    no_daemons_left
+    no_job_dirs "$JOB"
+}

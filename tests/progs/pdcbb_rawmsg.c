@@ -37,6 +37,9 @@
  *       kvtoobig (a value above max_value_len), kvpartwrap (64 KiB sent by KV_PART, then a
  *       SET_PART record of 2^64-1 bytes, on an object without max_value_len), kvpartbig (a
  *       KV_PART piece at offset 2^40).
+ *       gatherself, gathergarbage, gatherforeign, gatheroutside: TABLE_GATHER as from daemon
+ *       0 itself, with records that do not parse, with a record of another job, or from daemon
+ *       2 with daemon 1's record (not of its subtree).
  *       readhuge (a DATA_READ of 8 GiB of one object),
  *       querybig (a 20 GiB count query, resumed until done), goodtimed (good twice on one
  *       connection, printing the time to the second reply),
@@ -635,6 +638,28 @@ int main(int argc, char **argv)
         else
             tsq.name = "**";
         body = &tsq;
+    }
+    /* TABLE_GATHER (to daemon 0 of the job) that its checks refuse: as from itself, records
+     * that do not parse, a record of another job, a record outside the sender's subtree. */
+    char tgtext[2048] = "version=1\nrank=x\n--\n";
+    pdcbb_table_gather_req_t tg = {.from = 1, .records = tgtext, .records_len = 20};
+    if (strncmp(c, "gather", 6) == 0) {
+        h.op = PDCBB_OP_TABLE_GATHER;
+        body = &tg;
+        pdcbb_endpoint_t te = ep;
+        te.rank = 1;
+        if (strcmp(c, "gatherself") == 0)
+            tg.from = 0;
+        if (strcmp(c, "gatherforeign") == 0)
+            te.job_id = ep.job_id + 1;
+        if (strcmp(c, "gatheroutside") == 0) {
+            tg.from = 2; /* daemon 2 sending daemon 1's record */
+        }
+        if (strcmp(c, "gatherforeign") == 0 || strcmp(c, "gatheroutside") == 0) {
+            pdcbb_endpoint_format(&te, 1, tgtext, sizeof(tgtext) - 4);
+            strcat(tgtext, PDCBB_JOB_TABLE_SEP);
+            tg.records_len = (uint32_t)strlen(tgtext);
+        }
     }
     /* Queries (QUERY_EVAL, QUERY_VALUES) on a 100-element int object: a malformed program,
      * a piece outside the object, a type without values, an index outside the object. */
