@@ -70,6 +70,7 @@ typedef struct stats_daemon {
     char err[512];
     char node[PDCBB_NODE_NAME_MAX];
     uint64_t job_id, uptime_ms, in_flight, used, limit, errors, auth, proto, requests;
+    uint64_t connections, shm_channels_open;
     uint64_t v[STATS_NV];
     double mono; /* CLOCK_MONOTONIC seconds when it was taken */
 } stats_daemon_t;
@@ -116,6 +117,8 @@ static void stats_take(int rank, stats_daemon_t *s)
         s->auth = p.auth_failures;
         s->proto = p.proto_errors;
         s->requests = p.requests;
+        s->connections = p.connections;
+        s->shm_channels_open = p.shm_channels_open;
         memcpy(s->v, p.kinds, sizeof(s->v));
     }
     pdcbb_body_free(PDCBB_OP_STATS, 1, &p);
@@ -171,9 +174,10 @@ static void stats_print_json(const char *ts, int n, const stats_daemon_t *cur,
         stats_json_str(s->node);
         printf(",\"uptime_ms\":%" PRIu64 ",\"requests\":%" PRIu64 ",\"in_flight\":%" PRIu64
                ",\"capacity_used\":%" PRIu64 ",\"capacity_limit\":%" PRIu64 ",\"errors\":%" PRIu64
-               ",\"auth_failures\":%" PRIu64 ",\"proto_errors\":%" PRIu64 ",\"kinds\":{",
+               ",\"auth_failures\":%" PRIu64 ",\"proto_errors\":%" PRIu64
+               ",\"connections\":%" PRIu64 ",\"shm_channels_open\":%" PRIu64 ",\"kinds\":{",
                s->uptime_ms, s->requests, s->in_flight, s->used, s->limit, s->errors, s->auth,
-               s->proto);
+               s->proto, s->connections, s->shm_channels_open);
         for (unsigned k = 0; k < PDCBB_KIND_COUNT_; k++) {
             printf("%s\"%s\":{", k ? "," : "", pdcbb_stat_kind_name(k));
             for (unsigned f = 0; f < PDCBB_STATS_PER_KIND; f++)

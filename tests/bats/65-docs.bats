@@ -231,6 +231,28 @@ guide_env() {
     assert_no_daemons "$WORKDIR/tmp"
 }
 
+@test "SCALE.md: the scale test bed's commands run as printed (PDCBB_BENCH_QUICK=1: smoke runs)" {
+    mkdir "$WORKDIR/top" "$WORKDIR/tmp"
+    ln -s "$REPO_DIR/bench" "$WORKDIR/top/bench"
+    ln -s "$BUILD_DIR" "$WORKDIR/top/build"
+    awk '/^```sh$/ {on = 1; next} on && /^```$/ {on = 0} on' "$REPO_DIR/docs/SCALE.md" \
+        >"$WORKDIR/commands"
+    [ "$(grep -c '^bench/scale.sh .*build$' "$WORKDIR/commands")" -eq 2 ]
+    grep -qx 'bench/scale.sh --help' "$WORKDIR/commands"
+    cd "$WORKDIR/top"
+    while IFS= read -r cmd; do
+        echo "== $cmd"
+        run env PDCBB_BENCH_QUICK=1 TMPDIR="$WORKDIR/tmp" bash -ec "$cmd" </dev/null
+        echo "$output" | tail -5
+        assert_success
+        case "$cmd" in
+        *--help*) assert_output --partial "usage: bench/scale.sh" ;;
+        *) assert_line --regexp "^4 +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+$" ;;
+        esac
+    done <"$WORKDIR/commands"
+    assert_no_daemons "$WORKDIR/tmp"
+}
+
 @test "RELIABILITY.md: the reliability suite runs as printed" {
     block="$(awk '/^## The reliability suite$/ {on = 1} on && /^```sh$/ {take = 1; next}
                   take && /^```$/ {exit} take {print}' "$REPO_DIR/docs/RELIABILITY.md")"
