@@ -128,6 +128,15 @@ typedef struct bbd {
     unsigned recv_active;   /* rendezvous receives in progress */
     struct bbd_shm *shm;    /* shared-memory channels with this node's clients (bbd_shm.c) */
     double started;         /* CLOCK_MONOTONIC seconds at bbd_server_start (uptime) */
+    /* The tag index's log of changes not yet applied (bbd_tagidx.c). All 0 in a new bbd_t:
+     * the log is looked at on first use. */
+    int tagidx_known;         /* tagidx_next_seq and tagidx_pending are set */
+    int tagidx_pending;       /* the log may hold records (cleared when found empty) */
+    uint64_t tagidx_next_seq; /* key of the next record */
+    uint64_t tagidx_seen;     /* idle detection: stats.requests when last looked at ... */
+    double tagidx_quiet;      /* ... and since when (CLOCK_MONOTONIC seconds) it has not moved */
+    double tagidx_retry;      /* idle passes apply nothing before this time (after an error) */
+    int tagidx_idle_off;      /* PDCBB_TAGIDX_IDLE=0: only searches apply the log (tests) */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -306,17 +315,37 @@ void bbd_data_path(bbd_t *d, uint64_t obj, char *out, size_t len);
  * layout is PDCBB_ERR_BAD_REGION. For stage-in, which writes data files directly. */
 pdcbb_err_t bbd_data_layout_create(bbd_req_t *r, uint64_t obj, uint64_t unit, uint32_t ndim,
                                    const uint64_t *dims);
-/* bbd_tagidx.c: the tag search index. Add (add=1) or remove the index entries of a tag of id
- * (name, value bytes) in r's transaction; drop the entries of every tag of id and the DART
- * references to id (call before the tags themselves are deleted); search the tags of this
- * daemon (name pattern, PDCBB_TAGVAL_* value predicate, kind 0 or PDCBB_META_KIND_*): ids in
- * scratch memory, sorted and distinct. */
+/*
+ * bbd_tagidx.c: the tag search index. Tag changes reach the index lazily: bbd_tagidx_tag and
+ * bbd_tagidx_forget append records to a log (PDCBB_T_TAGLOG) in r's transaction, and
+ * bbd_tagidx_apply moves them into the index later, in sorted batches, each in its own write
+ * transaction (call it only outside any other transaction: the event loop).
+ *
+ * bbd_tagidx_tag: add (add=1) or remove the index entries of a tag of id (name, value bytes).
+ * bbd_tagidx_forget: drop the entries of every tag of id and the DART references to id (call
+ * before the tags themselves are deleted).
+ * bbd_tagidx_tag_search: search the tags of this daemon (name pattern, PDCBB_TAGVAL_* value
+ * predicate, kind 0 or PDCBB_META_KIND_*): ids in scratch memory, sorted and distinct, from
+ * the index and what of the log is not applied yet.
+ */
 pdcbb_err_t bbd_tagidx_tag(bbd_req_t *r, uint64_t id, const char *name, const void *value,
                            size_t len, int add);
 pdcbb_err_t bbd_tagidx_forget(bbd_req_t *r, uint64_t id);
 pdcbb_err_t bbd_tagidx_tag_search(bbd_req_t *r, const char *name, uint32_t value_mode,
                                   const void *value, size_t value_len, unsigned kind,
                                   uint64_t **ids, uint32_t *count, uint32_t *more);
+/* Look at the log at startup (logs how many records a previous run left). */
+pdcbb_err_t bbd_tagidx_open(bbd_t *d);
+/* Apply up to max records of the log (0: all of it, in batches). *more (may be NULL): records
+ * are left. Errors: the store's (PDCBB_ERR_META_FULL when the index cannot grow). */
+pdcbb_err_t bbd_tagidx_apply(bbd_t *d, size_t max, int *more);
+/* Before a request of op runs (outside its transaction): when op searches tags, apply a
+ * bounded batch of the log (an error is logged; the search reads the rest of the log). */
+void bbd_tagidx_before(bbd_t *d, unsigned op);
+/* One pass of the event loop with nothing else to do: apply a bounded batch of the log once
+ * no request came for a while. Returns 1 when it did work (the loop should not sleep), and the
+ * most milliseconds the loop may sleep while records wait (-1: no limit). */
+int bbd_tagidx_idle(bbd_t *d, double now, int *wait_ms);
 /* Drop an object's placement map entries (OBJ_DEL). */
 pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 

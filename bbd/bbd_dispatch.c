@@ -263,6 +263,8 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
 
     int write = bbd_op_is_write(h.op);
     memset(&p, 0, sizeof(p));
+    /* Before a search, some of the tag index's log goes into the index (bbd_tagidx.c). */
+    bbd_tagidx_before(d, h.op);
     rc = d->store_ops->txn_begin(d->store, bbd_op_txn_mode(h.op), &r.txn);
     if (rc == PDCBB_OK) {
         rc = handlers[h.op](&r, &q, &p);

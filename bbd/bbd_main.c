@@ -291,6 +291,10 @@ int main(int argc, char **argv)
     if ((rc = d->store_ops->open(d->data_dir, d->cfg.lmdb_map_size, &d->store, err,
                                  sizeof(err))) != PDCBB_OK)
         goto fail;
+    if ((rc = bbd_tagidx_open(d)) != PDCBB_OK) {
+        snprintf(err, sizeof(err), "cannot read the tag index's log: %s", pdcbb_strerror(rc));
+        goto fail;
+    }
     if ((rc = bbd_stage_in(d, err, sizeof(err))) != PDCBB_OK)
         goto fail;
     if ((rc = bbd_data_open(d, err, sizeof(err))) != PDCBB_OK)

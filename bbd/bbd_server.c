@@ -774,6 +774,12 @@ void bbd_server_run(bbd_t *d)
          * the event fd): keep progressing instead of sleeping. */
         if (d->queue_head)
             continue;
+        /* Tag changes wait in the index's log: an idle daemon applies them a batch at a time,
+         * and sleeps at most a few milliseconds while some wait. */
+        int tag_wait_ms = -1;
+        if ((d->tagidx_pending || !d->tagidx_known) &&
+            bbd_tagidx_idle(d, monotonic_seconds(), &tag_wait_ms))
+            continue;
         /* A client on a shared-memory channel sends its next request within microseconds of
          * its last reply: poll a little before paying for a sleep and a wake-up. Yield while
          * polling so that, on a machine with more runnable processes than cores, the clients
@@ -803,6 +809,8 @@ void bbd_server_run(bbd_t *d)
         }
         struct epoll_event evs[16];
         int wait_ms = bbd_table_poll(d);
+        if (tag_wait_ms >= 0 && (wait_ms < 0 || wait_ms > tag_wait_ms))
+            wait_ms = tag_wait_ms;
         int n = epoll_wait(ep, evs, 16, wait_ms < 0 || wait_ms > 1000 ? 1000 : wait_ms);
         bbd_shm_awake(d);
         for (int i = 0; i < n; i++) {

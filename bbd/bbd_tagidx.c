@@ -18,12 +18,30 @@
  *              of these (DART's "suffix tree mode"; cost and figures in docs/INTERNALS.md).
  * A search takes the candidates of one range (of the name's and the value's, the one that ends
  * first when both are read in step), and checks each candidate's records against both
- * patterns, so cut texts and long patterns are still answered exactly. Entries are added
- * and removed in the transaction that changes the record (tag put/overwrite/delete, object or
- * container delete, DART insert/delete), so the index survives restarts with the store.
+ * patterns, so cut texts and long patterns are still answered exactly.
+ *
+ * When entries are written. DART references: in the transaction that changes the record
+ * (insert, delete, object delete). Tags: lazily. A tag put, overwrite or delete (and an object
+ * or container delete, for each of its tags) appends to the log PDCBB_T_TAGLOG, in its own
+ * transaction, one record per change:
+ *     seq(8, big-endian) -> op('A' add / 'D' remove) id(8) name_len(4, big-endian) name value
+ * where a remove carries the value the index holds (the old value of an overwrite), so the
+ * log alone says which entries go. The log is applied (bbd_tagidx_apply) in batches, each in
+ * one write transaction: every entry of the batch's records is generated, the entries are
+ * sorted by key (neighbouring keys share B-tree pages: one page copy serves many), the last
+ * change of each key wins (entries are a set, so this is the result of applying them in
+ * order), and the applied records leave the log. A batch is applied when the daemon is idle
+ * (bbd_tagidx_idle) and before each tag search (bbd_tagidx_before); the search itself reads the
+ * index and what is left of the log (log_candidates), so it sees every tag change answered
+ * before it however long the log is. The log is in the store, so a change is exactly as
+ * durable as the tag itself: what a crash leaves unapplied is applied after the restart. A put
+ * costs one short append at the end of the log instead of ~20 index writes spread over the
+ * whole index (docs/PERFORMANCE.md, "Tag writes against the number of objects").
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bbd.h"
 #include "pdcbb_log.h"
@@ -80,8 +98,12 @@ static size_t idx_key(uint8_t *buf, uint8_t space, uint8_t form, const char *tex
     return 19 + n;
 }
 
-static pdcbb_err_t entry(bbd_req_t *r, const uint8_t *key, size_t len, int add)
+/* Where generated entries go: the store (eager) or a batch being applied (lazy). */
+typedef pdcbb_err_t (*emit_fn)(void *ctx, const uint8_t *key, size_t len, int add);
+
+static pdcbb_err_t emit_store(void *ctx, const uint8_t *key, size_t len, int add)
 {
+    bbd_req_t *r = ctx;
     if (add)
         return OPS->put(r->txn, PDCBB_T_TAGIDX, (pdcbb_val_t){key, len}, (pdcbb_val_t){"", 0}, 0);
     /* Suffixes cut at SFX_CAP bytes may repeat ("aaaa..."): the repeated delete finds nothing. */
@@ -90,39 +112,387 @@ static pdcbb_err_t entry(bbd_req_t *r, const uint8_t *key, size_t len, int add)
 }
 
 /* Add (add=1) or remove the index entries of one field of a record. */
-static pdcbb_err_t field_entries(bbd_req_t *r, const rec_t *x, uint64_t hash, const char *text,
-                                 size_t len, const uint8_t forms[3], int add)
+static pdcbb_err_t field_entries(const rec_t *x, uint64_t hash, const char *text, size_t len,
+                                 const uint8_t forms[3], int add, emit_fn emit, void *ctx)
 {
     uint8_t buf[2 + IDX_CAP + 17];
     size_t kl = idx_key(buf, x->space, forms[0], text, len, IDX_CAP, 0, x->id, hash);
-    pdcbb_err_t rc = entry(r, buf, kl, add);
+    pdcbb_err_t rc = emit(ctx, buf, kl, add);
     if (rc == PDCBB_OK) {
         kl = idx_key(buf, x->space, forms[1], text, len, IDX_CAP, 1, x->id, hash);
-        rc = entry(r, buf, kl, add);
+        rc = emit(ctx, buf, kl, add);
     }
     for (size_t i = 0; rc == PDCBB_OK && i < len; i++) {
         kl = idx_key(buf, x->space, forms[2], text + i, len - i, SFX_CAP, 0, x->id, hash);
-        rc = entry(r, buf, kl, add);
+        rc = emit(ctx, buf, kl, add);
     }
     return rc;
 }
 
-static pdcbb_err_t rec_entries(bbd_req_t *r, const rec_t *x, int add)
+static pdcbb_err_t rec_keys(const rec_t *x, int add, emit_fn emit, void *ctx)
 {
     static const uint8_t name_forms[3] = {'N', 'R', 'X'}, value_forms[3] = {'V', 'W', 'Y'};
     uint64_t hash = rec_hash(x);
     size_t tl;
-    pdcbb_err_t rc = field_entries(r, x, hash, x->name, x->name_len, name_forms, add);
+    pdcbb_err_t rc = field_entries(x, hash, x->name, x->name_len, name_forms, add, emit, ctx);
     if (rc == PDCBB_OK && pdcbb_pat_text_of(x->value, x->value_len, &tl))
-        rc = field_entries(r, x, hash, x->value, tl, value_forms, add);
+        rc = field_entries(x, hash, x->value, tl, value_forms, add, emit, ctx);
     return rc;
+}
+
+/* Eager: write the entries in r's transaction (DART references). */
+static pdcbb_err_t rec_entries(bbd_req_t *r, const rec_t *x, int add)
+{
+    return rec_keys(x, add, emit_store, r);
+}
+
+/* ------------------------------------------------------------------ the log of tag changes */
+
+#define LOG_HDR            13    /* op(1) id(8) name_len(4) */
+#define APPLY_BATCH        8192  /* records per transaction when the whole log is applied */
+#define SEARCH_BATCH       2048  /* ... before a search (the rest of the log is scanned) */
+#define IDLE_BATCH         512   /* ... per idle pass (a few ms: a request may wait that long) */
+#define IDLE_AFTER_SECONDS 0.002 /* no request for this long: the daemon is idle */
+#define IDLE_POLL_MS       2     /* the most the event loop sleeps while records wait */
+
+static size_t log_name_len(const uint8_t *rec)
+{
+    return (size_t)rec[9] << 24 | (size_t)rec[10] << 16 | (size_t)rec[11] << 8 | rec[12];
+}
+
+/* The key of the last record of the log, by binary search over cursor seeks (the store has no
+ * seek-to-last); first is the key of the first record. */
+static pdcbb_err_t log_last(bbd_t *d, pdcbb_txn_t *txn, uint64_t first, uint64_t *last)
+{
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
+    uint64_t lo = first, hi = UINT64_MAX;
+    pdcbb_err_t rc = d->store_ops->cursor_open(txn, PDCBB_T_TAGLOG, &c);
+    if (rc != PDCBB_OK)
+        return rc;
+    while (rc == PDCBB_OK && lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2 + 1;
+        uint8_t key[8];
+        pdcbb_key_u64(key, mid);
+        rc = d->store_ops->cursor_seek(c, (pdcbb_val_t){key, 8}, &k, &v);
+        if (rc == PDCBB_OK && k.len == 8) {
+            lo = pdcbb_key_get_u64(k.data);
+        } else if (rc == PDCBB_OK) {
+            rc = PDCBB_ERR_STORE;
+        } else if (rc == PDCBB_ERR_NOT_FOUND) {
+            hi = mid - 1;
+            rc = PDCBB_OK;
+        }
+    }
+    d->store_ops->cursor_close(c);
+    if (rc == PDCBB_OK)
+        *last = lo;
+    return rc;
+}
+
+/* Learn the log's state (next key, anything pending, *count records) from the store. */
+static pdcbb_err_t log_learn(bbd_t *d, pdcbb_txn_t *txn, uint64_t *count)
+{
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
+    uint64_t last = 0;
+    pdcbb_err_t rc = d->store_ops->count(txn, PDCBB_T_TAGLOG, count);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (*count == 0) {
+        d->tagidx_next_seq = 0;
+        d->tagidx_pending = 0;
+        d->tagidx_known = 1;
+        return PDCBB_OK;
+    }
+    if ((rc = d->store_ops->cursor_open(txn, PDCBB_T_TAGLOG, &c)) != PDCBB_OK)
+        return rc;
+    rc = d->store_ops->cursor_seek(c, (pdcbb_val_t){NULL, 0}, &k, &v);
+    if (rc == PDCBB_OK && k.len != 8)
+        rc = PDCBB_ERR_STORE;
+    uint64_t first = rc == PDCBB_OK ? pdcbb_key_get_u64(k.data) : 0;
+    d->store_ops->cursor_close(c);
+    if (rc != PDCBB_OK || (rc = log_last(d, txn, first, &last)) != PDCBB_OK)
+        return rc;
+    d->tagidx_next_seq = last + 1;
+    d->tagidx_pending = 1;
+    d->tagidx_known = 1;
+    return PDCBB_OK;
+}
+
+/* Append a tag change to the log in r's transaction. */
+static pdcbb_err_t log_append(bbd_req_t *r, int add, uint64_t id, const char *name, size_t nlen,
+                              const void *value, size_t vlen)
+{
+    bbd_t *d = r->d;
+    uint64_t n;
+    uint8_t key[8];
+    pdcbb_err_t rc;
+    if (!d->tagidx_known && (rc = log_learn(d, r->txn, &n)) != PDCBB_OK)
+        return rc;
+    uint8_t *rec = bbd_req_alloc(r, LOG_HDR + nlen + vlen);
+    if (rec == NULL)
+        return PDCBB_ERR_NOMEM;
+    rec[0] = add ? 'A' : 'D';
+    pdcbb_key_u64(rec + 1, id);
+    for (int i = 0; i < 4; i++)
+        rec[9 + i] = (uint8_t)(nlen >> (24 - 8 * i));
+    memcpy(rec + LOG_HDR, name, nlen);
+    if (vlen)
+        memcpy(rec + LOG_HDR + nlen, value, vlen);
+    /* Keys only grow, also past a transaction that aborts (its key is simply never used): the
+     * log's order is the order of the changes. */
+    pdcbb_key_u64(key, d->tagidx_next_seq++);
+    d->tagidx_pending = 1;
+    return OPS->put(r->txn, PDCBB_T_TAGLOG, (pdcbb_val_t){key, 8},
+                    (pdcbb_val_t){rec, LOG_HDR + nlen + vlen}, 0);
 }
 
 pdcbb_err_t bbd_tagidx_tag(bbd_req_t *r, uint64_t id, const char *name, const void *value,
                            size_t len, int add)
 {
-    rec_t x = {SPACE_TAG, name, strlen(name), value, len, id};
-    return rec_entries(r, &x, add);
+    return log_append(r, add, id, name, strlen(name), value, len);
+}
+
+/* One index change of a batch being applied. */
+typedef struct change {
+    uint64_t head; /* the key's first 8 bytes, big-endian: most comparisons end here */
+    const uint8_t *key;
+    uint32_t len;
+    uint32_t ord; /* position in the batch: of two changes of one key, the later wins */
+    int add;
+} change_t;
+
+typedef struct batch {
+    bbd_req_t *r;
+    change_t *c; /* malloc'ed */
+    size_t n, cap;
+    uint8_t *arena; /* key bytes: scratch blocks of the request, filled in turn */
+    size_t arena_left;
+} batch_t;
+
+static pdcbb_err_t emit_batch(void *ctx, const uint8_t *key, size_t len, int add)
+{
+    batch_t *b = ctx;
+    if (b->arena_left < len) {
+        size_t sz = (size_t)1 << 20;
+        if ((b->arena = bbd_req_alloc(b->r, sz)) == NULL)
+            return PDCBB_ERR_NOMEM;
+        b->arena_left = sz;
+    }
+    change_t *g = pdcbb_grow(b->c, b->n, &b->cap, sizeof(*g), 4096);
+    if (g == NULL)
+        return PDCBB_ERR_NOMEM;
+    b->c = g;
+    memcpy(b->arena, key, len);
+    /* Index keys are at least 19 bytes (idx_key). */
+    b->c[b->n] = (change_t){pdcbb_key_get_u64(key), b->arena, (uint32_t)len, (uint32_t)b->n, add};
+    b->n++;
+    b->arena += len;
+    b->arena_left -= len;
+    return PDCBB_OK;
+}
+
+static int cmp_key(const change_t *a, const change_t *b)
+{
+    if (a->head != b->head)
+        return a->head < b->head ? -1 : 1;
+    int c = memcmp(a->key + 8, b->key + 8, (a->len < b->len ? a->len : b->len) - 8);
+    return c ? c : (a->len < b->len ? -1 : a->len > b->len);
+}
+
+static int cmp_change(const void *pa, const void *pb)
+{
+    const change_t *a = pa, *b = pb;
+    int c = cmp_key(a, b);
+    return c ? c : (a->ord < b->ord ? -1 : a->ord > b->ord);
+}
+
+/* Apply up to max records of the log in r's (write) transaction; *taken: records applied. */
+static pdcbb_err_t apply_batch(bbd_req_t *r, size_t max, size_t *taken)
+{
+    pdcbb_cursor_t *cur;
+    pdcbb_val_t k, v;
+    batch_t b = {.r = r};
+    uint64_t first = 0, last = 0;
+    size_t n = 0;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_TAGLOG, &cur);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (rc = OPS->cursor_seek(cur, (pdcbb_val_t){NULL, 0}, &k, &v); rc == PDCBB_OK && n < max;
+         rc = OPS->cursor_next(cur, &k, &v)) {
+        const uint8_t *p = v.data;
+        size_t nlen = k.len == 8 && v.len >= LOG_HDR ? log_name_len(p) : 0;
+        if (k.len != 8 || v.len < LOG_HDR || (p[0] != 'A' && p[0] != 'D') ||
+            nlen > v.len - LOG_HDR) {
+            rc = PDCBB_ERR_STORE;
+            break;
+        }
+        rec_t x = {SPACE_TAG,          (const char *)p + LOG_HDR, nlen,
+                   p + LOG_HDR + nlen, v.len - LOG_HDR - nlen,    pdcbb_key_get_u64(p + 1)};
+        if ((rc = rec_keys(&x, p[0] == 'A', emit_batch, &b)) != PDCBB_OK)
+            break;
+        last = pdcbb_key_get_u64(k.data);
+        if (n++ == 0)
+            first = last;
+    }
+    OPS->cursor_close(cur);
+    struct timespec T0, T1, T2, T3;
+    clock_gettime(CLOCK_MONOTONIC, &T0);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        rc = PDCBB_OK;
+    if (rc == PDCBB_OK && b.n > 1)
+        qsort(b.c, b.n, sizeof(*b.c), cmp_change);
+    clock_gettime(CLOCK_MONOTONIC, &T1);
+    /* Of the changes of one key (neighbours now, in log order), the last one is the result.
+     * Written in key order through one cursor: each search starts on the page of the last. */
+    pdcbb_cursor_t *ic = NULL;
+    if (rc == PDCBB_OK && b.n > 0)
+        rc = OPS->cursor_open(r->txn, PDCBB_T_TAGIDX, &ic);
+    for (size_t i = 0; rc == PDCBB_OK && i < b.n; i++) {
+        const change_t *x = &b.c[i];
+        if (i + 1 < b.n && cmp_key(x, &b.c[i + 1]) == 0)
+            continue;
+        pdcbb_val_t key = {x->key, x->len};
+        if (x->add)
+            rc = OPS->cursor_put(ic, key, (pdcbb_val_t){"", 0});
+        else if ((rc = OPS->cursor_del(ic, key)) == PDCBB_ERR_NOT_FOUND)
+            rc = PDCBB_OK;
+    }
+    if (ic)
+        OPS->cursor_close(ic);
+    free(b.c);
+    clock_gettime(CLOCK_MONOTONIC, &T2);
+    /* The records applied are the first n of the log: keys first..last, with gaps where a
+     * transaction aborted. */
+    pdcbb_cursor_t *lc = NULL;
+    if (rc == PDCBB_OK && n > 0)
+        rc = OPS->cursor_open(r->txn, PDCBB_T_TAGLOG, &lc);
+    for (size_t done = 0; rc == PDCBB_OK && done < n; first++) {
+        uint8_t key[8];
+        pdcbb_key_u64(key, first);
+        rc = OPS->cursor_del(lc, (pdcbb_val_t){key, 8});
+        if (rc == PDCBB_OK)
+            done++;
+        else if (rc == PDCBB_ERR_NOT_FOUND && first < last)
+            rc = PDCBB_OK;
+    }
+    if (lc)
+        OPS->cursor_close(lc);
+    clock_gettime(CLOCK_MONOTONIC, &T3);
+    PDCBB_INFO("APPLY n=%zu entries=%zu sort=%.1fms store=%.1fms del=%.1fms\n", n, b.n,
+               ((T1.tv_sec - T0.tv_sec) * 1e9 + (T1.tv_nsec - T0.tv_nsec)) / 1e6,
+               ((T2.tv_sec - T1.tv_sec) * 1e9 + (T2.tv_nsec - T1.tv_nsec)) / 1e6,
+               ((T3.tv_sec - T2.tv_sec) * 1e9 + (T3.tv_nsec - T2.tv_nsec)) / 1e6);
+    if (rc == PDCBB_OK)
+        *taken = n;
+    return rc;
+}
+
+pdcbb_err_t bbd_tagidx_apply(bbd_t *d, size_t max, int *more)
+{
+    pdcbb_err_t rc = PDCBB_OK;
+    size_t total = 0;
+    int left = d->tagidx_pending || !d->tagidx_known;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (rc == PDCBB_OK && left && (max == 0 || total < max)) {
+        bbd_req_t r = {.d = d};
+        size_t want = max == 0 ? APPLY_BATCH : max - total, taken = 0;
+        if (want > APPLY_BATCH)
+            want = APPLY_BATCH;
+        if ((rc = d->store_ops->txn_begin(d->store, PDCBB_TXN_WRITE, &r.txn)) != PDCBB_OK)
+            break;
+        uint64_t n;
+        if (!d->tagidx_known)
+            rc = log_learn(d, r.txn, &n);
+        if (rc == PDCBB_OK && d->tagidx_pending)
+            rc = apply_batch(&r, want, &taken);
+        if (rc == PDCBB_OK && taken > 0)
+            rc = d->store_ops->txn_commit(r.txn);
+        else
+            d->store_ops->txn_abort(r.txn);
+        bbd_req_scratch_free(&r);
+        if (rc != PDCBB_OK)
+            break;
+        total += taken;
+        /* A short batch emptied the log. */
+        if (taken < want)
+            d->tagidx_pending = 0;
+        left = d->tagidx_pending;
+    }
+    if (rc != PDCBB_OK)
+        PDCBB_ERROR("cannot apply the tag index's log (%zu records applied): %s", total,
+                    pdcbb_strerror(rc));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (rc == PDCBB_OK && secs >= 0.1)
+        PDCBB_INFO("tag index: %zu logged changes applied in %.3f s%s", total, secs,
+                   left ? ", more wait" : "");
+    else if (rc == PDCBB_OK && total > 0)
+        PDCBB_DEBUG("tag index: %zu logged changes applied in %.3f s%s", total, secs,
+                    left ? ", more wait" : "");
+    if (more)
+        *more = rc == PDCBB_OK ? left : 1;
+    return rc;
+}
+
+pdcbb_err_t bbd_tagidx_open(bbd_t *d)
+{
+    pdcbb_txn_t *txn;
+    uint64_t n = 0;
+    pdcbb_err_t rc = d->store_ops->txn_begin(d->store, PDCBB_TXN_READ, &txn);
+    if (rc != PDCBB_OK)
+        return rc;
+    const char *env = getenv("PDCBB_TAGIDX_IDLE");
+    d->tagidx_idle_off = env != NULL && strcmp(env, "0") == 0;
+    if (d->tagidx_idle_off)
+        PDCBB_INFO("tag index: the log is applied by searches only (PDCBB_TAGIDX_IDLE=0)");
+    rc = log_learn(d, txn, &n);
+    d->store_ops->txn_abort(txn);
+    if (rc == PDCBB_OK && n > 0)
+        PDCBB_INFO("tag index: %llu logged tag changes to apply (left by the previous run)",
+                   (unsigned long long)n);
+    return rc;
+}
+
+void bbd_tagidx_before(bbd_t *d, unsigned op)
+{
+    if (op != PDCBB_OP_TAG_SEARCH && op != PDCBB_OP_TAG_QUERY)
+        return;
+    if (d->tagidx_known && !d->tagidx_pending)
+        return;
+    /* One bounded batch: a search of a daemon that is never idle still moves the log into
+     * the index, and no search waits for a long log (the search reads what is left, and is
+     * answered even when the index cannot grow: the error is logged). Tests set the batch
+     * with PDCBB_TAGIDX_SEARCH_BATCH (0: none, the search reads the whole log). */
+    const char *env = getenv("PDCBB_TAGIDX_SEARCH_BATCH");
+    size_t n = env ? (size_t)strtoul(env, NULL, 10) : SEARCH_BATCH;
+    if (n > 0)
+        bbd_tagidx_apply(d, n, NULL);
+}
+
+int bbd_tagidx_idle(bbd_t *d, double now, int *wait_ms)
+{
+    *wait_ms = -1;
+    if ((d->tagidx_known && !d->tagidx_pending) || d->tagidx_idle_off || now < d->tagidx_retry)
+        return 0;
+    if (d->stats.requests != d->tagidx_seen) {
+        d->tagidx_seen = d->stats.requests;
+        d->tagidx_quiet = now;
+    }
+    *wait_ms = IDLE_POLL_MS;
+    if (now - d->tagidx_quiet < IDLE_AFTER_SECONDS)
+        return 0;
+    int more = 0;
+    /* On an error (logged), the next search tries again and reports it; idle passes wait. */
+    if (bbd_tagidx_apply(d, IDLE_BATCH, &more) != PDCBB_OK) {
+        d->tagidx_retry = now + 1;
+        more = 0;
+    }
+    if (!more)
+        *wait_ms = -1;
+    return more;
 }
 
 /* ------------------------------------------------------------------ record iteration */
@@ -199,9 +569,8 @@ pdcbb_err_t bbd_tagidx_forget(bbd_req_t *r, uint64_t id)
     for (size_t i = 0; rc == PDCBB_OK && i < n; i++) {
         if (a[i].klen <= 8 || a[i].vlen < 4)
             return PDCBB_ERR_STORE;
-        rec_t x = {SPACE_TAG, (const char *)a[i].k + 8, a[i].klen - 8, a[i].v + 4, a[i].vlen - 4,
-                   id};
-        rc = rec_entries(r, &x, 0);
+        rc = log_append(r, 0, id, (const char *)a[i].k + 8, a[i].klen - 8, a[i].v + 4,
+                        a[i].vlen - 4);
     }
     /* DART references to an object (they live here, pdcbb_dart_home): they would name an
      * object that no longer exists. */
@@ -368,6 +737,47 @@ static void range_close(bbd_req_t *r, range_t *g)
 }
 
 /*
+ * Tag changes still in the log (not yet in the index) give candidates too: the ids of its adds
+ * that match q. Its removes need nothing: every candidate is checked against the tag table,
+ * which drops the index's entries of removed or overwritten values. A scan of the log: cheap
+ * while the log is short, which applying it before searches and when idle sees to.
+ */
+static pdcbb_err_t log_candidates(bbd_req_t *r, const query_t *q, uint64_t **cand, size_t *n,
+                                  size_t *cap)
+{
+    pdcbb_cursor_t *c;
+    pdcbb_val_t k, v;
+    if (q->space != SPACE_TAG || (r->d->tagidx_known && !r->d->tagidx_pending))
+        return PDCBB_OK;
+    pdcbb_err_t rc = OPS->cursor_open(r->txn, PDCBB_T_TAGLOG, &c);
+    if (rc != PDCBB_OK)
+        return rc;
+    for (rc = OPS->cursor_seek(c, (pdcbb_val_t){NULL, 0}, &k, &v); rc == PDCBB_OK;
+         rc = OPS->cursor_next(c, &k, &v)) {
+        const uint8_t *p = v.data;
+        size_t nlen;
+        if (v.len < LOG_HDR || (nlen = log_name_len(p)) > v.len - LOG_HDR) {
+            rc = PDCBB_ERR_STORE;
+            break;
+        }
+        uint64_t id = pdcbb_key_get_u64(p + 1);
+        if (p[0] != 'A' || (q->kind && pdcbb_meta_id_kind(id) != q->kind) ||
+            !rec_matches(q, (const char *)p + LOG_HDR, nlen, p + LOG_HDR + nlen,
+                         v.len - LOG_HDR - nlen))
+            continue;
+        uint64_t *b = pdcbb_grow(*cand, *n, cap, sizeof(*b), 256);
+        if (b == NULL) {
+            rc = PDCBB_ERR_NOMEM;
+            break;
+        }
+        *cand = b;
+        (*cand)[(*n)++] = id;
+    }
+    OPS->cursor_close(c);
+    return rc == PDCBB_ERR_NOT_FOUND ? PDCBB_OK : rc;
+}
+
+/*
  * The ids of q's matching records, sorted and distinct, in scratch memory. Candidates come from
  * one key range: the name's, or the value's when the query has a text value. Which one holds
  * fewer entries is not known in advance (no statistics), so both are read in step and the one
@@ -397,16 +807,21 @@ static pdcbb_err_t search(bbd_req_t *r, const query_t *q, uint64_t **ids, uint32
             if ((rc = range_step(r, &g[i], q->kind)) == PDCBB_OK && g[i].done)
                 win = i;
     uint64_t *cand = NULL;
-    size_t ncand = 0;
+    size_t ncand = 0, ccap = 0;
     if (rc == PDCBB_OK) {
         cand = g[win].cand;
         ncand = g[win].n;
+        ccap = g[win].cap;
         g[win].cand = NULL;
     }
     for (int i = 0; i < ng; i++)
         range_close(r, &g[i]);
-    if (rc != PDCBB_OK)
+    if (rc == PDCBB_OK)
+        rc = log_candidates(r, q, &cand, &ncand, &ccap);
+    if (rc != PDCBB_OK) {
+        free(cand);
         return rc;
+    }
     if (ncand > 1)
         qsort(cand, ncand, sizeof(*cand), cmp_u64);
     size_t limit = PDCBB_PAYLOAD_MAX / 8 - 16;

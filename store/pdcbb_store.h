@@ -44,6 +44,8 @@ typedef enum pdcbb_table {
                           (common/pdcbb_csum.h) */
     PDCBB_T_NS,        /* the mount's entries: parent ino + name -> encoded NS_LOOKUP reply
                           body; a removed directory: its ino alone -> "" (bbd_ns.c) */
+    PDCBB_T_TAGLOG,    /* tag changes not yet in PDCBB_T_TAGIDX: sequence (8 bytes,
+                          big-endian) -> op, id, name, value (bbd_tagidx.c) */
     PDCBB_T_COUNT_
 } pdcbb_table_t;
 
@@ -93,6 +95,12 @@ typedef struct pdcbb_store_ops {
     /* Next key; NOT_FOUND past the end. */
     pdcbb_err_t (*cursor_next)(pdcbb_cursor_t *c, pdcbb_val_t *k, pdcbb_val_t *v);
     void (*cursor_close)(pdcbb_cursor_t *c);
+    /* Put / delete key through a cursor of a write transaction, which is left at that key (at
+     * its neighbour after a delete). Keys written in order go much faster than with put/del:
+     * each search starts on the page the cursor is on instead of at the root. cursor_del:
+     * PDCBB_ERR_NOT_FOUND if absent. */
+    pdcbb_err_t (*cursor_put)(pdcbb_cursor_t *c, pdcbb_val_t key, pdcbb_val_t val);
+    pdcbb_err_t (*cursor_del)(pdcbb_cursor_t *c, pdcbb_val_t key);
     /* Number of entries of a table. */
     pdcbb_err_t (*count)(pdcbb_txn_t *txn, pdcbb_table_t t, uint64_t *n);
 } pdcbb_store_ops_t;

@@ -46,8 +46,8 @@
 #define STORE_RESERVE_STEP PDCBB_STORE_RESERVE_STEP
 
 static const char *const table_names[PDCBB_T_COUNT_] = {
-    "state", "cont_name", "cont", "obj_name", "obj",    "tag",  "objids", "data",
-    "map",   "tagidx",    "dart", "kv",       "kvmeta", "kvtx", "csum",   "ns",
+    "state",  "cont_name", "cont", "obj_name", "obj",  "tag",  "objids", "data",   "map",
+    "tagidx", "dart",      "kv",   "kvmeta",   "kvtx", "csum", "ns",     "taglog",
 };
 
 struct pdcbb_store {
@@ -366,6 +366,22 @@ static void lmdb_cursor_close(pdcbb_cursor_t *c)
     free(c);
 }
 
+static pdcbb_err_t lmdb_cursor_put(pdcbb_cursor_t *c, pdcbb_val_t key, pdcbb_val_t val)
+{
+    MDB_val k = {key.len, (void *)key.data}, v = {val.len, (void *)val.data};
+    return err_from_mdb(mdb_cursor_put(c->cur, &k, &v, 0));
+}
+
+static pdcbb_err_t lmdb_cursor_del(pdcbb_cursor_t *c, pdcbb_val_t key)
+{
+    MDB_val k = {key.len, (void *)key.data}, v;
+    /* MDB_SET on a positioned cursor looks at its page first (mdb_cursor_set). */
+    int rc = mdb_cursor_get(c->cur, &k, &v, MDB_SET);
+    if (rc == 0)
+        rc = mdb_cursor_del(c->cur, 0);
+    return err_from_mdb(rc);
+}
+
 static pdcbb_err_t lmdb_count(pdcbb_txn_t *t, pdcbb_table_t tb, uint64_t *n)
 {
     MDB_stat s;
@@ -390,5 +406,7 @@ const pdcbb_store_ops_t pdcbb_store_lmdb = {
     .cursor_seek = lmdb_cursor_seek,
     .cursor_next = lmdb_cursor_next,
     .cursor_close = lmdb_cursor_close,
+    .cursor_put = lmdb_cursor_put,
+    .cursor_del = lmdb_cursor_del,
     .count = lmdb_count,
 };

@@ -4,7 +4,7 @@
  * brute-force scan of a model kept in this process. For tests/bats/76-tag-search.bats.
  *
  *   pdc_tag_search_model --seed S [--objects N] [--ops M] [--queries Q] [--phase both|write|check]
- *                        [--inject-mismatch]
+ *                        [--inject-mismatch] [--drained]
  *
  * From the seed alone the program derives N objects ("tsm<S>_<i>" in container "tsmc<S>"),
  * and M random operations on them: put a string tag (new or overwrite; names and values over a
@@ -19,10 +19,12 @@
  * query, the expected and the actual ids and exits 1.
  *
  * A search sees every object of the job: run one model per job (or the answers include the
- * objects of the other runs). --phase write stops after the operations; --phase check replays the operations in the model
- * only (no calls), opens the surviving objects to learn their ids, and runs the queries: with a
- * daemon restart in between, this checks that the indexes persist. --inject-mismatch drops one
- * expected id (to show the checker fails). Output ends with "OK" and a summary line.
+ * objects of the other runs). --phase write stops after the operations; --phase check replays the
+ * operations in the model only (no calls), opens the surviving objects to learn their ids, and runs
+ * the queries: with a daemon restart in between, this checks that the indexes persist.
+ * --inject-mismatch drops one expected id (to show the checker fails). --drained is the check phase
+ * against a drained job (PDCBB_DRAINED_DIR): tag queries only (a drain has no DART references).
+ * Output ends with "OK" and a summary line.
  *
  * --bad-inputs instead tries every call with bad input (NULL strings, empty patterns, patterns
  * of only '*', a query without '=', over-long keys and values, bad enum values) and prints
@@ -90,6 +92,7 @@ static ref_t refs[MAXREF];
 static int nref;
 static int calls; /* 0 in the check phase's replay */
 static int inject;
+static int drained; /* --drained: the check phase against a drained job (no DART, no writes) */
 static long nqueries, nhits;
 
 static void die(const char *fmt, ...)
@@ -610,11 +613,14 @@ int main(int argc, char **argv)
             phase = argv[++i];
         else if (!strcmp(argv[i], "--inject-mismatch"))
             inject = 1;
+        else if (!strcmp(argv[i], "--drained"))
+            drained = 1;
         else if (!strcmp(argv[i], "--bad-inputs"))
             return bad_inputs();
         else {
-            fprintf(stderr, "usage: %s --seed S [--objects N] [--ops M] [--queries Q] "
-                            "[--phase both|write|check] [--inject-mismatch]\n",
+            fprintf(stderr,
+                    "usage: %s --seed S [--objects N] [--ops M] [--queries Q] "
+                    "[--phase both|write|check] [--inject-mismatch] [--drained]\n",
                     argv[0]);
             return 2;
         }
@@ -623,6 +629,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad --objects (1..%d), --ops or --queries\n", MAXOBJ);
         return 2;
     }
+    if (drained)
+        phase = "check";
     int check_only = !strcmp(phase, "check"), write_only = !strcmp(phase, "write");
     rng_state = seed;
     pdcid_t pdc = PDCinit("pdc");
@@ -631,10 +639,15 @@ int main(int argc, char **argv)
     char cname[64];
     snprintf(cname, sizeof cname, "tsmc%" PRIu64, seed);
     pdcid_t cprop = PDCprop_create(PDC_CONT_CREATE, pdc);
-    pdcid_t cont = PDCcont_create(cname, cprop);
+    pdcid_t cont = drained ? PDCcont_open(cname, pdc) : PDCcont_create(cname, cprop);
     pdcid_t oprop = PDCprop_create(PDC_OBJ_CREATE, pdc);
     if (cont == 0 || oprop == 0)
         fail_call("PDCcont_create");
+    /* A type and dimensions: a drain writes only objects that have them. */
+    uint64_t dims[1] = {1};
+    if (PDCprop_set_obj_type(oprop, PDC_INT) != SUCCEED ||
+        PDCprop_set_obj_dims(oprop, 1, dims) != SUCCEED)
+        fail_call("PDCprop_set_obj_type");
     unsigned homes[8] = {0};
     for (int o = 0; o < nobj; o++) {
         snprintf(objs[o].name, sizeof objs[o].name, "tsm%" PRIu64 "_%d", seed, o);
@@ -685,7 +698,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < nq; i++) {
             int k1 = i % 4, k2 = (i / 4) % 4;
             query_kvtag(k1, k2, 0);
-            query_dart(k1, k2);
+            if (!drained)
+                query_dart(k1, k2);
             if (i % 4 == 0)
                 query_kvtag(k1, 0, 1);
         }

@@ -114,6 +114,25 @@ static void test_put_get_del(pdcbb_store_t *st)
     CHECK(get_is(st, PDCBB_T_CONT_NAME, "a", NULL));
     CHECK(get_is(st, PDCBB_T_CONT_NAME, k511, "x"));
 
+    /* puts and deletes through a cursor, in order and out of order */
+    pdcbb_cursor_t *c;
+    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
+    CHECK_ERR(ops->cursor_open(w, PDCBB_T_TAGIDX, &c), PDCBB_OK);
+    CHECK_ERR(ops->cursor_put(c, str("c1"), str("")), PDCBB_OK);
+    CHECK_ERR(ops->cursor_put(c, str("c2"), str("")), PDCBB_OK);
+    CHECK_ERR(ops->cursor_put(c, str("c0"), str("")), PDCBB_OK);
+    CHECK_ERR(ops->cursor_put(c, str("c2"), str("again")), PDCBB_OK);
+    CHECK_ERR(ops->cursor_del(c, str("c1")), PDCBB_OK);
+    CHECK_ERR(ops->cursor_del(c, str("c1")), PDCBB_ERR_NOT_FOUND);
+    CHECK_ERR(ops->cursor_del(c, str("c9")), PDCBB_ERR_NOT_FOUND);
+    CHECK_ERR(ops->cursor_put(c, str("c3"), str("")), PDCBB_OK);
+    ops->cursor_close(c);
+    CHECK_ERR(ops->txn_commit(w), PDCBB_OK);
+    CHECK(get_is(st, PDCBB_T_TAGIDX, "c0", ""));
+    CHECK(get_is(st, PDCBB_T_TAGIDX, "c1", NULL));
+    CHECK(get_is(st, PDCBB_T_TAGIDX, "c2", "again"));
+    CHECK(get_is(st, PDCBB_T_TAGIDX, "c3", ""));
+
     /* count */
     pdcbb_txn_t *r;
     uint64_t n = 99;
