@@ -20,6 +20,7 @@
  *   bbd_kv_migrate.c  KV_MIGRATE
  *   bbd_table.c       JOB_TABLE
  *   bbd_table_gather.c TABLE_GATHER: the job's table gathered through a tree of daemons
+ *   bbd_fanout.c      TAG_SEARCH over every daemon, down a tree of daemons and merged back up
  *   bbd_bcast.c       BCAST_OPEN/CHUNK/CLOSE
  *   bbd_ns.c          the mount's namespace: NS_LOOKUP/CREATE/READDIR/UNLINK/RMDIR/RENAME/SETATTR
  * Everything but bbd_main.c is the static library pdcbb_bbd_core, which tests link to run the
@@ -346,6 +347,15 @@ void bbd_tagidx_before(bbd_t *d, unsigned op);
  * no request came for a while. Returns 1 when it did work (the loop should not sleep), and the
  * most milliseconds the loop may sleep while records wait (-1: no limit). */
 int bbd_tagidx_idle(bbd_t *d, double now, int *wait_ms);
+/*
+ * bbd_fanout.c: a search every daemon answers, down a tree rooted at the daemon asked. With
+ * tree = 1 + R (R the root's rank), forward r's request (body q of op, whose reply is a list
+ * of ids) to this daemon's children and answer r once they did, with this daemon's answer
+ * (*ids, *count, *more) merged with theirs (r is then deferred); tree 0 or a leaf: nothing to
+ * do, the answer stays as it is.
+ */
+pdcbb_err_t bbd_fanout_ids(bbd_req_t *r, unsigned op, const void *q, uint32_t tree, uint64_t **ids,
+                           uint32_t *count, uint32_t *more);
 /* Drop an object's placement map entries (OBJ_DEL). */
 pdcbb_err_t bbd_map_forget(bbd_req_t *r, uint64_t obj);
 

@@ -977,6 +977,10 @@ pdcbb_err_t bbd_op_dart_search(bbd_req_t *r, const pdcbb_dart_search_req_t *q,
 pdcbb_err_t bbd_op_tag_search(bbd_req_t *r, const pdcbb_tag_search_req_t *q,
                               pdcbb_tag_search_rep_t *p)
 {
-    return bbd_tagidx_tag_search(r, q->name, q->value_mode, q->value, q->value_len, q->kind,
-                                 &p->ids, &p->ids_count, &p->more);
+    pdcbb_err_t rc = bbd_tagidx_tag_search(r, q->name, q->value_mode, q->value, q->value_len,
+                                           q->kind, &p->ids, &p->ids_count, &p->more);
+    if (rc != PDCBB_OK)
+        return rc;
+    /* With tree set, the other daemons' matches too (asked down the tree, merged here). */
+    return bbd_fanout_ids(r, PDCBB_OP_TAG_SEARCH, q, q->tree, &p->ids, &p->ids_count, &p->more);
 }

@@ -4,7 +4,9 @@
  *
  * A tag lives on its object's home daemon and a DART reference on the daemon that
  * pdcbb_dart_home names for its data, each in that daemon's LMDB index (bbd/bbd_tagidx.c). A
- * search asks every daemon (TAG_SEARCH, DART_SEARCH) and merges their sorted, distinct answers.
+ * tag search asks this node's daemon, which asks the others down a tree of daemons and merges
+ * their answers (TAG_SEARCH with tree); a DART search asks every daemon (DART_SEARCH) and
+ * merges their sorted, distinct answers.
  * Patterns are checked here first (pdcbb_pattern.h), so a bad one fails without a message sent.
  */
 #include <stdlib.h>
@@ -21,13 +23,17 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Send req (op TAG_SEARCH or DART_SEARCH) to every daemon; *ids malloc'ed, sorted, distinct. */
+/* Send req (op TAG_SEARCH or DART_SEARCH) to every daemon, or to daemon only alone when
+ * only < nservers (a TAG_SEARCH that reaches every daemon through the tree rooted there);
+ * *ids malloc'ed, sorted, distinct. */
 static pdcbb_err_t search_all(const char *fn, const char *what, unsigned op, const void *req,
-                              uint64_t **ids, int *n)
+                              unsigned only, uint64_t **ids, int *n)
 {
     uint64_t *all = NULL;
     size_t total = 0;
     for (unsigned s = 0; s < client_g.nservers; s++) {
+        if (only < client_g.nservers && s != only)
+            continue;
         pdcbb_dart_search_rep_t p; /* TAG_SEARCH's reply has the same fields */
         void *keep;
         pdcbb_err_t rc = client_rpc(s, op, req, &p, &keep);
@@ -124,7 +130,11 @@ pdcbb_err_t client_kvtag_search(const char *fn, const pdc_kvtag_t *kvtag, uint64
         q.value = v;
         q.value_len = (uint32_t)len;
     }
-    return search_all(fn, kvtag->name, PDCBB_OP_TAG_SEARCH, &q, ids, n);
+    /* One request, to this node's daemon: it asks the others down the tree of daemons rooted
+     * at it (bbd/bbd_fanout.c) and answers with every match. */
+    unsigned root = client_g.local_rank < client_g.nservers ? client_g.local_rank : 0;
+    q.tree = root + 1;
+    return search_all(fn, kvtag->name, PDCBB_OP_TAG_SEARCH, &q, root, ids, n);
 }
 
 /* ------------------------------------------------------------------ DART */
@@ -226,7 +236,7 @@ static pdcbb_err_t dart_search(const char *fn, dart_hash_algo_t hash_algo, char 
     memcpy(val, v, vl);
     val[vl] = '\0';
     pdcbb_dart_search_req_t q = {.ref_type = (uint32_t)ref_type, .key = key, .value = val};
-    return search_all(fn, query_string, PDCBB_OP_DART_SEARCH, &q, out, n_res);
+    return search_all(fn, query_string, PDCBB_OP_DART_SEARCH, &q, UINT32_MAX, out, n_res);
 }
 
 perr_t PDC_Client_search_obj_ref_through_dart(dart_hash_algo_t hash_algo, char *query_string,

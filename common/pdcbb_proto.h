@@ -301,8 +301,10 @@ enum { PDCBB_DIRECT_PROBE = 0, PDCBB_DIRECT_WRITE = 1, PDCBB_DIRECT_READ = 2,
  */
 enum { PDCBB_TAGVAL_ANY = 0, PDCBB_TAGVAL_BYTES = 1, PDCBB_TAGVAL_PATTERN = 2 };
 #define PDCBB_DART_REF_REQ(F, T) F(T, U32, ref_type) F(T, STR, key) F(T, STR, value) F(T, U64, data)
-#define PDCBB_TAG_SEARCH_REQ(F, T)                                                                \
-    F(T, STR, name) F(T, U32, value_mode) F(T, BLOB, value) F(T, U32, kind)
+/* tree 0: this daemon's matches; 1 + R: every daemon's, through the tree rooted at daemon R
+ * (bbd/bbd_fanout.c), R being the daemon asked. */
+#define PDCBB_TAG_SEARCH_REQ(F, T)                                                                 \
+    F(T, STR, name) F(T, U32, value_mode) F(T, BLOB, value) F(T, U32, kind) F(T, U32, tree)
 /* The daemon that holds the DART references of data: an object id's home daemon, else
  * data mod nservers. */
 static inline unsigned pdcbb_dart_home(uint64_t data, unsigned nservers)

@@ -110,8 +110,9 @@ typedef struct pdcbb_shm_ack {
  */
 static inline int pdcbb_shm_op_allowed(unsigned op)
 {
-    /* Tag search ops (50-53) touch only the store: listed on purpose. */
-    if (op >= PDCBB_OP_DART_INSERT && op <= PDCBB_OP_TAG_SEARCH)
+    /* DART ops (50-52) touch only the store: listed on purpose. TAG_SEARCH (53) is not: asked
+     * of every daemon through the tree, it is answered later, on its UCX connection. */
+    if (op >= PDCBB_OP_DART_INSERT && op <= PDCBB_OP_DART_SEARCH)
         return 1;
     /* KV ops (70-78) too: their replies are small or reads (a read whose reply does not fit
      * in the slot is answered "retry over UCX"). */

@@ -178,3 +178,55 @@ assert_homes() {
     assert_line OK
     refute_output --partial MISMATCH
 }
+
+# A client of node $2 of the running job: its job directory and node name.
+as_node_client() {
+    echo "unset PDCBB_SERVER_DIRS; export PDCBB_JOB_DIR=\"\$(echo \"\$WORKDIR\"/node$1/pdcbb.*)\" PDCBB_NODE_NAME=node$1"
+}
+
+@test "a tag search is one request to the client's node's daemon: 9 daemons, fanout 2, every daemon searched once through the tree" {
+    in_job 9 '
+        '"$(as_node_client 5)"'
+        tool="$BUILD_DIR/tests/pdc_meta_tool"
+        args=("cont-create c" "many-objs c o 40")
+        for i in $(seq 0 39); do args+=("tag-put obj o$i color string red"); done
+        "$tool" "${args[@]}" >/dev/null || exit 1
+        "$BUILD_DIR/cli/pdcbb" stats --json > before.json
+        "$tool" "tag-search color red" || exit 1
+        "$BUILD_DIR/cli/pdcbb" stats --json > after.json
+        jq -r "[.daemons[] | .kinds.query.msgs_recv] | @tsv" before.json
+        jq -r "[.daemons[] | .kinds.query.msgs_recv] | @tsv" after.json' --pdc table_fanout=2
+    assert_success
+    assert_output --partial "ok tag-search n=40 "
+    # Query-kind messages received per daemon: none before. After: on each daemon the one
+    # TAG_SEARCH (the client's to daemon 5, the rest forwarded down the tree rooted there) and
+    # the TAG_QUERY of the tool's PDCobj_get_name, plus, on the 4 daemons with children in that
+    # tree (virtual ranks 0-3: daemons 5-8), their 2 children's answers.
+    assert_line "$(printf '0\t0\t0\t0\t0\t0\t0\t0\t0')"
+    assert_line "$(printf '2\t2\t2\t2\t2\t4\t4\t4\t4')"
+    assert_no_daemons "$WORKDIR"
+}
+
+@test "a tag search through the tree with a daemon killed fails with a clear error, and the next ones still do once it is back" {
+    in_job 5 '
+        '"$(as_node_client 0)"'
+        tool="$BUILD_DIR/tests/pdc_meta_tool"
+        args=("cont-create c" "many-objs c o 20")
+        for i in $(seq 0 19); do args+=("tag-put obj o$i color string red"); done
+        "$tool" "${args[@]}" >/dev/null || exit 1
+        d3="$(echo "$WORKDIR"/node3/pdcbb.*)"
+        pid="$(cat "$d3/bbd-3.pid")"; kill -9 "$pid"
+        for i in $(seq 200); do [ -e "/proc/$pid" ] || break; sleep 0.05; done
+        start=$(date +%s)
+        "$tool" "tag-search color red"; echo "search exit=$? after $(( $(date +%s) - start )) s"
+        grep -h "TAG_SEARCH through the tree: daemon 3" "$WORKDIR"/node*/pdcbb.*/bbd-*.log | head -1
+        "$BBD" --job-dir "$d3" --rank 3 --nservers 5 --job-id "$PDCBB_JOB_ID" --node node3 \
+            3>"$d3/ready" --ready-fd 3 &
+        for i in $(seq 200); do grep -q ready "$d3/ready" 2>/dev/null && break; sleep 0.05; done
+        "$tool" "tag-search color red"' --pdc table_fanout=2
+    assert_success
+    assert_output --regexp "search exit=1 after [0-9] s"
+    assert_output --partial "TAG_SEARCH through the tree: daemon 3"
+    assert_output --partial "ok tag-search n=20 "
+    assert_no_daemons "$WORKDIR"
+}
