@@ -15,11 +15,10 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -39,11 +38,11 @@ typedef struct send_ctx {
 
 static bbd_t *the_daemon;
 
-/* How long the loop keeps polling the shared-memory channels after the last request on one;
- * after BBD_SHM_PURE_SECONDS it yields the CPU between polls (a sched_yield is a system call,
- * a microsecond or two here: not while the client's next request is due any moment). */
+/* How long the loop keeps polling the shared-memory channels after the last request on one,
+ * before it sleeps. It never yields the CPU while polling: on a node whose cores all compute,
+ * sched_yield hands the core to the application for a whole time slice (milliseconds), while
+ * a sleeping daemon woken by the client's doorbell gets it back at once. */
 #define BBD_SHM_SPIN_SECONDS 30e-6
-#define BBD_SHM_PURE_SECONDS 8e-6
 
 static double monotonic_seconds(void)
 {
@@ -748,7 +747,6 @@ void bbd_server_run(bbd_t *d)
 
     double last_shm = 0;
     unsigned idle_spins = 0;
-    int yielding = 0;
     while (!d->stopping) {
         /* Bounded: a large message arrives as many fragments, each one progress; the rest of
          * the loop (queued requests, other channels, the handshake deadline) must not wait
@@ -761,7 +759,6 @@ void bbd_server_run(bbd_t *d)
         if (bbd_shm_serve(d) > 0) {
             last_shm = monotonic_seconds();
             idle_spins = 0;
-            yielding = 0;
         }
         start_receives(d);
         /* Only with writes in flight: taking finished ones costs a system call (a read of the
@@ -781,24 +778,12 @@ void bbd_server_run(bbd_t *d)
             bbd_tagidx_idle(d, monotonic_seconds(), &tag_wait_ms))
             continue;
         /* A client on a shared-memory channel sends its next request within microseconds of
-         * its last reply: poll a little before paying for a sleep and a wake-up. Yield while
-         * polling so that, on a machine with more runnable processes than cores, the clients
-         * we wait for get the CPU. */
+         * its last reply: poll a little before paying for a sleep and a wake-up. */
         if (last_shm > 0) {
-            int spin = 1;
-            if ((++idle_spins & 15) == 0) {
-                double idle = monotonic_seconds() - last_shm;
-                spin = idle < BBD_SHM_SPIN_SECONDS;
-                yielding = idle >= BBD_SHM_PURE_SECONDS;
-            }
-            if (spin) {
-                if (yielding)
-                    sched_yield();
+            if ((++idle_spins & 15) != 0 || monotonic_seconds() - last_shm < BBD_SHM_SPIN_SECONDS)
                 continue;
-            }
         }
         last_shm = 0;
-        yielding = 0;
         if (bbd_shm_sleep_prepare(d)) {
             bbd_shm_awake(d);
             continue;

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +38,9 @@ struct client_shm {
 };
 
 /* Polling before sleeping: a metadata request takes a few microseconds in the daemon; longer
- * means it is busy with others or waiting for a CPU: poll with yields, then sleep. */
-#define SHM_SPIN_SECONDS 8e-6
-#define SHM_YIELD_SECONDS 50e-6
+ * means it is busy with others or waiting for a CPU: then sleep (never sched_yield: on a node
+ * whose cores all compute it hands the core to the application for a whole time slice). */
+#define SHM_SPIN_SECONDS 30e-6
 
 /* This process's pid, without a system call per request (getpid is one); reset in a child. */
 static pid_t my_pid;
@@ -237,9 +236,10 @@ static pdcbb_err_t shm_wait(struct client_shm *c, uint64_t seq, double timeout)
     double t0 = client_now();
     unsigned spins = 0;
     /*
-     * Spin first: a metadata request takes the daemon a few microseconds. After SHM_SPIN_SECONDS
-     * keep polling but yield the CPU between polls: the daemon may be waiting for this very
-     * CPU (more runnable processes than cores), and a futex sleep would add two wake-ups.
+     * Spin first: a metadata request takes the daemon a few microseconds. After
+     * SHM_SPIN_SECONDS sleep on the reply word: the daemon may be waiting for this very CPU
+     * (more runnable processes than cores), and a sleeper woken by the daemon's futex wake is
+     * run again at once, where a sched_yield would wait behind the application's time slice.
      */
     for (;;) {
         if (atomic_load_explicit(&ctl->rep_seq, memory_order_acquire) == seq)
@@ -248,11 +248,8 @@ static pdcbb_err_t shm_wait(struct client_shm *c, uint64_t seq, double timeout)
             __builtin_ia32_pause();
             continue;
         }
-        double waited = client_now() - t0;
-        if (waited >= SHM_YIELD_SECONDS)
+        if (client_now() - t0 >= SHM_SPIN_SECONDS)
             break;
-        if (waited >= SHM_SPIN_SECONDS)
-            sched_yield();
     }
     double deadline = t0 + timeout;
     for (;;) {

@@ -205,6 +205,11 @@ guide_env() {
         *bench/run.sh*--no-vpic*) assert_output --partial "RESULT name=sweep" ;;
         *bench/run.sh*) assert_output --regexp "RESULT name=vpic_write .* ratio=[0-9.]+ nodes=" ;;
         *bench/drain.sh*--help*) assert_output --partial "usage: bench/drain.sh" ;;
+        *bench/quiet.sh*)
+            assert_line --regexp "^the idle daemon meanwhile: CPU [0-9]+ ms "
+            for p in create tag_put tag_get open; do
+                assert_line --regexp "^$p +[0-9]+ +[0-9]+ +[0-9.]+$"
+            done ;;
         *bench/drain.sh*) assert_output --regexp "drain/cp" ;;
         *bench/meta.sh*) assert_output --partial "== spn1-p1:" ;;
         *bench/read_check.sh*)
