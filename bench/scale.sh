@@ -12,7 +12,10 @@
 #   conns      while those clients are still connected: the most and the mean UCX
 #              connections of a daemon (pdcbb stats --json)
 #   msgs       requests the daemons served in all, by then
-#   search     one tag search (one client asks every daemon), and its hits (must be C)
+#   search     one tag search (PDC_Client_query_kvtag) from a new process (one request to its
+#              node's daemon, asked
+#              of the others down the tree), and its hits (must be C); "again": a second
+#              one from another new process, once the daemons' connections exist
 #   stop+drain from the command's end to `pdcbb run`'s exit: the epilogs stop the daemons and
 #              drain every node
 # Prints one line per N; see docs/SCALE.md for what the figures mean against the model.
@@ -100,15 +103,17 @@ echo "$t0 $t1" > "$out/t_creates"
 "$pdcbb" stats --json > "$out/stats.json"
 for p in "${pids[@]}"; do wait $p || echo "client failed" >> "$out/errors"; done
 t2=$(date +%s.%N)
-"$tool" "tag-search scale yes" > "$out/search" 2>&1 || echo "search failed" >> "$out/errors"
+"$tool" "tag-count scale yes" > "$out/search" 2>&1 || echo "search failed" >> "$out/errors"
 t3=$(date +%s.%N)
-echo "$t2 $t3" > "$out/t_search"
+"$tool" "tag-count scale yes" > "$out/search2" 2>&1 || echo "second search failed" >> "$out/errors"
+t4=$(date +%s.%N)
+echo "$t2 $t3 $t4" > "$out/t_search"
 date +%s.%N > "$out/t_end"
 '
 
-printf '%-5s %-7s %8s %8s %8s %9s %10s %9s %9s %9s %9s %8s %10s\n' nodes clients start_s \
+printf '%-5s %-7s %8s %8s %8s %9s %10s %9s %9s %9s %9s %8s %8s %10s\n' nodes clients start_s \
     gather_s tail_ms reads_max creates_s creates/s conns_max conns_avg msgs search_ms \
-    stop+drain_s
+    again_ms stop+drain_s
 for n in $nodes_list; do
     c=$(( n < clients_max ? n : clients_max ))
     out=$work/n$n
@@ -128,7 +133,7 @@ for n in $nodes_list; do
         cat "$out"/client.* "$out/search" | grep -v "^ok" | head -5 >&2
         exit 1
     fi
-    hits=$(sed -n 's/^ok tag-search n=\([0-9]*\).*/\1/p' "$out/search")
+    hits=$(sed -n 's/^ok tag-count n=\([0-9]*\).*/\1/p' "$out/search")
     if [ "$hits" != "$c" ]; then
         echo "bench/scale.sh: $n nodes: the tag search found ${hits:-nothing}, not $c" >&2
         exit 1
@@ -144,17 +149,17 @@ for n in $nodes_list; do
                    END { printf "%.1f\n", (s(f) - s(p)) * 1000 }' \
         "$work"/job/node*/pdcbb.*/bbd-*.log)
     read -r c0 c1 < "$out/t_creates"
-    read -r s0 s1 < "$out/t_search"
+    read -r s0 s1 s2 < "$out/t_search"
     awk -v n="$n" -v c="$c" -v ts="$t_start" -v tc="$(cat "$out/t_cmd")" \
         -v g="$(cut -d' ' -f1 <<<"$gathered" | sort -g | tail -1)" \
         -v r="$(cut -d' ' -f2 <<<"$gathered" | sort -g | tail -1)" \
-        -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v tl="$tail_ms" \
+        -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v s2="$s2" -v tl="$tail_ms" \
         -v te="$(cat "$out/t_end")" -v tx="$t_exit" \
         -v cm="$(jq '[.daemons[].connections] | max' "$out/stats.json")" \
         -v ca="$(jq '[.daemons[].connections] | add / length' "$out/stats.json")" \
         -v m="$(jq '[.daemons[].requests] | add' "$out/stats.json")" \
-        'BEGIN { printf "%-5d %-7d %8.2f %8.3f %8.1f %9d %10.2f %9.0f %9d %9.1f %9d %8.1f %10.2f\n",
+        'BEGIN { printf "%-5d %-7d %8.2f %8.3f %8.1f %9d %10.2f %9.0f %9d %9.1f %9d %8.1f %8.1f %10.2f\n",
                  n, c, tc - ts, g, tl, r, c1 - c0, c * (n + 1) / (c1 - c0), cm, ca, m,
-                 (s1 - s0) * 1000, tx - te }'
+                 (s1 - s0) * 1000, (s2 - s1) * 1000, tx - te }'
     rm -rf "$work/job" "$work/drain"
 done

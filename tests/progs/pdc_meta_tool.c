@@ -60,6 +60,7 @@ static void usage(void)
             "  tag-del KIND NAME TAG\n"
             "  tag-all-types O                   put and get back a tag of every PDC type\n"
             "  tag-search TAG VALUE              objects whose string tag TAG equals VALUE\n"
+            "  tag-count TAG VALUE               how many (PDC_Client_query_kvtag alone)\n"
             "  objids-put C O... | objids-get C\n"
             "  stale-id O                        use a closed object id\n"
             "  foreign-id                        use an id this library never issued\n"
@@ -424,6 +425,18 @@ static int run(int argc, char **argv)
         int r = all_types(id);
         printf("\n");
         return r;
+    } else if (strcmp(cmd, "tag-count") == 0) {
+        NEED(2);
+        int n = 0;
+        uint64_t *ids = NULL;
+        pdc_kvtag_t kv = {.name = argv[1],
+                          .size = (uint32_t)strlen(argv[2]) + 1,
+                          .type = PDC_STRING,
+                          .value = argv[2]};
+        if (PDC_Client_query_kvtag(&kv, &n, &ids) != SUCCEED)
+            return -1;
+        printf("ok tag-count n=%d\n", n);
+        free(ids);
     } else if (strcmp(cmd, "tag-search") == 0) {
         NEED(2);
         int n = 0;
