@@ -491,8 +491,11 @@ static void piece_done(xfer_piece_t *pc, pdcbb_err_t rc, const char *why)
     client_xfer_t *x = pc->x;
     pc->result = rc;
     if (rc != PDCBB_OK) {
-        char msg[512];
-        snprintf(msg, sizeof(msg), "daemon %u: %s", pc->daemon, why ? why : pdcbb_strerror(rc));
+        char msg[512], who[32];
+        /* named once: a reason from the request's reply may already begin with it */
+        snprintf(who, sizeof(who), "daemon %u: ", pc->daemon);
+        snprintf(msg, sizeof(msg), "%s%s", why && strncmp(why, who, strlen(who)) == 0 ? "" : who,
+                 why ? why : pdcbb_strerror(rc));
         xfer_fail(x, rc, msg);
     }
     if (x->left > 0 && --x->left == 0)
