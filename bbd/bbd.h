@@ -197,10 +197,14 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
                               size_t *reply_len);
 
 /*
- * Replies sent later than their request (bbd_lock.c): bbd_server_reply sends a reply (takes
- * buf) on c if it is still alive; bbd_conn_ref / bbd_conn_unref keep c valid meanwhile.
+ * Replies sent later than their request (a handler that set r->deferred: locks, broadcast,
+ * append, the table, searches through the tree): the handler takes a reference to the
+ * connection (bbd_conn_ref) and keeps the request's header; bbd_server_answer builds the
+ * reply to req (status, body) and sends it on c if c is still alive, then drops that
+ * reference.
  */
-void bbd_server_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len);
+void bbd_server_answer(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
+                       const void *body);
 void bbd_conn_ref(bbd_conn_t *c);
 /* AUTH proved the token on c: mark it so (it no longer counts against the cap of
  * unauthenticated connections nor expires). */

@@ -58,12 +58,7 @@ static void copy_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
                    w->src, w->dst, w->dst_daemon, bbd_peer_node(w->dst_daemon),
                    pdcbb_strerror(rc), why && *why ? ": " : "", why ? why : "");
     pdcbb_append_copy_rep_t p = {.bytes = rc == PDCBB_OK ? w->bytes : 0};
-    void *reply = NULL;
-    size_t rlen = 0;
-    bbd_reply_build(&w->hdr, rc, rc == PDCBB_OK ? &p : NULL, &reply, &rlen);
-    if (reply)
-        bbd_server_reply(d, w->conn, reply, rlen);
-    bbd_conn_unref(d, w->conn);
+    bbd_server_answer(d, w->conn, &w->hdr, rc, rc == PDCBB_OK ? &p : NULL);
     free(w->data);
     free(w);
 }

@@ -163,12 +163,7 @@ static void wait_finish(bbd_t *d, bcast_wait_t *w)
     pdcbb_bcast_open_rep_t p;
     memset(&p, 0, sizeof(p));
     wait_fill(w, &p);
-    void *reply = NULL;
-    size_t len = 0;
-    bbd_reply_build(&w->hdr, PDCBB_OK, &p, &reply, &len);
-    if (reply)
-        bbd_server_reply(d, w->conn, reply, len);
-    bbd_conn_unref(d, w->conn);
+    bbd_server_answer(d, w->conn, &w->hdr, PDCBB_OK, &p);
     wait_free(w);
 }
 

@@ -283,7 +283,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     }
     log_failure(&h, rc);
     if (r.deferred && rc == PDCBB_OK) {
-        /* The handler keeps the request and answers it later (bbd_server_reply). */
+        /* The handler keeps the request and answers it later (bbd_server_answer). */
         free(*reply);
         *reply = NULL;
     }

@@ -84,12 +84,7 @@ static void wait_finish(bbd_t *d, fan_wait_t *w)
 {
     wait_merge(w);
     pdcbb_tag_search_rep_t p = {.ids = w->ids, .ids_count = (uint32_t)w->n, .more = w->more};
-    void *reply = NULL;
-    size_t len = 0;
-    bbd_reply_build(&w->hdr, w->status, w->status == PDCBB_OK ? &p : NULL, &reply, &len);
-    if (reply)
-        bbd_server_reply(d, w->conn, reply, len);
-    bbd_conn_unref(d, w->conn);
+    bbd_server_answer(d, w->conn, &w->hdr, w->status, w->status == PDCBB_OK ? &p : NULL);
     wait_free(w);
 }
 

@@ -6,7 +6,7 @@
  * same object overlap and at least one is a write lock. Requests are served in arrival order: a
  * request is granted when it conflicts neither with a granted lock nor with an earlier request
  * still waiting (so a stream of readers cannot starve a writer). A blocking request that cannot
- * be granted waits here; its reply is sent when it is granted (bbd_server_reply), so the event
+ * be granted waits here; its reply is sent when it is granted (bbd_server_answer), so the event
  * loop never blocks. A non-blocking one is answered PDCBB_ERR_BUSY at once, and so is a request
  * that conflicts with a lock of its own connection (it would wait for itself forever).
  *
@@ -92,15 +92,11 @@ static void regrant(bbd_t *d)
             continue;
         w->granted = 1;
         pdcbb_lock_obtain_rep_t rep = {.lock = w->id};
-        void *reply = NULL;
-        size_t reply_len = 0;
-        bbd_reply_build(&w->hdr, PDCBB_OK, &rep, &reply, &reply_len);
         PDCBB_DEBUG("lock %llu of object %#llx granted to connection %llu after waiting",
                     (unsigned long long)w->id, (unsigned long long)w->obj,
                     (unsigned long long)w->conn->id);
-        if (reply)
-            bbd_server_reply(d, w->conn, reply, reply_len);
-        bbd_conn_unref(d, w->conn); /* the waiting request's reference */
+        /* drops the waiting request's reference */
+        bbd_server_answer(d, w->conn, &w->hdr, PDCBB_OK, &rep);
     }
 }
 

@@ -629,10 +629,17 @@ unsigned bbd_server_queued(bbd_t *d)
     return n;
 }
 
-void bbd_server_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len)
+void bbd_server_answer(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
+                       const void *body)
 {
-    bbd_bulk_t none = {0};
-    send_reply(d, c, buf, len, &none);
+    void *reply = NULL;
+    size_t len = 0;
+    bbd_reply_build(req, status, body, &reply, &len);
+    if (reply) {
+        bbd_bulk_t none = {0};
+        send_reply(d, c, reply, len, &none);
+    }
+    bbd_conn_unref(d, c);
 }
 
 void bbd_conn_ref(bbd_conn_t *c)

@@ -129,12 +129,7 @@ static void answer_waits(bbd_t *d)
     while (g.waits) {
         gather_wait_t *w = g.waits;
         g.waits = w->next;
-        void *reply = NULL;
-        size_t len = 0;
-        bbd_reply_build(&w->hdr, PDCBB_OK, &p, &reply, &len);
-        if (reply)
-            bbd_server_reply(d, w->conn, reply, len);
-        bbd_conn_unref(d, w->conn);
+        bbd_server_answer(d, w->conn, &w->hdr, PDCBB_OK, &p);
         free(w);
     }
 }
