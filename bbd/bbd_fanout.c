@@ -35,12 +35,6 @@ typedef struct fan_out {
     unsigned rank;
 } fan_out_t;
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static pdcbb_err_t wait_add(fan_wait_t *w, const uint64_t *ids, size_t n)
 {
     if (w->n + n > w->cap) {
@@ -59,13 +53,7 @@ static pdcbb_err_t wait_add(fan_wait_t *w, const uint64_t *ids, size_t n)
 /* Sorted, distinct, and at most what one reply holds (more set beyond). */
 static void wait_merge(fan_wait_t *w)
 {
-    if (w->n > 1)
-        qsort(w->ids, w->n, sizeof(*w->ids), cmp_u64);
-    size_t k = 0;
-    for (size_t i = 0; i < w->n; i++)
-        if (k == 0 || w->ids[k - 1] != w->ids[i])
-            w->ids[k++] = w->ids[i];
-    w->n = k;
+    w->n = pdcbb_ids_sort_unique(w->ids, w->n);
     size_t limit = PDCBB_PAYLOAD_MAX / 8 - 16;
     if (w->n > limit) {
         w->n = limit;

@@ -118,6 +118,19 @@ static int node_failed(bbd_t *d, unsigned rank)
            access(path, F_OK) == 0;
 }
 
+/* 1 if the JOB_TABLE text (len bytes) holds every daemon of this job once, in rank order. */
+static int table_whole(const bbd_t *d, const char *text, size_t len)
+{
+    size_t pos = 0;
+    unsigned seen = 0;
+    pdcbb_endpoint_t e;
+    pdcbb_err_t rc;
+    while ((rc = pdcbb_job_table_next(text, len, &pos, &e)) == PDCBB_OK && e.rank == seen &&
+           e.job_id == d->job_id && e.nservers == d->nservers)
+        seen++;
+    return seen == d->nservers && rc == PDCBB_ERR_NOT_FOUND;
+}
+
 /* ------------------------------------------------------------------ answers */
 
 static void answer_waits(bbd_t *d)
@@ -191,15 +204,8 @@ static void send_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, 
         (status = pdcbb_body_decode(h.op, 1, msg + PDCBB_HDR_LEN, h.payload_len, &p)) == PDCBB_OK) {
         if (p.complete) {
             /* Check it before keeping it: every rank once, of this job. */
-            size_t pos = 0;
-            unsigned seen = 0;
-            pdcbb_endpoint_t e;
-            pdcbb_err_t rc;
-            while ((rc = pdcbb_job_table_next(p.records, p.records_len, &pos, &e)) == PDCBB_OK &&
-                   e.rank == seen && e.job_id == d->job_id && e.nservers == d->nservers)
-                seen++;
             char *text =
-                seen == g.n && rc == PDCBB_ERR_NOT_FOUND ? malloc(p.records_len + 1) : NULL;
+                table_whole(d, p.records, p.records_len) ? malloc(p.records_len + 1) : NULL;
             if (text) {
                 memcpy(text, p.records, p.records_len);
                 text[p.records_len] = '\0';
@@ -343,14 +349,7 @@ void bbd_table_gather_start(bbd_t *d, const pdcbb_endpoint_t *self)
         pdcbb_read_text(path, text, cap - 1) == PDCBB_OK) {
         strcat(text, "\n"); /* the text reader took the last separator's newline */
         tlen = strlen(text);
-        size_t pos = 0;
-        unsigned seen = 0;
-        pdcbb_endpoint_t e;
-        pdcbb_err_t rc;
-        while ((rc = pdcbb_job_table_next(text, tlen, &pos, &e)) == PDCBB_OK && e.rank == seen &&
-               e.job_id == d->job_id && e.nservers == d->nservers)
-            seen++;
-        if (seen == g.n && rc == PDCBB_ERR_NOT_FOUND) {
+        if (table_whole(d, text, tlen)) {
             d->table = text;
             d->table_len = tlen;
             text = NULL;

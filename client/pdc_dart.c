@@ -17,12 +17,6 @@
 #include "pdc_client_connect.h"
 #include "pdcbb_pattern.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Send req (op TAG_SEARCH or DART_SEARCH) to every daemon, or to daemon only alone when
  * only < nservers (a TAG_SEARCH that reaches every daemon through the tree rooted there);
  * *ids malloc'ed, sorted, distinct. */
@@ -64,12 +58,7 @@ static pdcbb_err_t search_all(const char *fn, const char *what, unsigned op, con
     }
     /* Daemons hold disjoint records, but a DART datum may be placed on one daemon only by
      * convention: sort and drop duplicates anyway. */
-    if (total > 1)
-        qsort(all, total, sizeof(uint64_t), cmp_u64);
-    size_t k = 0;
-    for (size_t i = 0; i < total; i++)
-        if (k == 0 || all[k - 1] != all[i])
-            all[k++] = all[i];
+    size_t k = pdcbb_ids_sort_unique(all, total);
     if (k == 0) {
         free(all);
         all = NULL;

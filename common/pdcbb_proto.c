@@ -434,3 +434,20 @@ const char *pdcbb_type_name(int type)
 {
     return (type >= 0 && type < PDCBB_TYPE_COUNT) ? type_table[type].name : "PDC_UNKNOWN";
 }
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t pdcbb_ids_sort_unique(uint64_t *ids, size_t n)
+{
+    if (n > 1)
+        qsort(ids, n, sizeof(*ids), cmp_id);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || ids[k - 1] != ids[i])
+            ids[k++] = ids[i];
+    return k;
+}

@@ -594,6 +594,10 @@ const char *pdcbb_type_name(int type);
 #define PDCBB_TYPE_STRING 4
 #define PDCBB_TYPE_COUNT 19
 
+/* Sort the n ids of a list (an IDS reply's, or several merged) and drop repeats: returns how
+ * many are left, in place. */
+size_t pdcbb_ids_sort_unique(uint64_t *ids, size_t n);
+
 /* Constant-time comparison of two tokens: 1 if equal. */
 int pdcbb_token_equal(const uint8_t *a, const uint8_t *b);
 
