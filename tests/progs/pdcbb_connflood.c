@@ -58,13 +58,24 @@ int main(int argc, char **argv)
         }
         if (n == 0)
             break;
-        poll(pf, (nfds_t)n, 5000);
-        for (int i = 0; i < n; i++) {
-            int e = 0;
-            socklen_t el = sizeof(e);
-            if (pf[i].fd >= 0 && (pf[i].revents & POLLOUT) &&
-                getsockopt(pf[i].fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0)
-                connected++;
+        /* poll returns when any one is ready: wait (up to 5 s) until each of the batch is */
+        int waiting = n;
+        for (int tries = 0; waiting > 0 && tries < 50; tries++) {
+            if (poll(pf, (nfds_t)n, 100) < 0 && errno != EINTR)
+                break;
+            waiting = 0;
+            for (int i = 0; i < n; i++) {
+                if (pf[i].fd < 0 || pf[i].revents == 0) {
+                    waiting += pf[i].fd >= 0;
+                    continue;
+                }
+                int e = 0;
+                socklen_t el = sizeof(e);
+                if ((pf[i].revents & POLLOUT) &&
+                    getsockopt(pf[i].fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0)
+                    connected++;
+                pf[i].fd = -pf[i].fd - 1; /* settled: poll ignores negative descriptors */
+            }
         }
         done += n;
     }
