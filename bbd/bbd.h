@@ -21,6 +21,7 @@
  *   bbd_table.c       JOB_TABLE
  *   bbd_table_gather.c TABLE_GATHER: the job's table gathered through a tree of daemons
  *   bbd_fanout.c      TAG_SEARCH over every daemon, down a tree of daemons and merged back up
+ *   bbd_forward.c     FORWARD: a client's request for another daemon, sent on by its node's daemon
  *   bbd_bcast.c       BCAST_OPEN/CHUNK/CLOSE
  *   bbd_ns.c          the mount's namespace: NS_LOOKUP/CREATE/READDIR/UNLINK/RMDIR/RENAME/SETATTR
  * Everything but bbd_main.c is the static library pdcbb_bbd_core, which tests link to run the
@@ -159,6 +160,7 @@ typedef struct bbd_req {
     bbd_io_batch_t *io;     /* writes for the I/O thread: the reply waits for them */
     const pdcbb_msg_hdr_t *hdr; /* the request's header */
     int deferred;           /* the handler answers later itself (a lock granted later): no reply now */
+    int keep_bulk;          /* the handler keeps in_bulk (staging memory it releases itself) */
 } bbd_req_t;
 
 /* A reply's bulk part and how to release it once sent. */
@@ -205,6 +207,9 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
  */
 void bbd_server_answer(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
                        const void *body);
+/* ... with a bulk part (taken, sent with the reply or released). */
+void bbd_server_answer_bulk(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
+                            const void *body, bbd_bulk_t *bulk);
 void bbd_conn_ref(bbd_conn_t *c);
 /* AUTH proved the token on c: mark it so (it no longer counts against the cap of
  * unauthenticated connections nor expires). */
@@ -238,10 +243,12 @@ void bbd_shm_stop(bbd_t *d);
 /*
  * bbd_dispatch.c: handle one message (control part msg, bulk part bulk) that came on conn;
  * returns the reply to send (malloc'ed) or NULL, and the reply's bulk part (malloc'ed) or NULL.
+ * Returns 1 when the handler kept bulk (staging memory, r->keep_bulk: the caller must not
+ * release it), else 0.
  */
-void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, const uint8_t *bulk,
-                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
-                  bbd_io_batch_t **io);
+int bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, const uint8_t *bulk,
+                 size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
+                 bbd_io_batch_t **io);
 /*
  * Group commit: handle n requests without bulk parts (each msg/len, a private copy) as if one
  * after the other, in one store transaction with one commit when they are all metadata ops of

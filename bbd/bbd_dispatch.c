@@ -243,9 +243,9 @@ static void log_failure(const pdcbb_msg_hdr_t *h, pdcbb_err_t rc)
                    (unsigned long long)h->req_id, pdcbb_errname(rc));
 }
 
-void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
-                  const uint8_t *bulk, size_t bulk_len, void **reply, size_t *reply_len,
-                  bbd_bulk_t *reply_bulk, bbd_io_batch_t **io)
+int bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, const uint8_t *bulk,
+                 size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
+                 bbd_io_batch_t **io)
 {
     pdcbb_msg_hdr_t h;
     pdcbb_any_body_t q, p;
@@ -258,7 +258,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
     if (bulk_len > 0)
         bbd_stats_recv_bulk(d, msg, len, bulk_len);
     if (!request_prepare(d, conn, msg, len, &h, &q, reply, reply_len))
-        return;
+        return 0;
     r.hdr = &h;
 
     int write = bbd_op_is_write(h.op);
@@ -307,6 +307,7 @@ void bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len,
         bbd_bulk_release(&out);
     pdcbb_body_free(h.op, 0, &q);
     bbd_req_scratch_free(&r);
+    return r.keep_bulk && rc == PDCBB_OK;
 }
 
 int bbd_op_is_batchable(unsigned op)

@@ -33,8 +33,10 @@ typedef struct peer_out {
     int answered;        /* reply (or failure) recorded */
     pdcbb_err_t status;
     char why[256];
-    uint8_t *reply;      /* malloc'ed reply, when status is PDCBB_OK */
+    uint8_t *reply; /* malloc'ed reply, when one arrived (its status may be an error) */
     size_t reply_len;
+    void *reply_bulk; /* its bulk part (bbd_staging_get), until done takes it */
+    size_t reply_bulk_len;
     bbd_peer_done_fn done;
     void *arg;
 } peer_out_t;
@@ -42,6 +44,9 @@ typedef struct peer_out {
 /* A reply that arrived (copied in the callback, handled in the loop). */
 typedef struct peer_inbox {
     struct peer_inbox *next;
+    void *bulk; /* the bulk part of a data reply (bbd_staging_get), or NULL */
+    size_t bulk_len;
+    int failed; /* the bulk part could not be received */
     size_t len;
     uint8_t data[];
 } peer_inbox_t;
@@ -51,6 +56,7 @@ static unsigned npeers;
 static peer_out_t *outs;
 static peer_inbox_t *inbox_head, *inbox_tail;
 static uint64_t next_req_id;
+static peer_out_t *current; /* the request whose done runs (bbd_peer_reply_bulk) */
 
 /* ------------------------------------------------------------------ endpoints */
 
@@ -93,6 +99,8 @@ bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
         return NULL;
     }
     snprintf(p->node, sizeof(p->node), "%s", rec.node);
+    snprintf(p->ip, sizeof(p->ip), "%s", rec.ip);
+    p->port = rec.port;
     memcpy(p->token, rec.token, PDCBB_TOKEN_LEN);
     struct sockaddr_storage ss;
     socklen_t sslen;
@@ -149,6 +157,25 @@ void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h)
 
 /* ------------------------------------------------------------------ requests */
 
+/* The reply (req_id) this daemon waits for, or NULL. */
+static peer_out_t *out_waiting(uint64_t req_id)
+{
+    peer_out_t *o = outs;
+    while (o && (o->req_id != req_id || o->answered))
+        o = o->next;
+    return o;
+}
+
+static void inbox_push(peer_inbox_t *m)
+{
+    m->next = NULL;
+    if (inbox_tail)
+        inbox_tail->next = m;
+    else
+        inbox_head = m;
+    inbox_tail = m;
+}
+
 static void out_unlink(peer_out_t *o)
 {
     for (peer_out_t **pp = &outs; *pp; pp = &(*pp)->next)
@@ -164,7 +191,10 @@ static int out_maybe_done(bbd_t *d, peer_out_t *o)
     if (!o->answered || o->sending)
         return 0;
     out_unlink(o);
+    current = o;
     o->done(d, o->arg, o->status, o->why, o->reply, o->reply_len);
+    current = NULL;
+    bbd_staging_put(o->reply_bulk);
     free(o->reply);
     free(o->msg);
     free(o);
@@ -207,20 +237,12 @@ static pdcbb_err_t out_post(bbd_t *d, bbd_peer_t *peer, peer_out_t *o, char *why
     return PDCBB_OK;
 }
 
-/* Build a request of op to rank (peer) and send it, or queue it while the handshake runs. */
-static pdcbb_err_t out_start(bbd_t *d, bbd_peer_t *peer, unsigned rank, unsigned op,
-                             const void *body, const void *bulk, size_t bulk_len, int kind,
-                             bbd_peer_done_fn done, void *arg, char *why, size_t whylen)
+/* Send o (its message built, with request id req_id) or queue it while the handshake runs. */
+static pdcbb_err_t out_launch(bbd_t *d, bbd_peer_t *peer, peer_out_t *o, uint64_t req_id,
+                              unsigned rank, unsigned op, const void *bulk, size_t bulk_len,
+                              int kind, bbd_peer_done_fn done, void *arg, char *why, size_t whylen)
 {
-    pdcbb_msg_hdr_t h;
-    bbd_peer_hdr(peer, op, &h);
-    peer_out_t *o = calloc(1, sizeof(*o));
-    if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &o->len) != PDCBB_OK) {
-        free(o);
-        snprintf(why, whylen, "out of memory");
-        return PDCBB_ERR_NOMEM;
-    }
-    o->req_id = h.req_id;
+    o->req_id = req_id;
     o->rank = rank;
     o->op = op;
     o->kind = kind;
@@ -241,6 +263,22 @@ static pdcbb_err_t out_start(bbd_t *d, bbd_peer_t *peer, unsigned rank, unsigned
     return PDCBB_OK;
 }
 
+/* Build a request of op to rank (peer) and send it, or queue it while the handshake runs. */
+static pdcbb_err_t out_start(bbd_t *d, bbd_peer_t *peer, unsigned rank, unsigned op,
+                             const void *body, const void *bulk, size_t bulk_len, int kind,
+                             bbd_peer_done_fn done, void *arg, char *why, size_t whylen)
+{
+    pdcbb_msg_hdr_t h;
+    bbd_peer_hdr(peer, op, &h);
+    peer_out_t *o = calloc(1, sizeof(*o));
+    if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &o->len) != PDCBB_OK) {
+        free(o);
+        snprintf(why, whylen, "out of memory");
+        return PDCBB_ERR_NOMEM;
+    }
+    return out_launch(d, peer, o, h.req_id, rank, op, bulk, bulk_len, kind, done, arg, why, whylen);
+}
+
 pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body, const void *bulk,
                           size_t bulk_len, int kind, bbd_peer_done_fn done, void *arg, char *why,
                           size_t whylen)
@@ -249,6 +287,47 @@ pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body
     if (peer == NULL)
         return PDCBB_ERR_UNREACHABLE;
     return out_start(d, peer, rank, op, body, bulk, bulk_len, kind, done, arg, why, whylen);
+}
+
+pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_t len,
+                              const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,
+                              void *arg, char *why, size_t whylen)
+{
+    pdcbb_msg_hdr_t h;
+    if (len < PDCBB_HDR_LEN || pdcbb_hdr_decode(msg, len, &h) != PDCBB_OK) {
+        snprintf(why, whylen, "not a request");
+        return PDCBB_ERR_PROTO;
+    }
+    bbd_peer_t *peer = bbd_peer_get(d, rank, why, whylen);
+    if (peer == NULL)
+        return PDCBB_ERR_UNREACHABLE;
+    peer_out_t *o = calloc(1, sizeof(*o));
+    uint8_t *copy = malloc(len);
+    if (o == NULL || copy == NULL) {
+        free(o);
+        free(copy);
+        snprintf(why, whylen, "out of memory");
+        return PDCBB_ERR_NOMEM;
+    }
+    /* This daemon's own request id (its replies are matched by it) and no token. */
+    pdcbb_msg_hdr_t mine;
+    bbd_peer_hdr(peer, h.op, &mine);
+    memcpy(copy, msg, len);
+    memcpy(copy + 8, &mine.req_id, 8); /* little-endian on every supported host */
+    memset(copy + PDCBB_HDR_LEN - PDCBB_TOKEN_LEN, 0, PDCBB_TOKEN_LEN);
+    o->msg = copy;
+    o->len = len;
+    return out_launch(d, peer, o, mine.req_id, rank, h.op, bulk, bulk_len, kind, done, arg, why,
+                      whylen);
+}
+
+void *bbd_peer_reply_bulk(size_t *len)
+{
+    void *b = current ? current->reply_bulk : NULL;
+    *len = b ? current->reply_bulk_len : 0;
+    if (current)
+        current->reply_bulk = NULL;
+    return b;
 }
 
 /* ------------------------------------------------------------------ handshake */
@@ -290,6 +369,31 @@ static void auth_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, 
     handshake_end(d, rank, status, status == PDCBB_OK ? NULL : text);
 }
 
+/*
+ * The handshake with rank could not reach it: if its record now names another address (it was
+ * restarted since this daemon learned it), connect there and keep the requests that waited for
+ * the handshake waiting for the new one. 1 if so.
+ */
+static int handshake_retry(bbd_t *d, unsigned rank)
+{
+    bbd_peer_t *peer = &peers[rank];
+    pdcbb_endpoint_t rec;
+    char err[1024];
+    bbd_table_reread(d, rank);
+    if (bbd_table_record(d, rank, &rec, err, sizeof(err)) != PDCBB_OK ||
+        (rec.port == peer->port && strcmp(rec.ip, peer->ip) == 0))
+        return 0;
+    PDCBB_INFO("daemon %u moved from %s:%u to %s:%u: reconnecting", rank, peer->ip, peer->port,
+               rec.ip, rec.port);
+    pdcbb_ucx_ep_close(d->ucx.worker, peer->ep, 1, 1.0);
+    peer->ep = NULL;
+    if (bbd_peer_get(d, rank, err, sizeof(err)) == NULL) {
+        PDCBB_WARN("reconnecting to daemon %u: %s", rank, err);
+        return 0;
+    }
+    return 1;
+}
+
 static void hello_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, const uint8_t *msg,
                        size_t len)
 {
@@ -298,6 +402,8 @@ static void hello_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
         return;
     bbd_peer_t *peer = &peers[rank];
     char text[300];
+    if (status == PDCBB_ERR_UNREACHABLE && handshake_retry(d, rank))
+        return;
     if (status != PDCBB_OK) {
         snprintf(text, sizeof(text), "HELLO: %s", why);
         handshake_end(d, rank, status, text);
@@ -354,30 +460,67 @@ int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len)
 {
     uint64_t req_id;
     memcpy(&req_id, (const uint8_t *)data + 8, 8); /* little-endian on every supported host */
-    peer_out_t *o = outs;
-    while (o && (o->req_id != req_id || o->answered))
-        o = o->next;
-    if (o == NULL)
+    if (out_waiting(req_id) == NULL)
         return 0; /* not ours: the dispatcher refuses it as a reply sent as a request */
-    peer_inbox_t *m = malloc(sizeof(*m) + len);
+    peer_inbox_t *m = calloc(1, sizeof(*m) + len);
     if (m == NULL) {
         d->stats.proto_errors++;
         return 1;
     }
-    m->next = NULL;
     m->len = len;
     memcpy(m->data, data, len);
-    if (inbox_tail)
-        inbox_tail->next = m;
-    else
-        inbox_head = m;
-    inbox_tail = m;
+    inbox_push(m);
     return 1;
 }
 
-static void reply_handle(bbd_t *d, uint8_t *msg, size_t len)
+static void data_reply_cb(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    peer_inbox_t *m = user_data;
+    if (status != UCS_OK)
+        m->failed = 1;
+    else
+        m->bulk_len = length;
+    inbox_push(m);
+    ucp_request_free(request);
+}
+
+int bbd_peer_on_data_reply(bbd_t *d, const void *header, size_t header_len, void *data, size_t len,
+                           int rndv)
+{
+    uint64_t req_id;
+    if (header_len < PDCBB_HDR_LEN || !(((const uint8_t *)header)[16] & PDCBB_MSG_FLAG_REPLY))
+        return 0;
+    memcpy(&req_id, (const uint8_t *)header + 8, 8);
+    if (out_waiting(req_id) == NULL)
+        return 0; /* a request's bulk part, or junk: the dispatcher's */
+    peer_inbox_t *m = calloc(1, sizeof(*m) + header_len);
+    if (m == NULL || (len > 0 && (m->bulk = bbd_staging_get(len, 0)) == NULL)) {
+        free(m);
+        d->stats.proto_errors++;
+        return 1;
+    }
+    m->len = header_len;
+    memcpy(m->data, header, header_len);
+    m->bulk_len = len;
+    if (!rndv || len == 0) {
+        if (len)
+            memcpy(m->bulk, data, len);
+        inbox_push(m);
+        return 1;
+    }
+    void *req = pdcbb_ucx_recv_data(d->ucx.worker, data, m->bulk, len, data_reply_cb, m);
+    if (UCS_PTR_IS_ERR(req)) {
+        m->failed = 1;
+        inbox_push(m);
+    }
+    return 1;
+}
+
+static void reply_handle(bbd_t *d, peer_inbox_t *in)
 {
     pdcbb_msg_hdr_t h;
+    const uint8_t *msg = in->data;
+    size_t len = in->len;
     if (pdcbb_hdr_decode(msg, len, &h) != PDCBB_OK) {
         d->stats.proto_errors++;
         return;
@@ -392,12 +535,13 @@ static void reply_handle(bbd_t *d, uint8_t *msg, size_t len)
     }
     uint64_t *k = d->stats.kinds[o->kind];
     k[PDCBB_STAT_MSGS_RECV]++;
-    k[PDCBB_STAT_BYTES_RECV] += len;
-    if (h.status != PDCBB_OK) {
-        out_answer(o, h.status, pdcbb_strerror(h.status));
+    k[PDCBB_STAT_BYTES_RECV] += len + in->bulk_len;
+    if (in->failed) {
+        out_answer(o, PDCBB_ERR_UNREACHABLE, "the reply's data part could not be received");
         return;
     }
-    out_answer(o, PDCBB_OK, NULL);
+    out_answer(o, h.status, h.status != PDCBB_OK ? pdcbb_strerror(h.status) : NULL);
+    /* An error reply is kept too: a forwarded request's client gets it as it is. */
     o->reply = malloc(len);
     if (o->reply == NULL) {
         o->status = PDCBB_ERR_NOMEM;
@@ -405,6 +549,9 @@ static void reply_handle(bbd_t *d, uint8_t *msg, size_t len)
     }
     memcpy(o->reply, msg, len);
     o->reply_len = len;
+    o->reply_bulk = in->bulk;
+    o->reply_bulk_len = in->bulk_len;
+    in->bulk = NULL;
 }
 
 int bbd_peer_poll(bbd_t *d)
@@ -415,15 +562,17 @@ int bbd_peer_poll(bbd_t *d)
         inbox_head = m->next;
         if (inbox_head == NULL)
             inbox_tail = NULL;
-        reply_handle(d, m->data, m->len);
+        reply_handle(d, m);
+        bbd_staging_put(m->bulk);
         free(m);
         n++;
     }
     for (peer_out_t *o = outs, *next; o; o = next) {
         next = o->next;
         ucs_status_t st;
-        /* A peer that went away answers nothing more. */
-        if (!o->answered && bbd_peer_failed(o->rank, &st))
+        /* A peer that went away answers nothing more. A request that waits for the handshake
+         * waits for its outcome (which may reconnect: handshake_retry). */
+        if (!o->answered && !o->queued && bbd_peer_failed(o->rank, &st))
             out_answer(o, PDCBB_ERR_UNREACHABLE, ucs_status_string(st));
         n += out_maybe_done(d, o);
     }
@@ -435,6 +584,7 @@ void bbd_peer_stop(bbd_t *d)
     while (inbox_head) {
         peer_inbox_t *m = inbox_head;
         inbox_head = m->next;
+        bbd_staging_put(m->bulk);
         free(m);
     }
     inbox_tail = NULL;

@@ -20,6 +20,8 @@ typedef struct bbd_peer {
     int failed;
     ucs_status_t fail_status;
     char node[PDCBB_NODE_NAME_MAX];
+    char ip[64]; /* the address connected to */
+    uint16_t port;
     uint8_t token[PDCBB_TOKEN_LEN]; /* its node's token (each node of a Slurm job has its own) */
     int auth_state;                 /* the handshake on ep: BBD_PEER_* below */
     uint8_t nonce[PDCBB_AUTH_NONCE_LEN]; /* this daemon's nonce of the handshake */
@@ -38,8 +40,9 @@ int bbd_peer_failed(unsigned rank, ucs_status_t *status);
 void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h);
 
 /*
- * The outcome of a request: status is the transport's failure or the peer's reply status; on
- * PDCBB_OK msg (len bytes, header included) is the reply, valid during the call only.
+ * The outcome of a request: status is the transport's failure or the peer's reply status; when
+ * a reply came (always on PDCBB_OK) msg (len bytes, header included) is the reply, else NULL;
+ * valid during the call only. A reply's bulk part is bbd_peer_reply_bulk's.
  */
 typedef void (*bbd_peer_done_fn)(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
                                  const uint8_t *msg, size_t len);
@@ -51,7 +54,22 @@ typedef void (*bbd_peer_done_fn)(bbd_t *d, void *arg, pdcbb_err_t status, const 
 pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body,
                           const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,
                           void *arg, char *why, size_t whylen);
+/*
+ * Send msg, a whole request (header and body) of another sender, to daemon rank as this
+ * daemon's: the header's request id is replaced with one of this daemon's and its token
+ * cleared (FORWARD, bbd_forward.c). As bbd_peer_send otherwise.
+ */
+pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_t len,
+                              const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,
+                              void *arg, char *why, size_t whylen);
+/* In a done callback: the bulk part of the reply (bbd_staging_get memory that the caller now
+ * owns; NULL, *len 0 if it had none). */
+void *bbd_peer_reply_bulk(size_t *len);
 int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len);
+/* The data active-message callback's part: a reply with a bulk part (a forwarded read's) to one
+ * of this daemon's requests is taken (received into staging memory; returns 1), else 0. */
+int bbd_peer_on_data_reply(bbd_t *d, const void *header, size_t header_len, void *data, size_t len,
+                           int rndv);
 /* Handle the replies that arrived and the requests of failed peers; returns how many. */
 int bbd_peer_poll(bbd_t *d);
 /* Close the endpoints (shutdown). */

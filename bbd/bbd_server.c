@@ -298,6 +298,11 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     bbd_t *d = arg;
     bbd_conn_t *c = NULL;
     int rndv = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+    if (length <= PDCBB_DATA_BULK_MAX &&
+        bbd_peer_on_data_reply(d, header, header_length, data, length, rndv)) {
+        /* Another daemon's reply with data to a request this one sent (a forwarded read). */
+        return UCS_OK;
+    }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP)
         c = conn_of_ep(d, param->reply_ep);
     /* Nothing is received on a connection that has not proved the job's token (HELLO, AUTH):
@@ -526,8 +531,9 @@ static void process_one(bbd_t *d, bbd_msg_t *m)
                              .flags = PDCBB_MSG_FLAG_REPLY, .status = PDCBB_ERR_TOO_BIG};
         pdcbb_msg_build(&h, NULL, &reply, &reply_len);
     } else {
-        bbd_dispatch(d, m->conn, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len,
-                     &bulk, &io);
+        if (bbd_dispatch(d, m->conn, m->data, m->len, m->bulk, m->bulk_len, &reply, &reply_len,
+                         &bulk, &io))
+            m->bulk = NULL; /* the handler keeps it (FORWARD sends it on) */
     }
     if (io) {
         /* The writes run on the I/O thread; it keeps the data and the connection. */
@@ -629,17 +635,26 @@ unsigned bbd_server_queued(bbd_t *d)
     return n;
 }
 
-void bbd_server_answer(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
-                       const void *body)
+void bbd_server_answer_bulk(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
+                            const void *body, bbd_bulk_t *bulk)
 {
     void *reply = NULL;
     size_t len = 0;
+    bbd_bulk_t none = {0};
+    if (bulk == NULL)
+        bulk = &none;
     bbd_reply_build(req, status, body, &reply, &len);
-    if (reply) {
-        bbd_bulk_t none = {0};
-        send_reply(d, c, reply, len, &none);
-    }
+    if (reply)
+        send_reply(d, c, reply, len, bulk);
+    else
+        bbd_bulk_release(bulk);
     bbd_conn_unref(d, c);
+}
+
+void bbd_server_answer(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req, int status,
+                       const void *body)
+{
+    bbd_server_answer_bulk(d, c, req, status, body, NULL);
 }
 
 void bbd_conn_ref(bbd_conn_t *c)

@@ -971,7 +971,10 @@ pdcbb_err_t bbd_op_dart_search(bbd_req_t *r, const pdcbb_dart_search_req_t *q,
         (rc = pdcbb_pat_parse(q->value, strlen(q->value), &s.value)) != PDCBB_OK)
         return rc;
     s.space = (uint8_t)('0' + q->ref_type);
-    return search(r, &s, &p->ids, &p->ids_count, &p->more);
+    if ((rc = search(r, &s, &p->ids, &p->ids_count, &p->more)) != PDCBB_OK)
+        return rc;
+    /* With tree set, the other daemons' references too (bbd_fanout.c). */
+    return bbd_fanout_ids(r, PDCBB_OP_DART_SEARCH, q, q->tree, &p->ids, &p->ids_count, &p->more);
 }
 
 pdcbb_err_t bbd_op_tag_search(bbd_req_t *r, const pdcbb_tag_search_req_t *q,

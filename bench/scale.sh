@@ -6,7 +6,8 @@
 #   start      from `pdcbb run` to the job's command (the prologs, one node after another)
 #   gather     the daemons' own figure: the longest "gathered in" of their logs (TABLE_GATHER),
 #              with the record reads and requests they counted (docs/INTERNALS.md)
-#   creates    C client processes (one per node up to --clients), each on its own node: one
+#   creates    C client processes (--per-node on each node, up to --clients; client k on node
+#              k mod N), each on its own node: one
 #              container and N objects (names spread over every daemon), one tag put; the
 #              time until all are done, and the creates per second of all of them
 #   conns      while those clients are still connected: the most and the mean UCX
@@ -25,17 +26,21 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
 nodes_list="8 16 32 64 128 256"
 clients_max=64
+per_node=1
 
 usage() {
     cat <<EOF
-usage: bench/scale.sh [--nodes "LIST"] [--clients C] [BUILD_DIR]
+usage: bench/scale.sh [--nodes "LIST"] [--clients C] [--per-node K] [BUILD_DIR]
 
 Runs the scale test bed in fresh local jobs (pdcbb run --nodes N) with
 BUILD_DIR/tests/pdc_meta_tool (default BUILD_DIR: \$PDCBB_BUILD_DIR, else $repo/build).
 Options:
   --nodes "LIST"  node counts, one daemon each (default "$nodes_list")
-  --clients C     client processes at most (one per node; default $clients_max)
+  --clients C     client processes at most (default $clients_max)
+  --per-node K    client processes per node (default $per_node; at most C in all)
   -h, --help      this text
+PDCBB_FORWARD=always or never decides how clients reach other nodes' daemons (default auto:
+through their node's daemon above 32 daemons; docs/PROTOCOL.md, "Forwarding").
 Work files go under \$TMPDIR (default /tmp) and are removed at the end.
 PDCBB_BENCH_QUICK=1 makes it a smoke run: 4 daemons, 4 clients.
 EOF
@@ -45,14 +50,18 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --nodes) nodes_list=$2; shift 2 ;;
         --clients) clients_max=$2; shift 2 ;;
+        --per-node) per_node=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         -*) echo "bench/scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
         *) break ;;
     esac
 done
-case "$clients_max" in ''|*[!0-9]*|0)
-    echo "bench/scale.sh: --clients wants a whole number above 0, not '$clients_max'" >&2; exit 2 ;;
-esac
+for v in "$clients_max" "$per_node"; do
+    case "$v" in ''|*[!0-9]*|0)
+        echo "bench/scale.sh: --clients and --per-node want whole numbers above 0, not '$v'" >&2
+        exit 2 ;;
+    esac
+done
 for n in $nodes_list; do
     case "$n" in ''|*[!0-9]*|0|1)
         echo "bench/scale.sh: --nodes wants whole numbers above 1, not '$n'" >&2; exit 2 ;;
@@ -115,7 +124,7 @@ printf '%-5s %-7s %8s %8s %8s %9s %10s %9s %9s %9s %9s %8s %8s %10s\n' nodes cli
     gather_s tail_ms reads_max creates_s creates/s conns_max conns_avg msgs search_ms \
     again_ms stop+drain_s
 for n in $nodes_list; do
-    c=$(( n < clients_max ? n : clients_max ))
+    c=$(( n * per_node < clients_max ? n * per_node : clients_max ))
     out=$work/n$n
     rm -rf "$out" "$work/job" "$work/drain"
     mkdir -p "$out" "$work/drain"

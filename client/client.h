@@ -93,6 +93,7 @@ typedef struct client_pending {
     struct client_pending *next;
     uint64_t req_id;
     unsigned server;
+    unsigned via; /* the daemon it was sent to: server, or this node's (FORWARD) */
     unsigned op;
     int done;
     pdcbb_err_t status;      /* transport-level outcome */
@@ -107,6 +108,7 @@ typedef struct client_pending {
     size_t bulk_len;
     void *bulk_own;          /* malloc'ed when dest was not given or too small */
     int receiving;           /* a rendezvous receive into bulk is in progress */
+    int forward_failed;      /* forwarded, and this node's daemon could not deliver it */
     void *owner;             /* the transfer batch waiting for it (client_transfer.c) */
     char *why;               /* a drained job: why a region or the request failed, as the drain
                               * said it (a damaged extent, named), malloc'ed; else NULL */
@@ -129,6 +131,8 @@ typedef struct client_state {
     size_t max_am_header;     /* largest control part of a message with a bulk part */
     char node[PDCBB_NODE_NAME_MAX];
     unsigned local_rank;     /* a daemon of this node: asked for the job's table */
+    int forward;             /* requests for other nodes' daemons go through local_rank
+                              * (FORWARD; configuration key forward, client_discover_table) */
     /* statistics for PDC_timing_report */
     uint64_t op_count[PDCBB_OP_MAX_];
     double op_seconds[PDCBB_OP_MAX_];

@@ -237,10 +237,17 @@ pdcbb_err_t client_discover_table(char *err, size_t errlen)
         snprintf(client_g.discovery, sizeof(client_g.discovery), "daemon");
     }
     pdcbb_err_t rc = table_check(err, errlen);
-    if (rc == PDCBB_OK)
-        PDCBB_INFO("found %u daemons of job %llu through %s", client_g.nservers,
-                   (unsigned long long)client_g.job_id, client_g.discovery);
-    return rc;
+    if (rc != PDCBB_OK)
+        return rc;
+    /* Forwarding bounds every daemon's connections to its node's clients and the other
+     * daemons (docs/SCALE.md, "Connections"); small jobs connect straight (one hop less). */
+    const char *fw = client_g.cfg.forward;
+    client_g.forward = strcmp(fw, "always") == 0 ||
+                       (strcmp(fw, "never") != 0 && client_g.nservers > PDCBB_FORWARD_AUTO_DAEMONS);
+    PDCBB_INFO("found %u daemons of job %llu through %s%s", client_g.nservers,
+               (unsigned long long)client_g.job_id, client_g.discovery,
+               client_g.forward ? "; other nodes' through this node's" : "");
+    return PDCBB_OK;
 }
 
 pdcbb_err_t client_discovery_refresh(unsigned rank)

@@ -10,6 +10,11 @@
  * the daemon's endpoint record when this process can see it (a restarted daemon listens on a
  * new port).
  *
+ * In a job of many nodes (configuration key forward) a request for a daemon of another node
+ * goes to a daemon of this node inside a FORWARD request, which sends it on and carries the
+ * reply back (bbd/bbd_forward.c): the process then holds connections to this node's daemons
+ * only. The reply is unwrapped when it arrives, so the rest reads it as the daemon's own.
+ *
  * Requests are posted asynchronously (client_rpc_post) and completed by progressing the one
  * worker: control replies arrive as PDCBB_AM_ID_MSG messages, replies with a bulk part (region
  * reads) as PDCBB_AM_ID_DATA, whose data is received straight into the caller's destination.
@@ -84,6 +89,34 @@ static void pending_done(client_pending_t *p, pdcbb_err_t status)
     p->status = status;
 }
 
+/*
+ * A forwarded request's reply (p->via is not p->server): the FORWARD reply in *ctrl becomes the
+ * other daemon's reply inside it (pointing into the same buffer). 0 when there is none (the
+ * request did not reach that daemon): p is then done with the reason.
+ */
+static int forward_unwrap(client_pending_t *p, const void **ctrl, size_t *len)
+{
+    pdcbb_msg_hdr_t h;
+    pdcbb_forward_rep_t fr;
+    pdcbb_err_t rc = pdcbb_hdr_decode(*ctrl, *len, &h);
+    if (rc == PDCBB_OK && h.op != PDCBB_OP_FORWARD)
+        rc = PDCBB_ERR_PROTO;
+    if (rc == PDCBB_OK)
+        rc = h.status;
+    if (rc == PDCBB_OK)
+        rc = pdcbb_body_decode(PDCBB_OP_FORWARD, 1, (const uint8_t *)*ctrl + PDCBB_HDR_LEN,
+                               h.payload_len, &fr);
+    if (rc != PDCBB_OK) {
+        p->forward_failed = 1;
+        pending_done(p, rc);
+        return 0;
+    }
+    *ctrl = fr.msg;
+    *len = fr.msg_len;
+    pdcbb_body_free(PDCBB_OP_FORWARD, 1, &fr); /* a BLOB points into the message */
+    return 1;
+}
+
 static void rndv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     client_pending_t *p = user_data;
@@ -153,7 +186,10 @@ static ucs_status_t am_reply_cb(void *arg, const void *header, size_t header_len
         PDCBB_DEBUG("dropped a %zu-byte reply to no pending request", length);
         return UCS_OK; /* a late reply to a request that timed out, or junk */
     }
-    reply_arrived(p, data, length, NULL, 0, 0);
+    const void *ctrl = data;
+    if (p->via != p->server && !forward_unwrap(p, &ctrl, &length))
+        return UCS_OK;
+    reply_arrived(p, ctrl, length, NULL, 0, 0);
     return UCS_OK;
 }
 
@@ -170,6 +206,11 @@ static ucs_status_t am_data_reply_cb(void *arg, const void *header, size_t heade
             ucp_am_data_release(client_g.ucx.worker, data);
         return UCS_OK;
     }
+    if (p->via != p->server && !forward_unwrap(p, &header, &header_length)) {
+        if (rndv)
+            ucp_am_data_release(client_g.ucx.worker, data);
+        return UCS_OK;
+    }
     reply_arrived(p, header, header_length, data, length, rndv);
     return UCS_OK;
 }
@@ -181,7 +222,7 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     s->failed = 1;
     s->fail_status = status;
     for (client_pending_t *p = client_g.pending; p; p = p->next)
-        if (p->server == rank && !p->done && !p->receiving)
+        if (p->via == rank && !p->done && !p->receiving)
             pending_done(p, PDCBB_ERR_UNREACHABLE);
     PDCBB_DEBUG("connection to daemon %u failed: %s", rank, ucs_status_string(status));
 }
@@ -341,6 +382,7 @@ static void pending_link(client_pending_t *p, uint64_t req_id, unsigned server, 
 {
     p->req_id = req_id;
     p->server = server;
+    p->via = server;
     p->op = op;
     p->dest = dest;
     p->dest_len = dest_len;
@@ -348,10 +390,40 @@ static void pending_link(client_pending_t *p, uint64_t req_id, unsigned server, 
     client_g.pending = p;
 }
 
-static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const void *bulk,
-                        size_t bulk_len, void *dest, size_t dest_len, client_pending_t **out)
+/* Wrap p's request (for p->server) in a FORWARD request to daemon via, with the same id. */
+static pdcbb_err_t forward_wrap(client_pending_t *p, unsigned via)
 {
-    client_server_t *s = &client_g.servers[server];
+    pdcbb_msg_hdr_t h;
+    pdcbb_request_hdr(&h, PDCBB_OP_FORWARD, p->req_id, NULL);
+    pdcbb_forward_req_t q = {.rank = p->server, .msg = p->msg, .msg_len = (uint32_t)p->msg_len};
+    void *msg;
+    size_t len;
+    pdcbb_err_t rc = pdcbb_msg_build(&h, &q, &msg, &len);
+    if (rc != PDCBB_OK)
+        return rc;
+    free(p->msg);
+    p->msg = msg;
+    p->msg_len = len;
+    p->via = via;
+    return PDCBB_OK;
+}
+
+/* The daemon a request of op for server is sent to: server, or this node's daemon when
+ * forwarding (client_g.forward) and server is on another node. */
+static unsigned route(unsigned server, unsigned op)
+{
+    unsigned local = client_g.local_rank;
+    if (!client_g.forward || server == local || local >= client_g.nservers ||
+        !pdcbb_op_forwardable(op) || strcmp(client_g.servers[server].info.node, client_g.node) == 0)
+        return server;
+    return local;
+}
+
+static pdcbb_err_t post(unsigned server, unsigned via, unsigned op, const void *req,
+                        const void *bulk, size_t bulk_len, void *dest, size_t dest_len,
+                        client_pending_t **out)
+{
+    client_server_t *s = &client_g.servers[via];
     pdcbb_msg_hdr_t h;
     client_request_hdr(server, op, &h);
     /* Over UCX the connection proved the token (connect_once): it never travels. */
@@ -365,6 +437,14 @@ static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const voi
         return client_fail(rc, "%s: cannot encode the request: %s", pdcbb_op_name(op),
                            pdcbb_strerror(rc));
     }
+    p->req_id = h.req_id;
+    p->server = server;
+    if (via != server && (rc = forward_wrap(p, via)) != PDCBB_OK) {
+        free(p->msg);
+        free(p);
+        return client_fail(rc, "%s: cannot encode the request for daemon %u: %s", pdcbb_op_name(op),
+                           server, pdcbb_strerror(rc));
+    }
     if (bulk && p->msg_len > client_g.max_am_header) {
         size_t len = p->msg_len;
         free(p->msg);
@@ -373,6 +453,7 @@ static pdcbb_err_t post(unsigned server, unsigned op, const void *req, const voi
                            pdcbb_op_name(op), len, client_g.max_am_header);
     }
     pending_link(p, h.req_id, server, op, dest, dest_len);
+    p->via = via;
 
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
@@ -396,7 +477,7 @@ static pdcbb_err_t handshake_step(unsigned server, unsigned op, const void *req,
                                   void **keep)
 {
     client_pending_t *p;
-    pdcbb_err_t rc = post(server, op, req, NULL, 0, NULL, 0, &p);
+    pdcbb_err_t rc = post(server, server, op, req, NULL, 0, NULL, 0, &p);
     if (rc != PDCBB_OK)
         return rc;
     client_rpc_wait(p, client_g.cfg.connect_timeout);
@@ -559,8 +640,9 @@ pdcbb_err_t client_rpc_post(unsigned server, unsigned op, const void *req, const
                            pdcbb_op_name(op), server, client_g.nservers);
     if (client_g.drained)
         return post_drained(server, op, req, dest, dest_len, out);
-    pdcbb_err_t rc = connect_server(server);
-    return rc != PDCBB_OK ? rc : post(server, op, req, bulk, bulk_len, dest, dest_len, out);
+    unsigned via = route(server, op);
+    pdcbb_err_t rc = connect_server(via);
+    return rc != PDCBB_OK ? rc : post(server, via, op, req, bulk, bulk_len, dest, dest_len, out);
 }
 
 pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep)
@@ -573,6 +655,29 @@ pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep)
         client_pending_free(p);
         return client_fail(rc, "%s: %s (serving the drained job %s)", pdcbb_op_name(op),
                            pdcbb_strerror(rc), client_drained_dir());
+    }
+    if (rc != PDCBB_OK && p->via != server) {
+        /* Sent through this node's daemon: say which hop failed. */
+        client_server_t *v = &client_g.servers[p->via];
+        int hop = p->forward_failed;
+        client_pending_free(p);
+        if (rc == PDCBB_ERR_TIMEOUT)
+            return client_fail(rc,
+                               "%s: no reply from daemon %u (node %s) through daemon %u of "
+                               "this node within %.1f s",
+                               pdcbb_op_name(op), server, s->info.node, v->info.rank,
+                               client_g.cfg.request_timeout);
+        if (hop)
+            return client_fail(rc,
+                               "%s: daemon %u (node %s) could not be reached through daemon "
+                               "%u of this node: %s",
+                               pdcbb_op_name(op), server, s->info.node, v->info.rank,
+                               pdcbb_strerror(rc));
+        return client_fail(rc,
+                           "%s: lost the connection to daemon %u of this node at %s:%u, "
+                           "through which daemon %u is reached: %s",
+                           pdcbb_op_name(op), v->info.rank, v->info.ip, v->info.port, server,
+                           v->failed ? ucs_status_string(v->fail_status) : pdcbb_strerror(rc));
     }
     if (rc != PDCBB_OK) {
         client_pending_free(p);

@@ -225,7 +225,11 @@ static pdcbb_err_t dart_search(const char *fn, dart_hash_algo_t hash_algo, char 
     memcpy(val, v, vl);
     val[vl] = '\0';
     pdcbb_dart_search_req_t q = {.ref_type = (uint32_t)ref_type, .key = key, .value = val};
-    return search_all(fn, query_string, PDCBB_OP_DART_SEARCH, &q, UINT32_MAX, out, n_res);
+    /* One request, to this node's daemon, which asks the others down the tree (as tags). A
+     * drained job has no DART references: its one virtual daemon answers UNSUPPORTED. */
+    unsigned root = client_g.local_rank < client_g.nservers ? client_g.local_rank : 0;
+    q.tree = client_g.drained ? 0 : root + 1;
+    return search_all(fn, query_string, PDCBB_OP_DART_SEARCH, &q, root, out, n_res);
 }
 
 perr_t PDC_Client_search_obj_ref_through_dart(dart_hash_algo_t hash_algo, char *query_string,

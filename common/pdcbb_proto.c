@@ -65,6 +65,26 @@ int pdcbb_op_valid(unsigned op)
     return op < PDCBB_OP_MAX_ && op_table[op].name != NULL;
 }
 
+int pdcbb_op_forwardable(unsigned op)
+{
+    switch (op) {
+    case PDCBB_OP_HELLO:
+    case PDCBB_OP_AUTH:
+    case PDCBB_OP_FORWARD:
+    case PDCBB_OP_TABLE_GATHER:
+    case PDCBB_OP_JOB_TABLE:
+    case PDCBB_OP_DATA_DIRECT:
+    case PDCBB_OP_LOCK_OBTAIN:
+    case PDCBB_OP_LOCK_RELEASE:
+    case PDCBB_OP_BCAST_OPEN:
+    case PDCBB_OP_BCAST_CHUNK:
+    case PDCBB_OP_BCAST_CLOSE:
+        return 0;
+    default:
+        return pdcbb_op_valid(op);
+    }
+}
+
 const char *pdcbb_op_name(unsigned op)
 {
     return pdcbb_op_valid(op) ? op_table[op].name : "UNKNOWN";

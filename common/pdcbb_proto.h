@@ -133,11 +133,12 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                          \
     X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                  \
     X(TABLE_GATHER, 31, table_gather, PDCBB_TABLE_GATHER_REQ, PDCBB_JOB_TABLE_REP)                 \
+    X(FORWARD, 32, forward, PDCBB_FORWARD_REQ, PDCBB_FORWARD_REP)                                  \
     X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                      \
     X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)              \
     X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
     X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
-    X(DART_SEARCH, 52, dart_search, PDCBB_DART_REF_REQ, PDCBB_IDS_REP)                             \
+    X(DART_SEARCH, 52, dart_search, PDCBB_DART_SEARCH_REQ, PDCBB_IDS_REP)                          \
     X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP)                             \
     X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)                  \
     X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)                         \
@@ -256,6 +257,21 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
  */
 #define PDCBB_TABLE_GATHER_REQ(F, T) F(T, U32, from) F(T, BLOB, records) F(T, U64S, missing)
 /*
+ * FORWARD (bbd/bbd_forward.c, docs/PROTOCOL.md "Forwarding"): a client's request for another
+ * daemon of the job, sent to a daemon of the client's own node, which sends it on over its one
+ * connection to that daemon, so that a daemon holds connections to its node's clients and to
+ * the other daemons, not to every client of the job. rank is the daemon the request is for,
+ * msg the whole request (header and body; the header's request id and token are replaced on the
+ * way). A bulk part of the request is FORWARD's bulk part. The reply's msg is that daemon's
+ * whole reply (its status included) and its bulk part FORWARD's; FORWARD's own status is not
+ * OK only when the request did not reach that daemon or no reply came back (the connection
+ * failed). pdcbb_op_forwardable says which ops may be forwarded.
+ */
+#define PDCBB_FORWARD_REQ(F, T) F(T, U32, rank) F(T, BLOB, msg)
+#define PDCBB_FORWARD_REP(F, T) F(T, BLOB, msg)
+/* The bytes FORWARD adds to the control part of a request: its header and fields. */
+#define PDCBB_FORWARD_OVERHEAD (PDCBB_HDR_LEN + 16)
+/*
  * DATA_DIRECT: a client on the daemon's node reads and writes the object data files itself
  * (one copy, like a plain write(2)); the daemon checks, reserves and accounts. descs as for
  * DATA_WRITE. mode:
@@ -301,6 +317,8 @@ enum { PDCBB_DIRECT_PROBE = 0, PDCBB_DIRECT_WRITE = 1, PDCBB_DIRECT_READ = 2,
  */
 enum { PDCBB_TAGVAL_ANY = 0, PDCBB_TAGVAL_BYTES = 1, PDCBB_TAGVAL_PATTERN = 2 };
 #define PDCBB_DART_REF_REQ(F, T) F(T, U32, ref_type) F(T, STR, key) F(T, STR, value) F(T, U64, data)
+/* tree as TAG_SEARCH's (below): 0 this daemon's references, 1 + R every daemon's. */
+#define PDCBB_DART_SEARCH_REQ(F, T) PDCBB_DART_REF_REQ(F, T) F(T, U32, tree)
 /* tree 0: this daemon's matches; 1 + R: every daemon's, through the tree rooted at daemon R
  * (bbd/bbd_fanout.c), R being the daemon asked. */
 #define PDCBB_TAG_SEARCH_REQ(F, T)                                                                 \
@@ -544,6 +562,13 @@ typedef union pdcbb_any_body {
 const char *pdcbb_op_name(unsigned op);
 /* 1 if op is a known op code. */
 int pdcbb_op_valid(unsigned op);
+/*
+ * 1 if a client may send op to a daemon through another daemon (FORWARD): not the handshake
+ * (HELLO, AUTH), FORWARD itself, what only daemons send (TABLE_GATHER), ops a client sends to
+ * its own node's daemon (JOB_TABLE, DATA_DIRECT, the broadcast), nor the region locks, which
+ * a daemon holds per connection and drops when the connection ends.
+ */
+int pdcbb_op_forwardable(unsigned op);
 
 /* A request's header for op: magic, version, op, req_id and the token (PDCBB_TOKEN_LEN bytes)
  * of the daemon it goes to, or zeros when token is NULL (UCX connections prove the token once,

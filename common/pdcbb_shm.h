@@ -110,9 +110,10 @@ typedef struct pdcbb_shm_ack {
  */
 static inline int pdcbb_shm_op_allowed(unsigned op)
 {
-    /* DART ops (50-52) touch only the store: listed on purpose. TAG_SEARCH (53) is not: asked
-     * of every daemon through the tree, it is answered later, on its UCX connection. */
-    if (op >= PDCBB_OP_DART_INSERT && op <= PDCBB_OP_DART_SEARCH)
+    /* DART_INSERT and DART_DELETE (50-51) touch only the store: listed on purpose. The searches
+     * (DART_SEARCH 52, TAG_SEARCH 53) are not: asked of every daemon through the tree, they are
+     * answered later, on their UCX connection. */
+    if (op == PDCBB_OP_DART_INSERT || op == PDCBB_OP_DART_DELETE)
         return 1;
     /* KV ops (70-78) too: their replies are small or reads (a read whose reply does not fit
      * in the slot is answered "retry over UCX"). */

@@ -78,6 +78,8 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_BCAST_CHUNK:
     case PDCBB_OP_BCAST_CLOSE:
         return PDCBB_KIND_BROADCAST;
+    case PDCBB_OP_FORWARD:
+        return PDCBB_KIND_FORWARD;
     case PDCBB_OP_HELLO:
     case PDCBB_OP_AUTH:
     case PDCBB_OP_STATS:
@@ -91,7 +93,7 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
 
 const char *pdcbb_stat_kind_name(unsigned kind)
 {
-    static const char *const names[PDCBB_KIND_COUNT_] = {"metadata", "data", "drain", "broadcast",
-                                                         "query",    "kv",   "other",     "append"};
+    static const char *const names[PDCBB_KIND_COUNT_] = {
+        "metadata", "data", "drain", "broadcast", "query", "kv", "other", "append", "forward"};
     return kind < PDCBB_KIND_COUNT_ ? names[kind] : "unknown";
 }

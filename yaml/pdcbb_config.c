@@ -58,6 +58,7 @@ static const char *cfg_check_ip(const char *value);
 static const char *cfg_check_ucx_list(const char *value);
 static const char *cfg_check_rendezvous(const char *value);
 static const char *cfg_check_share(const char *value);
+static const char *cfg_check_forward(const char *value);
 static const char *cfg_check_owner(const char *value);
 static const char *cfg_check_yes_no(const char *value);
 
@@ -292,6 +293,14 @@ const cfg_key_t cfg_keys[] = {
      .umax = 64,
      .scope = CFG_S_DEBUG,
      .help = "children of a daemon in the tree through which the daemons gather the job's table"},
+    {.name = "forward",
+     .type = CFG_STRING,
+     CFG_AT(forward),
+     .def = "auto",
+     .scope = CFG_S_DEBUG,
+     .check = cfg_check_forward,
+     .help = "clients reach other nodes' daemons through their own node's daemon: auto (in "
+             "jobs of more than 32 daemons), always or never"},
 };
 
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
@@ -391,6 +400,13 @@ static const char *cfg_check_share(const char *value)
     if (strcmp(value, "none") == 0 || strcmp(value, "group") == 0 || strcmp(value, "all") == 0)
         return NULL;
     return "use none, group or all";
+}
+
+static const char *cfg_check_forward(const char *value)
+{
+    if (strcmp(value, "auto") == 0 || strcmp(value, "always") == 0 || strcmp(value, "never") == 0)
+        return NULL;
+    return "use auto, always or never";
 }
 
 static const char *cfg_check_yes_no(const char *value)

@@ -78,7 +78,13 @@ typedef struct pdcbb_config {
                                    job token (HELLO, AUTH) before closing it; default 5 */
     unsigned table_fanout;      /* children of a daemon in the tree the job's table is gathered
                                    through (TABLE_GATHER); default 16, 2..64 */
+    char forward[8];            /* clients' requests for other nodes' daemons: "auto"
+                                   (default: through their node's daemon in jobs of more than
+                                   PDCBB_FORWARD_AUTO_DAEMONS daemons), "always", "never" */
 } pdcbb_config_t;
+
+/* forward: auto sends other nodes' requests through the node's daemon above this many daemons. */
+#define PDCBB_FORWARD_AUTO_DAEMONS 32
 
 /* Fill c with the built-in defaults. */
 void pdcbb_config_init(pdcbb_config_t *c);

@@ -40,6 +40,10 @@
  *       gatherself, gathergarbage, gatherforeign, gatheroutside: TABLE_GATHER as from daemon
  *       0 itself, with records that do not parse, with a record of another job, or from daemon
  *       2 with daemon 1's record (not of its subtree).
+ *       FORWARD (to the daemon of ENDPOINT_FILE): fwdgood (a STATS request for daemon 1; prints
+ *       the status of the reply inside too), fwdself (for the daemon itself), fwdrank (for
+ *       daemon 999), fwdreply (a reply inside), fwdhello (an AUTH inside), fwdnested (a FORWARD
+ *       inside), fwdtruncated (the message inside declares 5 bytes more than it has).
  *       readhuge (a DATA_READ of 8 GiB of one object),
  *       querybig (a 20 GiB count query, resumed until done), goodtimed (good twice on one
  *       connection, printing the time to the second reply),
@@ -618,10 +622,10 @@ int main(int argc, char **argv)
     longkey[300] = 0;
     pdcbb_dart_insert_req_t drq = {.ref_type = 1, .key = "k", .value = "v", .data = 1};
     pdcbb_tag_search_req_t tsq = {.name = "n", .value_mode = 0};
+    pdcbb_dart_search_req_t dsq = {.ref_type = 1, .key = "*", .value = "v"};
     if (strcmp(c, "dartstar") == 0) {
         h.op = PDCBB_OP_DART_SEARCH;
-        drq.key = "*";
-        body = &drq;
+        body = &dsq;
     }
     if (strcmp(c, "dartlong") == 0 || strcmp(c, "dartbadtype") == 0) {
         h.op = PDCBB_OP_DART_INSERT;
@@ -739,6 +743,37 @@ int main(int argc, char **argv)
         h.op = PDCBB_OP_CONT_OPEN;
         body = &q;
     }
+    /* FORWARD: a STATS request for daemon 1, or what the daemon must refuse. */
+    pdcbb_forward_req_t fq = {.rank = 1}, fq2 = {.rank = 1, .msg = "x", .msg_len = 1};
+    pdcbb_auth_req_t fa = {.proof = NULL, .proof_len = 0};
+    void *inner = NULL;
+    size_t inner_len = 0;
+    if (strncmp(c, "fwd", 3) == 0) {
+        pdcbb_msg_hdr_t ih = h;
+        const void *ib = NULL;
+        ih.op = PDCBB_OP_STATS;
+        if (strcmp(c, "fwdhello") == 0) {
+            ih.op = PDCBB_OP_AUTH;
+            ib = &fa;
+        }
+        if (strcmp(c, "fwdnested") == 0) {
+            ih.op = PDCBB_OP_FORWARD;
+            ib = &fq2;
+        }
+        if (strcmp(c, "fwdreply") == 0)
+            ih.flags = PDCBB_MSG_FLAG_REPLY;
+        pdcbb_msg_build(&ih, ib, &inner, &inner_len);
+        if (strcmp(c, "fwdtruncated") == 0)
+            ((uint8_t *)inner)[24] += 5; /* payload_len */
+        if (strcmp(c, "fwdself") == 0)
+            fq.rank = 0;
+        if (strcmp(c, "fwdrank") == 0)
+            fq.rank = 999;
+        fq.msg = inner;
+        fq.msg_len = (uint32_t)inner_len;
+        h.op = PDCBB_OP_FORWARD;
+        body = &fq;
+    }
     void *msg;
     size_t len;
     if (h.op < PDCBB_OP_MAX_)
@@ -748,6 +783,7 @@ int main(int argc, char **argv)
         pdcbb_hdr_encode(&h, msg);
         len = PDCBB_HDR_LEN;
     }
+    free(inner);
     uint8_t *m = realloc(msg, len + 16);
     if (strcmp(c, "badmagic") == 0)
         m[0] ^= 0x55;
@@ -871,6 +907,18 @@ int main(int argc, char **argv)
                     printf(" %llu", (unsigned long long)dr.results[i]);
                 printf("\n");
                 pdcbb_body_free(PDCBB_OP_DATA_DIRECT, 1, &dr);
+            }
+            pdcbb_forward_rep_t fr;
+            pdcbb_msg_hdr_t ih;
+            if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_FORWARD &&
+                pdcbb_body_decode(PDCBB_OP_FORWARD, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
+                                  rh.payload_len, &fr) == PDCBB_OK) {
+                if (pdcbb_hdr_decode(fr.msg, fr.msg_len, &ih) == PDCBB_OK)
+                    printf("inner status %s op %s\n", pdcbb_errname(ih.status),
+                           pdcbb_op_name(ih.op));
+                else
+                    printf("inner message malformed\n");
+                pdcbb_body_free(PDCBB_OP_FORWARD, 1, &fr);
             }
             if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_STATS) {
                 pdcbb_stats_rep_t s;

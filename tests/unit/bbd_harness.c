@@ -292,8 +292,9 @@ int bbd_harness_raw(bbd_harness_t *h, const void *msg, size_t len, const void *b
     if (bulk_len)
         memcpy(staging, bulk, bulk_len);
     /* Then process_one. */
-    bbd_dispatch(d, &h->conn, copy, len, staging, staging ? bulk_len : 0, &reply, &reply_len,
-                 &h->reply_bulk, &io);
+    if (bbd_dispatch(d, &h->conn, copy, len, staging, staging ? bulk_len : 0, &reply, &reply_len,
+                     &h->reply_bulk, &io))
+        staging = NULL; /* kept by the handler (FORWARD), which releases it */
     if (io) {
         /* The writes run on the I/O thread; it keeps the data and the connection. */
         io->conn = &h->conn;

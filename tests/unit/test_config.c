@@ -585,7 +585,7 @@ static void test_unknown_and_scope(void)
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
          "stage_in_owner, script, mount, stage_in_files, servers_per_node, placement, log_level, "
          "request_timeout, "
-         "connect_timeout, auth_timeout, table_fanout)"},
+         "connect_timeout, auth_timeout, table_fanout, forward)"},
         {"capasity", "1G", PDCBB_SCOPE_SITE, "site.yaml:3", PDCBB_ERR_CONFIG,
          "site.yaml:3: unknown key 'capasity' (known keys: local_root, max_capacity, "},
         {"Capacity", "1G", PDCBB_SCOPE_USER, "--pdc", PDCBB_ERR_CONFIG, "unknown key 'Capacity'"},
@@ -650,7 +650,7 @@ static void test_unknown_and_scope(void)
     CHECK_ERR(pdcbb_config_set(&c, "nope", "1", PDCBB_SCOPE_SITE, "s", g_err, sizeof(g_err)),
               PDCBB_ERR_CONFIG);
     CHECK_HAS(g_err, "local_root, max_capacity, drain_roots, daemon_path, mount_path");
-    CHECK_HAS(g_err, "request_timeout, connect_timeout, auth_timeout, table_fanout)");
+    CHECK_HAS(g_err, "request_timeout, connect_timeout, auth_timeout, table_fanout, forward)");
     g_ctx[0] = '\0';
 }
 
@@ -730,7 +730,7 @@ static void test_spec(void)
          "--pdc: unknown key 'capasity' (known keys: capacity, drain, drain_share, stage_in, "
          "stage_in_owner, script, mount, stage_in_files, servers_per_node, placement, log_level, "
          "request_timeout, "
-         "connect_timeout, auth_timeout, table_fanout, config)",
+         "connect_timeout, auth_timeout, table_fanout, forward, config)",
          GIB, 1},
         {"local_root=/x", PDCBB_ERR_CONFIG,
          "--pdc: key 'local_root' may only be set in the site configuration", GIB, 1},
