@@ -31,6 +31,7 @@ typedef struct peer_out {
     int queued;          /* waits for the peer's handshake: not sent yet */
     int sending;         /* UCX still uses msg and the bulk part */
     int answered;        /* reply (or failure) recorded */
+    double deadline;     /* CLOCK_MONOTONIC seconds after which it fails TIMEOUT; 0: never */
     pdcbb_err_t status;
     char why[256];
     uint8_t *reply; /* malloc'ed reply, when one arrived (its status may be an error) */
@@ -317,6 +318,9 @@ pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_
     memset(copy + PDCBB_HDR_LEN - PDCBB_TOKEN_LEN, 0, PDCBB_TOKEN_LEN);
     o->msg = copy;
     o->len = len;
+    /* The client gives up after request_timeout: so does this daemon, freeing what it holds
+     * for the request (a write's bulk part) when the other daemon is alive but stuck. */
+    o->deadline = now_s() + d->cfg.request_timeout;
     return out_launch(d, peer, o, mine.req_id, rank, h.op, bulk, bulk_len, kind, done, arg, why,
                       whylen);
 }
@@ -574,6 +578,8 @@ int bbd_peer_poll(bbd_t *d)
          * waits for its outcome (which may reconnect: handshake_retry). */
         if (!o->answered && !o->queued && bbd_peer_failed(o->rank, &st))
             out_answer(o, PDCBB_ERR_UNREACHABLE, ucs_status_string(st));
+        if (!o->answered && o->deadline > 0 && now_s() > o->deadline)
+            out_answer(o, PDCBB_ERR_TIMEOUT, "no reply within request_timeout");
         n += out_maybe_done(d, o);
     }
     return n;

@@ -57,7 +57,8 @@ pdcbb_err_t bbd_peer_send(bbd_t *d, unsigned rank, unsigned op, const void *body
 /*
  * Send msg, a whole request (header and body) of another sender, to daemon rank as this
  * daemon's: the header's request id is replaced with one of this daemon's and its token
- * cleared (FORWARD, bbd_forward.c). As bbd_peer_send otherwise.
+ * cleared (FORWARD, bbd_forward.c). It fails with PDCBB_ERR_TIMEOUT when no reply came within
+ * request_timeout. As bbd_peer_send otherwise.
  */
 pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_t len,
                               const void *bulk, size_t bulk_len, int kind, bbd_peer_done_fn done,

@@ -39,6 +39,9 @@ Options:
   --clients C     client processes at most (default $clients_max)
   --per-node K    client processes per node (default $per_node; at most C in all)
   -h, --help      this text
+Hundreds of processes share this machine's cores: unless set, the jobs get
+PDCBB_AUTH_TIMEOUT=30 and PDCBB_CONNECT_TIMEOUT=60 (a client starved of the CPU for more than
+the default 1 s would have its new connection closed before it proved the job's token).
 PDCBB_FORWARD=always or never decides how clients reach other nodes' daemons (default auto:
 through their node's daemon above 32 daemons; docs/PROTOCOL.md, "Forwarding").
 Work files go under \$TMPDIR (default /tmp) and are removed at the end.
@@ -79,6 +82,7 @@ for f in "$pdcbb" "$tool"; do
 done
 command -v jq >/dev/null || { echo "bench/scale.sh: needs jq" >&2; exit 1; }
 export UCX_WARN_UNUSED_ENV_VARS=n
+export PDCBB_AUTH_TIMEOUT=${PDCBB_AUTH_TIMEOUT:-30} PDCBB_CONNECT_TIMEOUT=${PDCBB_CONNECT_TIMEOUT:-60}
 work=$(mktemp -d "${TMPDIR:-/tmp}/pdcbb-scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

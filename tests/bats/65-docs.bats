@@ -195,6 +195,7 @@ guide_env() {
     [ "$(grep -c 'pdc_strided_bench' "$WORKDIR/commands")" -eq 3 ]
     [ "$(grep -c 'pdc_append_bench' "$WORKDIR/commands")" -eq 2 ]
     grep -q '^bench/mount.sh' "$WORKDIR/commands"
+    grep -q '^bench/forward.sh ' "$WORKDIR/commands"
     cd "$WORKDIR/top"
     while IFS= read -r cmd; do
         echo "== $cmd"
@@ -224,6 +225,13 @@ guide_env() {
                 assert_line --regexp "^RESULT name=mount_$f side=mount unit=[a-zA-Z/]+ first=[0-9.]+ first_ratio=[0-9.]+ steady=[0-9.]+ steady_ratio=[0-9.]+ steady_reps=1$"
             done
             assert_line --regexp "^write +pdc-1xfer +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ " ;;
+        *bench/forward.sh*)
+            for p in create tag_put tag_get open; do
+                assert_line --regexp "^$p +[0-9]+ +[0-9]+ +[0-9.]+$"
+            done
+            for p in write_first write_steady read_first read_steady; do
+                assert_line --regexp "^64M $p +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+$"
+            done ;;
         *pdc_append_bench*)
             assert_line --regexp "^  append +[0-9.]+ s +[0-9.]+ MiB/s +[0-9.]+x cp   first +[0-9.]+ s +[0-9.]+ MiB/s +[0-9.]+x cp$"
             assert_line "append data: ok" ;;
@@ -242,7 +250,7 @@ guide_env() {
     ln -s "$BUILD_DIR" "$WORKDIR/top/build"
     awk '/^```sh$/ {on = 1; next} on && /^```$/ {on = 0} on' "$REPO_DIR/docs/SCALE.md" \
         >"$WORKDIR/commands"
-    [ "$(grep -c '^bench/scale.sh .*build$' "$WORKDIR/commands")" -eq 2 ]
+    [ "$(grep -c '^\(PDCBB_FORWARD=[a-z]* \)\{0,1\}bench/scale.sh .*build$' "$WORKDIR/commands")" -eq 4 ]
     grep -qx 'bench/scale.sh --help' "$WORKDIR/commands"
     cd "$WORKDIR/top"
     while IFS= read -r cmd; do
