@@ -135,6 +135,9 @@ typedef struct bbd {
     int tagidx_known;         /* tagidx_next_seq and tagidx_pending are set */
     int tagidx_pending;       /* the log may hold records (cleared when found empty) */
     uint64_t tagidx_next_seq; /* key of the next record */
+    uint64_t tagidx_first_seq; /* key of the first record not applied (the log's length is at
+                                * most next - first) */
+    uint64_t tagidx_log_max;   /* the log's bound (LOG_MAX, PDCBB_TAGIDX_LOG_MAX in tests) */
     uint64_t tagidx_seen;     /* idle detection: stats.requests when last looked at ... */
     double tagidx_quiet;      /* ... and since when (CLOCK_MONOTONIC seconds) it has not moved */
     double tagidx_retry;      /* idle passes apply nothing before this time (after an error) */

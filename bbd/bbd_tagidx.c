@@ -151,9 +151,18 @@ static pdcbb_err_t rec_entries(bbd_req_t *r, const rec_t *x, int add)
 #define LOG_HDR            13    /* op(1) id(8) name_len(4) */
 #define APPLY_BATCH        8192  /* records per transaction when the whole log is applied */
 #define SEARCH_BATCH       2048  /* ... before a search (the rest of the log is scanned) */
-#define IDLE_BATCH         512   /* ... per idle pass (a few ms: a request may wait that long) */
+/* ... per idle pass: a request that comes meanwhile waits for it (~20 us a record: ~1.3 ms). On
+ * a busy node a client is often off its core for a few ms, which looks idle here: a pass of
+ * 512 records (~10 ms) then held up its next requests (docs/PERFORMANCE.md, "Busy nodes"). */
+#define IDLE_BATCH         64
 #define IDLE_AFTER_SECONDS 0.002 /* no request for this long: the daemon is idle */
 #define IDLE_POLL_MS       2     /* the most the event loop sleeps while records wait */
+/* The most records the log holds: past it each change also applies two of the oldest, in its
+ * own transaction, so the log shrinks even on a daemon never idle and never searched, at the
+ * price of the eager index's cost (~20 us a record here: tag puts at ~20,000/s instead of
+ * ~170,000/s). A search scans what is not applied, ~0.1 us per record here: at most ~0.5 s. */
+#define LOG_MAX     ((uint64_t)1 << 22)
+#define LOG_CATCHUP 2
 
 static size_t log_name_len(const uint8_t *rec)
 {
@@ -201,6 +210,7 @@ static pdcbb_err_t log_learn(bbd_t *d, pdcbb_txn_t *txn, uint64_t *count)
         return rc;
     if (*count == 0) {
         d->tagidx_next_seq = 0;
+        d->tagidx_first_seq = 0;
         d->tagidx_pending = 0;
         d->tagidx_known = 1;
         return PDCBB_OK;
@@ -215,10 +225,13 @@ static pdcbb_err_t log_learn(bbd_t *d, pdcbb_txn_t *txn, uint64_t *count)
     if (rc != PDCBB_OK || (rc = log_last(d, txn, first, &last)) != PDCBB_OK)
         return rc;
     d->tagidx_next_seq = last + 1;
+    d->tagidx_first_seq = first;
     d->tagidx_pending = 1;
     d->tagidx_known = 1;
     return PDCBB_OK;
 }
+
+static pdcbb_err_t apply_batch(bbd_req_t *r, size_t max, size_t *taken);
 
 /* Append a tag change to the log in r's transaction. */
 static pdcbb_err_t log_append(bbd_req_t *r, int add, uint64_t id, const char *name, size_t nlen,
@@ -244,8 +257,13 @@ static pdcbb_err_t log_append(bbd_req_t *r, int add, uint64_t id, const char *na
      * log's order is the order of the changes. */
     pdcbb_key_u64(key, d->tagidx_next_seq++);
     d->tagidx_pending = 1;
-    return OPS->put(r->txn, PDCBB_T_TAGLOG, (pdcbb_val_t){key, 8},
-                    (pdcbb_val_t){rec, LOG_HDR + nlen + vlen}, 0);
+    rc = OPS->put(r->txn, PDCBB_T_TAGLOG, (pdcbb_val_t){key, 8},
+                  (pdcbb_val_t){rec, LOG_HDR + nlen + vlen}, 0);
+    size_t taken;
+    uint64_t max = d->tagidx_log_max ? d->tagidx_log_max : LOG_MAX;
+    if (rc == PDCBB_OK && d->tagidx_next_seq - d->tagidx_first_seq > max)
+        rc = apply_batch(r, LOG_CATCHUP, &taken); /* the log is at its bound */
+    return rc;
 }
 
 pdcbb_err_t bbd_tagidx_tag(bbd_req_t *r, uint64_t id, const char *name, const void *value,
@@ -337,13 +355,10 @@ static pdcbb_err_t apply_batch(bbd_req_t *r, size_t max, size_t *taken)
             first = last;
     }
     OPS->cursor_close(cur);
-    struct timespec T0, T1, T2, T3;
-    clock_gettime(CLOCK_MONOTONIC, &T0);
     if (rc == PDCBB_ERR_NOT_FOUND)
         rc = PDCBB_OK;
     if (rc == PDCBB_OK && b.n > 1)
         qsort(b.c, b.n, sizeof(*b.c), cmp_change);
-    clock_gettime(CLOCK_MONOTONIC, &T1);
     /* Of the changes of one key (neighbours now, in log order), the last one is the result.
      * Written in key order through one cursor: each search starts on the page of the last. */
     pdcbb_cursor_t *ic = NULL;
@@ -362,7 +377,6 @@ static pdcbb_err_t apply_batch(bbd_req_t *r, size_t max, size_t *taken)
     if (ic)
         OPS->cursor_close(ic);
     free(b.c);
-    clock_gettime(CLOCK_MONOTONIC, &T2);
     /* The records applied are the first n of the log: keys first..last, with gaps where a
      * transaction aborted. */
     pdcbb_cursor_t *lc = NULL;
@@ -377,13 +391,12 @@ static pdcbb_err_t apply_batch(bbd_req_t *r, size_t max, size_t *taken)
         else if (rc == PDCBB_ERR_NOT_FOUND && first < last)
             rc = PDCBB_OK;
     }
+    /* (If the transaction aborts, the log is longer than this says until it is learnt again:
+     * the bound then applies a little late.) */
+    if (rc == PDCBB_OK && n > 0)
+        r->d->tagidx_first_seq = last + 1;
     if (lc)
         OPS->cursor_close(lc);
-    clock_gettime(CLOCK_MONOTONIC, &T3);
-    PDCBB_INFO("APPLY n=%zu entries=%zu sort=%.1fms store=%.1fms del=%.1fms\n", n, b.n,
-               ((T1.tv_sec - T0.tv_sec) * 1e9 + (T1.tv_nsec - T0.tv_nsec)) / 1e6,
-               ((T2.tv_sec - T1.tv_sec) * 1e9 + (T2.tv_nsec - T1.tv_nsec)) / 1e6,
-               ((T3.tv_sec - T2.tv_sec) * 1e9 + (T3.tv_nsec - T2.tv_nsec)) / 1e6);
     if (rc == PDCBB_OK)
         *taken = n;
     return rc;
@@ -446,6 +459,8 @@ pdcbb_err_t bbd_tagidx_open(bbd_t *d)
         return rc;
     const char *env = getenv("PDCBB_TAGIDX_IDLE");
     d->tagidx_idle_off = env != NULL && strcmp(env, "0") == 0;
+    env = getenv("PDCBB_TAGIDX_LOG_MAX");
+    d->tagidx_log_max = env && strtoull(env, NULL, 10) > 0 ? strtoull(env, NULL, 10) : LOG_MAX;
     if (d->tagidx_idle_off)
         PDCBB_INFO("tag index: the log is applied by searches only (PDCBB_TAGIDX_IDLE=0)");
     rc = log_learn(d, txn, &n);

@@ -163,6 +163,33 @@ assert_homes() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "lazy index: the log is bounded: past PDCBB_TAGIDX_LOG_MAX each change applies the oldest" {
+    # A daemon never idle (PDCBB_TAGIDX_IDLE=0) and never searched (batch 0): the log grows
+    # with every change unless bounded. kill -9 keeps it as it was, and the restarted daemon
+    # says how long it is; the searches after the restart are right either way.
+    for max in 50 ""; do
+        IN_JOB_SUBDIR=/max$max PDCBB_TAGIDX_LOG_MAX=$max PDCBB_TAGIDX_IDLE=0 PDCBB_TAGIDX_SEARCH_BATCH=0 in_job 1 '
+            d="$PDCBB_JOB_DIR"
+            "$MODEL" --seed 61 --objects 64 --ops 1500 --phase write || exit 1
+            kill -9 "$(cat "$d/bbd-0.pid")"
+            sleep 0.5
+            "$BBD" --job-dir "$d" --rank 0 --nservers 1 --job-id "$PDCBB_JOB_ID" --node node0 3>ready --ready-fd 3 &
+            for i in $(seq 200); do grep -q ready ready 2>/dev/null && break; sleep 0.05; done
+            "$MODEL" --seed 61 --objects 64 --ops 1500 --queries 160 --phase check
+            sed -n "s/.*tag index: \([0-9]*\) logged tag changes to apply.*/logged \1/p" "$d"/bbd-0.log'
+        assert_success
+        [ "$(grep -c '^OK$' <<<"$output")" -eq 2 ]
+        refute_output --partial MISMATCH
+        n=$(sed -n 's/^logged //p' <<<"$output")
+        if [ -n "$max" ]; then
+            [ "$n" -ge 40 ] && [ "$n" -le 52 ]
+        else
+            [ "$n" -gt 200 ]
+        fi
+        assert_no_daemons "$WORKDIR/max$max"
+    done
+}
+
 @test "lazy index: a job drained with tag changes in the log answers tag searches the same" {
     mkdir -p "$WORKDIR/dest"
     PDCBB_TAGIDX_IDLE=0 PDCBB_TAGIDX_SEARCH_BATCH=0 \
