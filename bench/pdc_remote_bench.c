@@ -176,6 +176,36 @@ static double mbps(uint64_t bytes, double s)
     return s > 0 ? (double)bytes / s / 1e6 : 0;
 }
 
+/*
+ * Write (acc PDC_WRITE, from buf) or read back (PDC_READ, into buf, each region checked against
+ * the pattern rebuilt in check) regions regions of size bytes of obj one after the other; the
+ * first region's MB/s in *first, the rest's in *steady (the first's when there is one only).
+ */
+static void one_pass(pdcid_t obj, const char *name, pdc_access_t acc, uint8_t *buf, uint8_t *check,
+                     uint64_t size, uint64_t regions, uint64_t salt, double *first, double *steady)
+{
+    double t_first = 0, t_rest = 0;
+    for (uint64_t i = 0; i < regions; i++) {
+        if (acc == PDC_WRITE)
+            fill(buf, size, i ^ salt);
+        double dt = xfer(obj, buf, i * size, size, acc);
+        if (check) {
+            fill(check, size, i ^ salt);
+            if (memcmp(check, buf, size) != 0) {
+                fprintf(stderr, "%s: region %llu of %s read back wrong\n", prog,
+                        (unsigned long long)i, name);
+                exit(1);
+            }
+        }
+        if (i == 0)
+            t_first = dt;
+        else
+            t_rest += dt;
+    }
+    *first = mbps(size, t_first);
+    *steady = regions > 1 ? mbps((regions - 1) * size, t_rest) : *first;
+}
+
 static void data(unsigned ndaemons, const uint64_t *sizes, int nsizes, uint64_t total, int repeat)
 {
     unsigned counter = 0;
@@ -199,33 +229,9 @@ static void data(unsigned ndaemons, const uint64_t *sizes, int nsizes, uint64_t 
             PDC_OK(PDCprop_set_obj_type(prop, PDC_UINT8), "PDCprop_set_obj_type");
             PDC_OK(PDCprop_set_obj_dims(prop, 1, &bytes), "PDCprop_set_obj_dims");
             pdcid_t obj = PDC_ID(PDCobj_create(cont, name, prop), "PDCobj_create");
-            double steady = 0, first = 0;
-            for (uint64_t i = 0; i < regions; i++) {
-                fill(buf, size, i ^ (uint64_t)r << 32);
-                double dt = xfer(obj, buf, i * size, size, PDC_WRITE);
-                if (i == 0)
-                    first = dt;
-                else
-                    steady += dt;
-            }
-            wf[r] = mbps(size, first);
-            ws[r] = regions > 1 ? mbps(bytes - size, steady) : wf[r];
-            steady = 0;
-            for (uint64_t i = 0; i < regions; i++) {
-                double dt = xfer(obj, back, i * size, size, PDC_READ);
-                fill(buf, size, i ^ (uint64_t)r << 32);
-                if (memcmp(buf, back, size) != 0) {
-                    fprintf(stderr, "%s: region %llu of %s read back wrong\n", prog,
-                            (unsigned long long)i, name);
-                    exit(1);
-                }
-                if (i == 0)
-                    first = dt;
-                else
-                    steady += dt;
-            }
-            rf[r] = mbps(size, first);
-            rs[r] = regions > 1 ? mbps(bytes - size, steady) : rf[r];
+            uint64_t salt = (uint64_t)r << 32;
+            one_pass(obj, name, PDC_WRITE, buf, NULL, size, regions, salt, &wf[r], &ws[r]);
+            one_pass(obj, name, PDC_READ, back, buf, size, regions, salt, &rf[r], &rs[r]);
             PDCobj_close(obj);
             PDCprop_close(prop);
         }
