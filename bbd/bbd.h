@@ -253,6 +253,14 @@ int bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, con
                  size_t bulk_len, void **reply, size_t *reply_len, bbd_bulk_t *reply_bulk,
                  bbd_io_batch_t **io);
 /*
+ * Run msg, a whole request of an op GATHER carries (pdcbb_op_gatherable), inside request r's
+ * read transaction, as this daemon's own part of a GATHER (bbd_gather.c): its reply
+ * (malloc'ed, its status that of the handler) and the reply's bulk part. Fails only when msg has
+ * no readable header, its op is not one GATHER carries, or memory ran out.
+ */
+pdcbb_err_t bbd_dispatch_nested(bbd_req_t *r, const uint8_t *msg, size_t len, void **reply,
+                                size_t *reply_len, bbd_bulk_t *reply_bulk);
+/*
  * Group commit: handle n requests without bulk parts (each msg/len, a private copy) as if one
  * after the other, in one store transaction with one commit when they are all metadata ops of
  * bbd_op_is_batchable. Each item's reply (malloc'ed, NULL if none) is built before the commit

@@ -310,6 +310,42 @@ int bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, con
     return r.keep_bulk && rc == PDCBB_OK;
 }
 
+pdcbb_err_t bbd_dispatch_nested(bbd_req_t *r, const uint8_t *msg, size_t len, void **reply,
+                                size_t *reply_len, bbd_bulk_t *reply_bulk)
+{
+    pdcbb_msg_hdr_t h;
+    pdcbb_any_body_t q, p;
+    *reply = NULL;
+    memset(reply_bulk, 0, sizeof(*reply_bulk));
+    pdcbb_err_t rc = pdcbb_hdr_decode(msg, len, &h);
+    if (rc != PDCBB_OK)
+        return rc;
+    if (!pdcbb_op_gatherable(h.op) || bbd_op_is_write(h.op))
+        return PDCBB_ERR_UNSUPPORTED;
+    r->d->stats.requests++;
+    memset(&p, 0, sizeof(p));
+    bbd_req_t s = {.d = r->d, .conn = r->conn, .txn = r->txn, .hdr = &h};
+    rc = pdcbb_body_decode(h.op, 0, msg + PDCBB_HDR_LEN, h.payload_len, &q);
+    if (rc == PDCBB_OK) {
+        rc = handlers[h.op](&s, &q, &p);
+        if (s.deferred || s.io || s.keep_bulk) {
+            /* Not a request answered at once (pdcbb_op_gatherable lists only those). */
+            PDCBB_ERROR("%s inside GATHER was not answered at once", pdcbb_op_name(h.op));
+            rc = PDCBB_ERR_INTERNAL;
+        }
+        pdcbb_body_free(h.op, 0, &q);
+    }
+    log_failure(&h, rc);
+    bbd_reply_build(&h, rc, rc == PDCBB_OK ? &p : NULL, reply, reply_len);
+    bbd_bulk_t out = {s.out_bulk, s.out_bulk_len, s.out_map, s.out_map_len};
+    if (rc == PDCBB_OK && *reply != NULL)
+        *reply_bulk = out;
+    else
+        bbd_bulk_release(&out);
+    bbd_req_scratch_free(&s);
+    return *reply ? PDCBB_OK : PDCBB_ERR_NOMEM;
+}
+
 int bbd_op_is_batchable(unsigned op)
 {
     /* Handlers that only touch the store (no data files, no bulk parts, no I/O thread). */

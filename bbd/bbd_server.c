@@ -494,9 +494,9 @@ static int op_needs_drain(const bbd_msg_t *m)
         return 0;
     unsigned op = (unsigned)(m->data[6] | m->data[7] << 8);
     return op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH || op == PDCBB_OP_DATA_DROP ||
-           op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
-           op == PDCBB_OP_QUERY_EVAL || op == PDCBB_OP_QUERY_VALUES || op == PDCBB_OP_STRIDED_READ ||
-           op == PDCBB_OP_STRIDED_WRITE || op == PDCBB_OP_APPEND_COPY;
+           op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT || op == PDCBB_OP_QUERY_EVAL ||
+           op == PDCBB_OP_QUERY_VALUES || op == PDCBB_OP_STRIDED_READ ||
+           op == PDCBB_OP_STRIDED_WRITE || op == PDCBB_OP_APPEND_COPY || op == PDCBB_OP_GATHER;
 }
 
 /* Ops that touch region data keep their place behind every earlier message. */

@@ -17,6 +17,10 @@
 #              node's daemon, asked
 #              of the others down the tree), and its hits (must be C); "again": a second
 #              one from another new process, once the daemons' connections exist
+#   query      a data query (PDCquery_get_nhits) over an object of 4096 ints per daemon,
+#              striped over every daemon (PDC_REGION_STATIC), from a new process, the call
+#              alone: one request per daemon, or, forwarding, one GATHER to its node's daemon
+#              carried down the tree (docs/PROTOCOL.md, "Fan-out"); its hits (must be 2048 N)
 #   stop+drain from the command's end to `pdcbb run`'s exit: the epilogs stop the daemons and
 #              drain every node
 # Prints one line per N; see docs/SCALE.md for what the figures mean against the model.
@@ -121,12 +125,16 @@ t3=$(date +%s.%N)
 "$tool" "tag-count scale yes" > "$out/search2" 2>&1 || echo "second search failed" >> "$out/errors"
 t4=$(date +%s.%N)
 echo "$t2 $t3 $t4" > "$out/t_search"
+"$tool" "cont-create q" "obj-spread q spread $(( n * 4096 ))" > "$out/spread" 2>&1 ||
+    echo "the spread object failed" >> "$out/errors"
+"$tool" "obj-open spread" "query-count spread $(( n * 2048 - 1 ))" > "$out/query" 2>&1 ||
+    echo "query failed" >> "$out/errors"
 date +%s.%N > "$out/t_end"
 '
 
-printf '%-5s %-7s %8s %8s %8s %9s %10s %9s %9s %9s %9s %8s %8s %10s\n' nodes clients start_s \
-    gather_s tail_ms reads_max creates_s creates/s conns_max conns_avg msgs search_ms \
-    again_ms stop+drain_s
+printf '%-5s %-7s %8s %8s %8s %9s %10s %9s %9s %9s %9s %8s %8s %8s %10s\n' nodes clients \
+    start_s gather_s tail_ms reads_max creates_s creates/s conns_max conns_avg msgs search_ms \
+    again_ms query_ms stop+drain_s
 for n in $nodes_list; do
     c=$(( n * per_node < clients_max ? n * per_node : clients_max ))
     out=$work/n$n
@@ -151,6 +159,11 @@ for n in $nodes_list; do
         echo "bench/scale.sh: $n nodes: the tag search found ${hits:-nothing}, not $c" >&2
         exit 1
     fi
+    qhits=$(sed -n 's/^ok query-count n=\([0-9]*\) .*/\1/p' "$out/query")
+    if [ "$qhits" != $(( n * 2048 )) ]; then
+        echo "bench/scale.sh: $n nodes: the query found ${qhits:-nothing}, not $(( n * 2048 ))" >&2
+        exit 1
+    fi
     gathered=$(grep -h "gathered in" "$work"/job/node*/pdcbb.*/bbd-*.log |
         sed -E 's/.*gathered in ([0-9.]+) s; ([0-9]+) record reads.*/\1 \2/')
     [ "$(wc -l <<<"$gathered")" -eq "$n" ] || {
@@ -171,8 +184,9 @@ for n in $nodes_list; do
         -v cm="$(jq '[.daemons[].connections] | max' "$out/stats.json")" \
         -v ca="$(jq '[.daemons[].connections] | add / length' "$out/stats.json")" \
         -v m="$(jq '[.daemons[].requests] | add' "$out/stats.json")" \
-        'BEGIN { printf "%-5d %-7d %8.2f %8.3f %8.1f %9d %10.2f %9.0f %9d %9.1f %9d %8.1f %8.1f %10.2f\n",
+        -v q="$(sed -n 's/^ok query-count .* ms=\([0-9.]*\)$/\1/p' "$out/query")" \
+        'BEGIN { printf "%-5d %-7d %8.2f %8.3f %8.1f %9d %10.2f %9.0f %9d %9.1f %9d %8.1f %8.1f %8.1f %10.2f\n",
                  n, c, tc - ts, g, tl, r, c1 - c0, c * (n + 1) / (c1 - c0), cm, ca, m,
-                 (s1 - s0) * 1000, (s2 - s1) * 1000, tx - te }'
+                 (s1 - s0) * 1000, (s2 - s1) * 1000, q, tx - te }'
     rm -rf "$work/job" "$work/drain"
 done

@@ -4,8 +4,10 @@
  *
  * The daemons are found and reached the way any program of the job reaches them: through
  * libpdc (PDCinit's discovery from the job directory: this node's daemons, and every other one
- * from the job table), then one STATS request per daemon (PDCbb_server_stats). Works from any
- * node of the job: the job directory of that node is enough.
+ * from the job table), then one request that this node's daemon carries down the tree of
+ * daemons and back with every daemon's counters (PDCbb_server_stats_all; one STATS request per
+ * daemon when that daemon cannot). Works from any node of the job: the job directory of that
+ * node is enough.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -86,21 +88,13 @@ static void stats_timestamp(char *out, size_t len)
     snprintf(out + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000L);
 }
 
-static void stats_take(int rank, stats_daemon_t *s)
+/* Decode a STATS reply body into s (s->err when it is not one this tool reads). */
+static void stats_decode(const void *body, size_t len, stats_daemon_t *s)
 {
-    void *body = NULL;
-    size_t len = 0;
-    memset(s, 0, sizeof(*s));
-    s->mono = cli_now();
-    if (PDCbb_server_stats(rank, &body, &len) != SUCCEED) {
-        snprintf(s->err, sizeof(s->err), "%s", PDCbb_last_error_message());
-        return;
-    }
     pdcbb_stats_rep_t p;
     pdcbb_err_t rc = pdcbb_body_decode(PDCBB_OP_STATS, 1, body, len, &p);
     if (rc != PDCBB_OK) {
         snprintf(s->err, sizeof(s->err), "unreadable STATS reply: %s", pdcbb_strerror(rc));
-        free(body);
         return;
     }
     if (p.kinds_count < STATS_NV) {
@@ -122,7 +116,43 @@ static void stats_take(int rank, stats_daemon_t *s)
         memcpy(s->v, p.kinds, sizeof(s->v));
     }
     pdcbb_body_free(PDCBB_OP_STATS, 1, &p);
-    free(body);
+}
+
+/* Every daemon's sample: one request through the tree of daemons (PDCbb_server_stats_all), or,
+ * when this node's daemon cannot carry it, one request per daemon. */
+static void stats_take_all(int n, stats_daemon_t *cur)
+{
+    void **bodies = calloc((size_t)n, sizeof(*bodies));
+    size_t *lens = calloc((size_t)n, sizeof(*lens));
+    char **errors = calloc((size_t)n, sizeof(*errors));
+    double now = cli_now();
+    if (bodies == NULL || lens == NULL || errors == NULL) {
+        for (int r = 0; r < n; r++) {
+            memset(&cur[r], 0, sizeof(cur[r]));
+            snprintf(cur[r].err, sizeof(cur[r].err), "out of memory");
+        }
+        free(bodies);
+        free(lens);
+        free(errors);
+        return;
+    }
+    int all = PDCbb_server_stats_all(n, bodies, lens, errors) == SUCCEED;
+    for (int r = 0; r < n; r++) {
+        stats_daemon_t *s = &cur[r];
+        memset(s, 0, sizeof(*s));
+        s->mono = all ? now : cli_now();
+        if (!all && PDCbb_server_stats(r, &bodies[r], &lens[r]) != SUCCEED)
+            snprintf(s->err, sizeof(s->err), "%s", PDCbb_last_error_message());
+        else if (all && bodies[r] == NULL)
+            snprintf(s->err, sizeof(s->err), "%s", errors[r] ? errors[r] : "no answer");
+        else
+            stats_decode(bodies[r], lens[r], s);
+        free(bodies[r]);
+        free(errors[r]);
+    }
+    free(bodies);
+    free(lens);
+    free(errors);
 }
 
 /* Per second since prev (a sample of the same daemon), or NAN when there is none. */
@@ -389,11 +419,10 @@ int cli_cmd_stats(int argc, char **argv)
         }
         char ts[40];
         stats_timestamp(ts, sizeof(ts));
-        for (int r = 0; r < n; r++) {
-            stats_take(r, &cur[r]);
+        stats_take_all(n, cur);
+        for (int r = 0; r < n; r++)
             if (!cur[r].ok)
                 status = 1;
-        }
         if (json)
             stats_print_json(ts, n, cur, have_prev ? prev : NULL);
         else

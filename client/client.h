@@ -225,6 +225,17 @@ pdcbb_err_t client_rpc_post(unsigned server, unsigned op, const void *req, const
 void client_rpc_wait(client_pending_t *p, double timeout);
 pdcbb_err_t client_rpc_finish(client_pending_t *p, void *rep, void **keep);
 void client_pending_free(client_pending_t *p);
+/*
+ * Requests for many daemons in one GATHER (client_gather.c): reqs[i] (op's request body) for
+ * daemon ranks[i], n of them, or with ranks NULL reqs[0] for every daemon of the job, sent to
+ * this node's daemon, which carries them down the tree. fn is then called once per daemon asked
+ * with its status and, on PDCBB_OK, its decoded reply and bulk part (valid during the call).
+ * Returns an error (client_fail'ed, prefixed with what) only when the GATHER itself failed.
+ */
+typedef void (*client_gather_fn)(void *arg, unsigned rank, pdcbb_err_t status, const void *rep,
+                                 const void *bulk, size_t bulk_len);
+pdcbb_err_t client_gather(const char *what, unsigned op, const unsigned *ranks,
+                          const void *const *reqs, size_t n, client_gather_fn fn, void *arg);
 /* One non-blocking progress step; non-zero if something happened. */
 int client_rpc_progress(void);
 /* Sleep until the worker has an event or max_seconds pass (after progress found nothing). */

@@ -376,56 +376,125 @@ pdcbb_err_t query_unwritten(const plan_t *pl, const qctx_t *cx, int want, hitset
 
 /* ------------------------------------------------------------------ evaluation */
 
-/* Run QUERY_EVAL of one object over every daemon holding pieces of it, all daemons at once.
- * Hits are received straight into one array per daemon (no copy), then concatenated. */
-pdcbb_err_t query_run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl, uint32_t mode,
-                           const uint64_t *prog, uint32_t nprog, const uint64_t *hist,
-                           eval_out_t *out)
+/* One QUERY_EVAL of an object over the daemons holding pieces of it: each daemon's request
+ * (req[s]: resumed while it answers "more") and hits (dh[s]), and what they add up to. */
+typedef struct eval_run {
+    client_obj_t *o;
+    const qctx_t *cx;
+    uint32_t mode;
+    const uint64_t *hist;
+    int cls;
+    uint64_t per; /* hits asked for per reply */
+    pdcbb_query_eval_req_t *req;
+    hitset_t *dh;
+    eval_out_t *out;
+    pdcbb_err_t rc; /* the first failure */
+} eval_run_t;
+
+/* Room in dh[s] for the hits of one more reply (the daemon answers at most max(per, 65536)). */
+static int eval_room(eval_run_t *e, unsigned s)
 {
-    unsigned ns = client_g.nservers;
-    client_pending_t **pend = calloc(ns, sizeof(*pend));
-    pdcbb_query_eval_req_t *req = calloc(ns, sizeof(*req));
-    hitset_t *dh = calloc(ns, sizeof(*dh));
-    pdcbb_err_t rc = PDCBB_OK;
-    uint64_t per = hits_per_reply();
-    if (pend == NULL || req == NULL || dh == NULL) {
-        free(pend);
-        free(req);
-        free(dh);
-        return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+    uint64_t room = e->per > PDCBB_QBLOCK ? e->per : PDCBB_QBLOCK;
+    if (hits_reserve(&e->dh[s], room) != 0) {
+        e->rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", e->cx->fn);
+        return 0;
     }
-    int cls = pdcbb_query_class(o->prop.pub.type);
+    return 1;
+}
+
+/* Daemon s's hits (blen bytes at bulk) onto dh[s], unless they were received there already. */
+static void eval_hits(eval_run_t *e, unsigned s, const void *bulk, size_t blen)
+{
+    hitset_t *h = &e->dh[s];
+    if (e->rc != PDCBB_OK || e->mode != PDCBB_QMODE_HITS || blen == 0)
+        return;
+    if (blen % 8 != 0)
+        e->rc =
+            client_fail(PDCBB_ERR_PROTO, "%s: bad QUERY_EVAL reply from daemon %u", e->cx->fn, s);
+    else if (bulk == (const void *)(h->v + h->n))
+        h->n += blen / 8;
+    else if (hits_reserve(h, blen / 8) != 0)
+        e->rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", e->cx->fn);
+    else {
+        memcpy(h->v + h->n, bulk, blen);
+        h->n += blen / 8;
+    }
+}
+
+/* Daemon s answered rep (one: its status; got: the hits just added to dh[s]). Returns 1 when
+ * it has more to say: req[s] then resumes where it stopped. */
+static int eval_take(eval_run_t *e, unsigned s, pdcbb_err_t one, const pdcbb_query_eval_rep_t *rep,
+                     uint64_t got, const char *how, const char *why)
+{
+    const char *fn = e->cx->fn;
+    eval_out_t *out = e->out;
+    if (one != PDCBB_OK) {
+        if (e->rc == PDCBB_OK)
+            e->rc = client_fail(one, "%s: evaluating the query on object '%s' at daemon %u%s: %s",
+                                fn, e->o->name, s, how, why);
+        return 0;
+    }
+    if (e->rc == PDCBB_OK && e->mode == PDCBB_QMODE_HITS && got != rep->count)
+        e->rc =
+            client_fail(PDCBB_ERR_PROTO, "%s: daemon %u sent %" PRIu64 " hits, announced %" PRIu64,
+                        fn, s, got, rep->count);
+    if (e->rc != PDCBB_OK)
+        return 0;
+    last_stats.scanned += rep->scanned;
+    last_stats.skipped += rep->skipped;
+    if (e->mode == PDCBB_QMODE_HITS)
+        last_stats.moved += rep->count;
+    else
+        out->count += rep->count;
+    if (e->mode == PDCBB_QMODE_STATS && rep->stats_count == 3) {
+        pdcbb_qstats_t st = {.has = rep->stats[2] != 0};
+        st.mn.bits = rep->stats[0];
+        st.mx.bits = rep->stats[1];
+        pdcbb_qstats_merge(e->cls, &out->st, &st);
+    }
+    if (e->mode == PDCBB_QMODE_HIST && e->hist && rep->bins_count == e->hist[2]) {
+        for (uint32_t b = 0; b < rep->bins_count; b++)
+            out->bins[b] += rep->bins[b];
+    } else if (e->mode == PDCBB_QMODE_HIST) {
+        e->rc = client_fail(PDCBB_ERR_PROTO, "%s: bad histogram from daemon %u", fn, s);
+        return 0;
+    }
+    if (!rep->more)
+        return 0;
+    pdcbb_query_eval_req_t *q = &e->req[s];
+    if (rep->next_piece == q->resume_piece && rep->next_elem == q->resume_elem) {
+        e->rc = client_fail(PDCBB_ERR_PROTO, "%s: daemon %u made no progress in the query", fn, s);
+        return 0;
+    }
+    q->resume_piece = rep->next_piece;
+    q->resume_elem = rep->next_elem;
+    return 1;
+}
+
+/* Every daemon at once, each asked directly (or forwarded by this node's daemon): hits are
+ * received straight into dh[s] (no copy). */
+static void eval_direct(eval_run_t *e, unsigned ns)
+{
+    client_pending_t **pend = calloc(ns, sizeof(*pend));
     unsigned left = 0;
-    for (unsigned s = 0; s < ns && rc == PDCBB_OK; s++) {
-        if (pl->n[s] == 0)
+    if (pend == NULL) {
+        e->rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", e->cx->fn);
+        return;
+    }
+    for (unsigned s = 0; s < ns && e->rc == PDCBB_OK; s++) {
+        if (e->req[s].pieces_count == 0)
             continue;
-        pdcbb_query_eval_req_t *q = &req[s];
-        q->id = o->meta_id;
-        q->type = o->prop.pub.type;
-        q->mode = mode;
-        q->dims = (uint64_t *)cx->dims;
-        q->dims_count = cx->ndim;
-        q->prog = (uint64_t *)prog;
-        q->prog_count = nprog;
-        q->pieces = pl->w[s];
-        q->pieces_count = pl->n[s];
-        q->max_hits = per;
-        q->hist = (uint64_t *)hist;
-        q->hist_count = hist ? 3 : 0;
         void *dest = NULL;
         size_t dest_len = 0;
-        if (mode == PDCBB_QMODE_HITS) {
-            /* The daemon answers at most max(per, 65536) hits. */
-            uint64_t room = per > PDCBB_QBLOCK ? per : PDCBB_QBLOCK;
-            if (hits_reserve(&dh[s], room) != 0) {
-                rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+        if (e->mode == PDCBB_QMODE_HITS) {
+            if (!eval_room(e, s))
                 break;
-            }
-            dest = dh[s].v + dh[s].n;
-            dest_len = (size_t)(dh[s].cap - dh[s].n) * 8;
+            dest = e->dh[s].v + e->dh[s].n;
+            dest_len = (size_t)(e->dh[s].cap - e->dh[s].n) * 8;
         }
-        rc = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, q, NULL, 0, dest, dest_len, &pend[s]);
-        if (rc == PDCBB_OK)
+        e->rc =
+            client_rpc_post(s, PDCBB_OP_QUERY_EVAL, &e->req[s], NULL, 0, dest, dest_len, &pend[s]);
+        if (e->rc == PDCBB_OK)
             left++;
     }
     while (left > 0) {
@@ -437,100 +506,141 @@ pdcbb_err_t query_run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl, 
             pend[s] = NULL;
             left--;
             /* The bulk part: in dh[s] already, or (did not fit) copied before p is freed. */
-            uint64_t before = dh[s].n;
-            size_t blen = p->done && p->status == PDCBB_OK ? p->bulk_len : 0;
-            if (rc == PDCBB_OK && mode == PDCBB_QMODE_HITS && blen > 0) {
-                if (blen % 8 != 0) {
-                    rc = client_fail(PDCBB_ERR_PROTO, "%s: bad QUERY_EVAL reply from daemon %u",
-                                     cx->fn, s);
-                } else if (p->bulk == (void *)(dh[s].v + dh[s].n)) {
-                    dh[s].n += blen / 8;
-                } else if (hits_reserve(&dh[s], blen / 8) != 0) {
-                    rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
-                } else {
-                    memcpy(dh[s].v + dh[s].n, p->bulk, blen);
-                    dh[s].n += blen / 8;
-                }
-            }
+            uint64_t before = e->dh[s].n;
+            eval_hits(e, s, p->bulk, p->done && p->status == PDCBB_OK ? p->bulk_len : 0);
             pdcbb_query_eval_rep_t rep;
             void *keep;
             pdcbb_err_t one = client_rpc_finish(p, &rep, &keep);
-            if (one != PDCBB_OK) {
+            int more = eval_take(e, s, one, &rep, e->dh[s].n - before, "",
+                                 one == PDCBB_OK ? "" : PDCbb_last_error_message());
+            if (one == PDCBB_OK)
+                client_rpc_release(PDCBB_OP_QUERY_EVAL, &rep, keep);
+            if (more && eval_room(e, s)) {
+                pdcbb_err_t rc = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, &e->req[s], NULL, 0,
+                                                 e->dh[s].v + e->dh[s].n,
+                                                 (size_t)(e->dh[s].cap - e->dh[s].n) * 8, &pend[s]);
                 if (rc == PDCBB_OK)
-                    rc = client_fail(one, "%s: evaluating the query on object '%s' at daemon %u: "
-                                     "%s",
-                                     cx->fn, o->name, s, PDCbb_last_error_message());
-                continue;
-            }
-            if (rc == PDCBB_OK && mode == PDCBB_QMODE_HITS && dh[s].n - before != rep.count)
-                rc = client_fail(PDCBB_ERR_PROTO, "%s: daemon %u sent %" PRIu64
-                                 " hits, announced %" PRIu64, cx->fn, s,
-                                 dh[s].n - before, rep.count);
-            if (rc == PDCBB_OK) {
-                last_stats.scanned += rep.scanned;
-                last_stats.skipped += rep.skipped;
-                if (mode == PDCBB_QMODE_HITS)
-                    last_stats.moved += rep.count;
-                if (mode != PDCBB_QMODE_HITS)
-                    out->count += rep.count;
-                if (mode == PDCBB_QMODE_STATS && rep.stats_count == 3) {
-                    pdcbb_qstats_t st = {.has = rep.stats[2] != 0};
-                    st.mn.bits = rep.stats[0];
-                    st.mx.bits = rep.stats[1];
-                    pdcbb_qstats_merge(cls, &out->st, &st);
-                }
-                if (mode == PDCBB_QMODE_HIST && hist && rep.bins_count == hist[2])
-                    for (uint32_t b = 0; b < rep.bins_count; b++)
-                        out->bins[b] += rep.bins[b];
-                else if (mode == PDCBB_QMODE_HIST)
-                    rc = client_fail(PDCBB_ERR_PROTO, "%s: bad histogram from daemon %u",
-                                     cx->fn, s);
-            }
-            uint32_t more = rep.more;
-            uint64_t np = rep.next_piece, ne = rep.next_elem;
-            client_rpc_release(PDCBB_OP_QUERY_EVAL, &rep, keep);
-            if (rc == PDCBB_OK && more && np == req[s].resume_piece &&
-                ne == req[s].resume_elem)
-                rc = client_fail(PDCBB_ERR_PROTO, "%s: daemon %u made no progress in the query",
-                                 cx->fn, s);
-            if (rc == PDCBB_OK && more) {
-                req[s].resume_piece = np;
-                req[s].resume_elem = ne;
-                uint64_t room = per > PDCBB_QBLOCK ? per : PDCBB_QBLOCK;
-                if (hits_reserve(&dh[s], room) != 0) {
-                    rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
-                    continue;
-                }
-                one = client_rpc_post(s, PDCBB_OP_QUERY_EVAL, &req[s], NULL, 0,
-                                      dh[s].v + dh[s].n, (size_t)(dh[s].cap - dh[s].n) * 8,
-                                      &pend[s]);
-                if (one == PDCBB_OK)
                     left++;
                 else
-                    rc = one;
+                    e->rc = rc;
             }
         }
     }
+    free(pend);
+}
+
+/* One daemon's answer in a GATHER round (client_gather). */
+static void eval_gathered(void *arg, unsigned s, pdcbb_err_t status, const void *rep,
+                          const void *bulk, size_t bulk_len)
+{
+    eval_run_t *e = arg;
+    uint64_t before = e->dh[s].n;
+    if (status == PDCBB_OK)
+        eval_hits(e, s, bulk, bulk_len);
+    if (eval_take(e, s, status, rep, e->dh[s].n - before, " (through the tree of daemons)",
+                  pdcbb_strerror(status)) == 0)
+        e->req[s].pieces_count = 0; /* done */
+}
+
+/* Most hits one GATHER brings back (the daemons' bulk parts together). */
+#define GATHER_HITS_MAX ((uint64_t)16 << 20)
+
+/* Every daemon through the tree of daemons (a job that forwards): one GATHER per round, with
+ * the requests of the daemons that still have more to say, each asked for a share of
+ * GATHER_HITS_MAX hits (at least PDCBB_QBLOCK, which a daemon may answer anyway). */
+static void eval_tree(eval_run_t *e, unsigned ns, unsigned asked)
+{
+    unsigned *ranks = malloc(ns * sizeof(*ranks));
+    const void **reqs = malloc(ns * sizeof(*reqs));
+    uint64_t share = GATHER_HITS_MAX / asked, each;
+    if (share < e->per)
+        e->per = share;
+    each = e->per > PDCBB_QBLOCK ? e->per : PDCBB_QBLOCK;
+    unsigned batch = (unsigned)(GATHER_HITS_MAX / each);
+    if (ranks == NULL || reqs == NULL)
+        e->rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", e->cx->fn);
+    for (unsigned s = 0; s < ns; s++)
+        e->req[s].max_hits = e->per;
+    while (e->rc == PDCBB_OK) {
+        unsigned n = 0;
+        for (unsigned s = 0; s < ns && n < (batch ? batch : 1); s++)
+            if (e->req[s].pieces_count > 0) {
+                ranks[n] = s;
+                reqs[n++] = &e->req[s];
+            }
+        if (n == 0)
+            break;
+        pdcbb_err_t rc =
+            client_gather(e->cx->fn, PDCBB_OP_QUERY_EVAL, ranks, reqs, n, eval_gathered, e);
+        if (rc != PDCBB_OK && e->rc == PDCBB_OK)
+            e->rc = rc;
+    }
+    free(ranks);
+    free(reqs);
+}
+
+/* Run QUERY_EVAL of one object over every daemon holding pieces of it, all daemons at once,
+ * then concatenate their hits. */
+pdcbb_err_t query_run_eval(client_obj_t *o, const qctx_t *cx, const plan_t *pl, uint32_t mode,
+                           const uint64_t *prog, uint32_t nprog, const uint64_t *hist,
+                           eval_out_t *out)
+{
+    unsigned ns = client_g.nservers, asked = 0;
+    eval_run_t e = {.o = o,
+                    .cx = cx,
+                    .mode = mode,
+                    .hist = hist,
+                    .cls = pdcbb_query_class(o->prop.pub.type),
+                    .per = hits_per_reply(),
+                    .out = out};
+    e.req = calloc(ns, sizeof(*e.req));
+    e.dh = calloc(ns, sizeof(*e.dh));
+    if (e.req == NULL || e.dh == NULL) {
+        free(e.req);
+        free(e.dh);
+        return client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
+    }
+    for (unsigned s = 0; s < ns && pl->w; s++) {
+        pdcbb_query_eval_req_t *q = &e.req[s];
+        q->id = o->meta_id;
+        q->type = o->prop.pub.type;
+        q->mode = mode;
+        q->dims = (uint64_t *)cx->dims;
+        q->dims_count = cx->ndim;
+        q->prog = (uint64_t *)prog;
+        q->prog_count = nprog;
+        q->pieces = pl->w[s];
+        q->pieces_count = pl->n[s];
+        q->max_hits = e.per;
+        q->hist = (uint64_t *)hist;
+        q->hist_count = hist ? 3 : 0;
+        asked += pl->n[s] > 0;
+    }
+    /* Through the tree when this process forwards and more than one daemon is asked. */
+    if (client_g.forward && asked > 1)
+        eval_tree(&e, ns, asked);
+    else
+        eval_direct(&e, ns);
     /* Daemons in order: REGION_STATIC stripes then come out sorted already. */
+    pdcbb_err_t rc = e.rc;
     for (unsigned s = 0; s < ns && rc == PDCBB_OK && mode == PDCBB_QMODE_HITS; s++) {
-        if (dh[s].n == 0)
+        if (e.dh[s].n == 0)
             continue;
         if (out->hits->n == 0) {
             query_hits_free(out->hits);
-            *out->hits = dh[s];
-            memset(&dh[s], 0, sizeof(dh[s]));
-        } else if (hits_reserve(out->hits, dh[s].n) != 0) {
+            *out->hits = e.dh[s];
+            memset(&e.dh[s], 0, sizeof(e.dh[s]));
+        } else if (hits_reserve(out->hits, e.dh[s].n) != 0) {
             rc = client_fail(PDCBB_ERR_NOMEM, "%s: out of memory", cx->fn);
         } else {
-            memcpy(out->hits->v + out->hits->n, dh[s].v, dh[s].n * 8);
-            out->hits->n += dh[s].n;
+            memcpy(out->hits->v + out->hits->n, e.dh[s].v, e.dh[s].n * 8);
+            out->hits->n += e.dh[s].n;
         }
     }
     for (unsigned s = 0; s < ns; s++)
-        query_hits_free(&dh[s]);
-    free(dh);
-    free(pend);
-    free(req);
+        query_hits_free(&e.dh[s]);
+    free(e.dh);
+    free(e.req);
     return rc;
 }
 

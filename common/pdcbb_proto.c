@@ -71,6 +71,7 @@ int pdcbb_op_forwardable(unsigned op)
     case PDCBB_OP_HELLO:
     case PDCBB_OP_AUTH:
     case PDCBB_OP_FORWARD:
+    case PDCBB_OP_GATHER:
     case PDCBB_OP_TABLE_GATHER:
     case PDCBB_OP_JOB_TABLE:
     case PDCBB_OP_DATA_DIRECT:
@@ -83,6 +84,11 @@ int pdcbb_op_forwardable(unsigned op)
     default:
         return pdcbb_op_valid(op);
     }
+}
+
+int pdcbb_op_gatherable(unsigned op)
+{
+    return op == PDCBB_OP_STATS || op == PDCBB_OP_QUERY_EVAL;
 }
 
 const char *pdcbb_op_name(unsigned op)
@@ -185,6 +191,18 @@ pdcbb_err_t pdcbb_hdr_decode(const void *msg, size_t len, pdcbb_msg_hdr_t *hdr)
         return PDCBB_ERR_PROTO;
     *hdr = h;
     return PDCBB_OK;
+}
+
+pdcbb_err_t pdcbb_hdr_decode_next(const void *buf, size_t avail, pdcbb_msg_hdr_t *hdr,
+                                  size_t *msg_len)
+{
+    if (buf == NULL || avail < PDCBB_HDR_LEN)
+        return PDCBB_ERR_TRUNCATED;
+    uint32_t payload = get_u32((const uint8_t *)buf + 24);
+    if (payload > avail - PDCBB_HDR_LEN)
+        return PDCBB_ERR_TRUNCATED;
+    *msg_len = PDCBB_HDR_LEN + (size_t)payload;
+    return pdcbb_hdr_decode(buf, *msg_len, hdr);
 }
 
 #define FIELD(body, f, type) (*(type *)((char *)(body) + (f)->off))

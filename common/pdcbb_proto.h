@@ -134,6 +134,7 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                  \
     X(TABLE_GATHER, 31, table_gather, PDCBB_TABLE_GATHER_REQ, PDCBB_JOB_TABLE_REP)                 \
     X(FORWARD, 32, forward, PDCBB_FORWARD_REQ, PDCBB_FORWARD_REP)                                  \
+    X(GATHER, 33, gather, PDCBB_GATHER_REQ, PDCBB_GATHER_REP)                                      \
     X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                      \
     X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)              \
     X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
@@ -269,6 +270,19 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
  */
 #define PDCBB_FORWARD_REQ(F, T) F(T, U32, rank) F(T, BLOB, msg)
 #define PDCBB_FORWARD_REP(F, T) F(T, BLOB, msg)
+/*
+ * GATHER (bbd/bbd_gather.c, docs/PROTOCOL.md "Fan-out"): requests for many daemons of the job
+ * (a query over a spread object, everyone's live counters) sent as one message down the tree of
+ * daemons rooted at daemon tree - 1, with every daemon's reply carried back up in one message.
+ * msgs holds whole requests (header and body, one after the other): with every = 0 one per
+ * entry of ranks, for that daemon; with every = 1 a single one, for every daemon of the
+ * receiver's subtree (ranks empty). The reply lists each daemon's whole reply (its status
+ * included: a daemon that could not be reached answers with its error) in msgs, the daemon in
+ * ranks, and the length of its bulk part in bulk_lens; the bulk parts, in the same order, are
+ * GATHER's. pdcbb_op_gatherable says which ops may be carried.
+ */
+#define PDCBB_GATHER_REQ(F, T) F(T, U32, tree) F(T, U32, every) F(T, U64S, ranks) F(T, BLOB, msgs)
+#define PDCBB_GATHER_REP(F, T) F(T, U64S, ranks) F(T, U64S, bulk_lens) F(T, BLOB, msgs)
 /* The bytes FORWARD adds to the control part of a request: its header and fields. */
 #define PDCBB_FORWARD_OVERHEAD (PDCBB_HDR_LEN + 16)
 /*
@@ -569,6 +583,9 @@ int pdcbb_op_valid(unsigned op);
  * a daemon holds per connection and drops when the connection ends.
  */
 int pdcbb_op_forwardable(unsigned op);
+/* 1 if GATHER may carry op: read-only requests their handler answers at once (STATS,
+ * QUERY_EVAL). */
+int pdcbb_op_gatherable(unsigned op);
 
 /* A request's header for op: magic, version, op, req_id and the token (PDCBB_TOKEN_LEN bytes)
  * of the daemon it goes to, or zeros when token is NULL (UCX connections prove the token once,
@@ -584,6 +601,10 @@ void pdcbb_hdr_encode(const pdcbb_msg_hdr_t *hdr, uint8_t *out);
  * answers an unknown op with PDCBB_ERR_BAD_OP.
  */
 pdcbb_err_t pdcbb_hdr_decode(const void *msg, size_t len, pdcbb_msg_hdr_t *hdr);
+/* The header of the first whole message of the messages one after the other at buf (avail
+ * bytes; GATHER's msgs), and that message's length. */
+pdcbb_err_t pdcbb_hdr_decode_next(const void *buf, size_t avail, pdcbb_msg_hdr_t *hdr,
+                                  size_t *msg_len);
 
 /* Encoded size of the body of op (request if !is_reply); 0 with *err set on failure. */
 pdcbb_err_t pdcbb_body_size(unsigned op, int is_reply, const void *body, size_t *size);

@@ -85,6 +85,7 @@ pdcbb_stat_kind_t pdcbb_op_kind(unsigned op)
     case PDCBB_OP_STATS:
     case PDCBB_OP_JOB_TABLE:
     case PDCBB_OP_TABLE_GATHER:
+    case PDCBB_OP_GATHER:
     case PDCBB_OP_MAX_:
         return PDCBB_KIND_OTHER;
     }

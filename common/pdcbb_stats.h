@@ -18,7 +18,7 @@ typedef enum pdcbb_stat_kind {
     PDCBB_KIND_BROADCAST = 3, /* file broadcast (`pdcbb bcast`, ops 100-102) */
     PDCBB_KIND_QUERY = 4,     /* tag queries, data queries, tag search (DART) */
     PDCBB_KIND_KV = 5,        /* KV objects (ops 70-80) */
-    PDCBB_KIND_OTHER = 6,     /* HELLO, AUTH, STATS, JOB_TABLE, TABLE_GATHER, unknown ops */
+    PDCBB_KIND_OTHER = 6,     /* HELLO, AUTH, STATS, JOB_TABLE, TABLE_GATHER, GATHER, unknown */
     PDCBB_KIND_APPEND = 7,    /* PDCbb_obj_append between daemons (ops 93-94) */
     PDCBB_KIND_FORWARD = 8,   /* requests sent on for clients (FORWARD): the outer messages */
     PDCBB_KIND_COUNT_

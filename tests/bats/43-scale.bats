@@ -24,7 +24,7 @@ teardown() {
     [ "${#lines[@]}" -eq 3 ]
     for n in 16 48; do
         row=$(grep -E "^$n +12 " <<<"$output")
-        read -r nodes clients start gather tail reads creates rate cmax cavg msgs search again stop <<<"$row"
+        read -r nodes clients start gather tail reads creates rate cmax cavg msgs search again query stop <<<"$row"
         [ "$reads" -ge 1 ] && [ "$reads" -le 2 ]
         [ "$cmax" -ge 12 ] && [ "$cmax" -le $(( 12 + 16 + 1 + 1 )) ]
         [ "$msgs" -gt $(( 12 * n )) ]

@@ -260,7 +260,7 @@ guide_env() {
         assert_success
         case "$cmd" in
         *--help*) assert_output --partial "usage: bench/scale.sh" ;;
-        *) assert_line --regexp "^4 +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" ;;
+        *) assert_line --regexp "^4 +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1 +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" ;;
         esac
     done <"$WORKDIR/commands"
     assert_no_daemons "$WORKDIR/tmp"

@@ -18,6 +18,7 @@
 #include "pdc.h"
 #include "pdc_client_connect.h"
 #include "pdc_kv.h"
+#include "prog_util.h"
 
 #define MAXOPEN 256
 static pdcid_t pdc;
@@ -69,6 +70,9 @@ static void usage(void)
             "  many-objs C PREFIX N              create N objects\n"
             "  many-del PREFIX N                 delete objects PREFIX0 .. PREFIX<N-1>\n"
             "  kv-create C NAME                  create a KV object (string keys) in C\n"
+            "  obj-spread C O N                  an int object of N elements striped over every\n"
+            "                                    daemon (PDC_REGION_STATIC), element i = i\n"
+            "  query-count O V                   how many elements of O are > V (a data query)\n"
             "  sleep SECONDS\n");
 }
 
@@ -548,6 +552,42 @@ static int run(int argc, char **argv)
             PDCobj_close(id);
         }
         printf("ok many-del %d\n", n);
+    } else if (strcmp(cmd, "obj-spread") == 0) {
+        NEED(3);
+        uint64_t n = strtoull(argv[3], NULL, 10), off = 0;
+        int *v = malloc((n ? n : 1) * sizeof(*v));
+        pdcid_t prop = PDCprop_create(PDC_OBJ_CREATE, pdc);
+        if (v == NULL || n == 0 || prop == 0) {
+            free(v);
+            return -1;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            v[i] = (int)i;
+        PDCprop_set_obj_type(prop, PDC_INT);
+        PDCprop_set_obj_dims(prop, 1, &n);
+        PDCprop_set_obj_transfer_region_type(prop, PDC_REGION_STATIC);
+        pdcid_t id = PDCobj_create(cont_of(argv[1]), argv[2], prop);
+        PDCprop_close(prop);
+        int ok = id != 0 && prog_transfer(id, PDC_WRITE, v, 1, &off, &n);
+        free(v);
+        if (!ok)
+            return -1;
+        remember(argv[2], id, 0);
+        printf("ok obj-spread %s n=%llu\n", argv[2], (unsigned long long)n);
+    } else if (strcmp(cmd, "query-count") == 0) {
+        NEED(2);
+        pdcid_t id = obj_of(argv[1]);
+        int v = atoi(argv[2]);
+        pdc_query_t *q = id ? PDCquery_create(id, PDC_GT, PDC_INT, &v) : NULL;
+        uint64_t n = 0;
+        double t0 = now_ms();
+        if (q == NULL || PDCquery_get_nhits(q, &n) != SUCCEED) {
+            if (q)
+                PDCquery_free(q);
+            return -1;
+        }
+        printf("ok query-count n=%llu ms=%.3f\n", (unsigned long long)n, now_ms() - t0);
+        PDCquery_free(q);
     } else if (strcmp(cmd, "sleep") == 0) {
         NEED(1);
         sleep((unsigned)atoi(argv[1]));

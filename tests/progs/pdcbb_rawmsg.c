@@ -44,6 +44,11 @@
  *       the status of the reply inside too), fwdself (for the daemon itself), fwdrank (for
  *       daemon 999), fwdreply (a reply inside), fwdhello (an AUTH inside), fwdnested (a FORWARD
  *       inside), fwdtruncated (the message inside declares 5 bytes more than it has).
+ *       GATHER (to daemon 0 of a job of 2): gathergood (STATS for every daemon; prints each
+ *       daemon's reply status), gatherrank (daemon 999), gatherbelow (daemon 1 in the tree rooted
+ *       at daemon 1: not below daemon 0), gathertwice (daemon 1 named twice), gatherop (an
+ *       OBJ_CREATE inside), gathertree (tree 0), gatherevery (every set and ranks named),
+ *       gathercount (two ranks, one request), gathertrailing (bytes after the requests).
  *       readhuge (a DATA_READ of 8 GiB of one object),
  *       querybig (a 20 GiB count query, resumed until done), goodtimed (good twice on one
  *       connection, printing the time to the second reply),
@@ -774,6 +779,45 @@ int main(int argc, char **argv)
         h.op = PDCBB_OP_FORWARD;
         body = &fq;
     }
+    /* GATHER: STATS for every daemon, or what the daemon must refuse. */
+    uint64_t granks[2] = {1, 1};
+    pdcbb_gather_req_t gq = {.tree = 1, .every = 1};
+    void *gmsgs = NULL;
+    if (strncmp(c, "gather", 6) == 0) {
+        pdcbb_msg_hdr_t ih = h;
+        pdcbb_obj_create_req_t oc = {.name = "x"};
+        size_t one_len = 0;
+        ih.op = strcmp(c, "gatherop") == 0 ? PDCBB_OP_OBJ_CREATE : PDCBB_OP_STATS;
+        pdcbb_msg_build(&ih, ih.op == PDCBB_OP_OBJ_CREATE ? (const void *)&oc : NULL, &inner,
+                        &one_len);
+        gmsgs = calloc(1, 2 * one_len + 8);
+        memcpy(gmsgs, inner, one_len);
+        memcpy((uint8_t *)gmsgs + one_len, inner, one_len);
+        gq.msgs = gmsgs;
+        gq.msgs_len = (uint32_t)one_len;
+        if (strcmp(c, "gathergood") != 0 && strcmp(c, "gatherop") != 0 &&
+            strcmp(c, "gathertree") != 0 && strcmp(c, "gathertrailing") != 0) {
+            gq.every = strcmp(c, "gatherevery") == 0;
+            gq.ranks = granks;
+            gq.ranks_count = 1;
+        }
+        if (strcmp(c, "gatherrank") == 0)
+            granks[0] = 999;
+        if (strcmp(c, "gatherbelow") == 0)
+            gq.tree = 2;
+        if (strcmp(c, "gathertwice") == 0) {
+            gq.ranks_count = 2;
+            gq.msgs_len = (uint32_t)(2 * one_len);
+        }
+        if (strcmp(c, "gathercount") == 0)
+            gq.ranks_count = 2;
+        if (strcmp(c, "gathertree") == 0)
+            gq.tree = 0;
+        if (strcmp(c, "gathertrailing") == 0)
+            gq.msgs_len += 3;
+        h.op = PDCBB_OP_GATHER;
+        body = &gq;
+    }
     void *msg;
     size_t len;
     if (h.op < PDCBB_OP_MAX_)
@@ -784,6 +828,7 @@ int main(int argc, char **argv)
         len = PDCBB_HDR_LEN;
     }
     free(inner);
+    free(gmsgs);
     uint8_t *m = realloc(msg, len + 16);
     if (strcmp(c, "badmagic") == 0)
         m[0] ^= 0x55;
@@ -919,6 +964,20 @@ int main(int argc, char **argv)
                 else
                     printf("inner message malformed\n");
                 pdcbb_body_free(PDCBB_OP_FORWARD, 1, &fr);
+            }
+            pdcbb_gather_rep_t gr;
+            if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_GATHER &&
+                pdcbb_body_decode(PDCBB_OP_GATHER, 1, (uint8_t *)reply + PDCBB_HDR_LEN,
+                                  rh.payload_len, &gr) == PDCBB_OK) {
+                size_t off = 0, l;
+                for (uint32_t i = 0; i < gr.ranks_count; i++, off += l)
+                    if (pdcbb_hdr_decode_next(gr.msgs + off, gr.msgs_len - off, &ih, &l) ==
+                        PDCBB_OK)
+                        printf("daemon %llu status %s op %s\n", (unsigned long long)gr.ranks[i],
+                               pdcbb_errname(ih.status), pdcbb_op_name(ih.op));
+                    else
+                        printf("daemon %llu: reply malformed\n", (unsigned long long)gr.ranks[i]);
+                pdcbb_body_free(PDCBB_OP_GATHER, 1, &gr);
             }
             if (rh.status == PDCBB_OK && rh.op == PDCBB_OP_STATS) {
                 pdcbb_stats_rep_t s;

@@ -802,7 +802,7 @@ static void test_bad_messages(void)
         {VERSION, 0, PDCBB_ERR_VERSION},
         {VERSION, PDCBB_PROTO_VERSION + 1, PDCBB_ERR_VERSION},
         {OP, 0, PDCBB_ERR_BAD_OP},
-        {OP, 33, PDCBB_ERR_BAD_OP},
+        {OP, 34, PDCBB_ERR_BAD_OP},
         {OP, 999, PDCBB_ERR_BAD_OP},
         {OP, 0xffff, PDCBB_ERR_BAD_OP},
         {FLAGS, PDCBB_MSG_FLAG_REPLY, PDCBB_ERR_PROTO},
