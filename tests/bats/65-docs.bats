@@ -250,7 +250,7 @@ guide_env() {
     ln -s "$BUILD_DIR" "$WORKDIR/top/build"
     awk '/^```sh$/ {on = 1; next} on && /^```$/ {on = 0} on' "$REPO_DIR/docs/SCALE.md" \
         >"$WORKDIR/commands"
-    [ "$(grep -c '^\(PDCBB_FORWARD=[a-z]* \)\{0,1\}bench/scale.sh .*build$' "$WORKDIR/commands")" -eq 4 ]
+    [ "$(grep -c '^\(PDCBB_FORWARD=[a-z]* \)\{0,1\}bench/scale.sh .*build$' "$WORKDIR/commands")" -eq 5 ]
     grep -qx 'bench/scale.sh --help' "$WORKDIR/commands"
     cd "$WORKDIR/top"
     while IFS= read -r cmd; do
