@@ -391,7 +391,7 @@ static int send_child(bbd_t *d, gather_wait_t *w, uint64_t cv, const pdcbb_gathe
     pdcbb_request_hdr(&h, PDCBB_OP_GATHER, 0, NULL);
     rc = pdcbb_msg_build(&h, &sub, &msg, &msg_len);
     if (rc == PDCBB_OK)
-        rc = bbd_peer_send_msg(d, c->rank, msg, msg_len, NULL, 0, PDCBB_KIND_QUERY, child_done, c,
+        rc = bbd_peer_send_msg(d, c->rank, msg, msg_len, NULL, 0, PDCBB_KIND_OTHER, child_done, c,
                                why, sizeof(why));
     free(msg);
     free(msgs);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -16,7 +17,9 @@ static pthread_t io_thread;
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t io_cond = PTHREAD_COND_INITIALIZER;
 static bbd_io_batch_t *todo_head, *todo_tail, *done_head, *done_tail;
-static unsigned in_flight;
+/* Batches submitted and not yet taken back: changed under io_lock, read without it (the event
+ * loop asks on every pass). */
+static _Atomic unsigned in_flight;
 static int io_efd = -1, io_stop, io_running;
 
 static void push(bbd_io_batch_t **head, bbd_io_batch_t **tail, bbd_io_batch_t *b)
@@ -166,10 +169,7 @@ bbd_io_batch_t *bbd_io_take_done(void)
 
 unsigned bbd_io_in_flight(void)
 {
-    pthread_mutex_lock(&io_lock);
-    unsigned n = in_flight;
-    pthread_mutex_unlock(&io_lock);
-    return n;
+    return atomic_load_explicit(&in_flight, memory_order_relaxed);
 }
 
 void bbd_io_batch_free(bbd_io_batch_t *b)

@@ -243,7 +243,7 @@ pdcbb_err_t bbd_op_kv_create(bbd_req_t *r, const pdcbb_kv_create_req_t *q, pdcbb
         uint8_t idb[8];
         put_be64(idb, m->id);
         if ((rc = OPS->put(r->txn, PDCBB_T_KVMETA, (pdcbb_val_t){nk, nkl}, (pdcbb_val_t){idb, 8},
-                           1)) != PDCBB_OK)
+                           PDCBB_PUT_NO_OVERWRITE)) != PDCBB_OK)
             return rc;
     } else {
         /* Register the meta of an existing object on a shard daemon. */

@@ -127,7 +127,7 @@ static pdcbb_err_t put_name(bbd_req_t *r, pdcbb_table_t t, const char *name, uin
 {
     uint8_t buf[8];
     pdcbb_key_u64(buf, id);
-    return OPS->put(r->txn, t, val_str(name), (pdcbb_val_t){buf, 8}, 1);
+    return OPS->put(r->txn, t, val_str(name), (pdcbb_val_t){buf, 8}, PDCBB_PUT_NO_OVERWRITE);
 }
 
 /* Delete every key of table t that starts with the 8-byte prefix of id. */
@@ -345,8 +345,7 @@ pdcbb_err_t bbd_op_cont_create(bbd_req_t *r, const pdcbb_cont_create_req_t *q,
         return PDCBB_ERR_BAD_ID;
     if (q->lifetime > 1)
         return PDCBB_ERR_INVAL;
-    if (lookup_name(r, PDCBB_T_CONT_NAME, q->name, &id) == PDCBB_OK)
-        return PDCBB_ERR_EXISTS;
+    /* A name taken: put_name says EXISTS, and the transaction (the id taken) is rolled back. */
     if ((rc = bbd_meta_next_id(r, PDCBB_META_KIND_CONT, &id)) != PDCBB_OK)
         return rc;
     if ((rc = put_name(r, PDCBB_T_CONT_NAME, q->name, id)) != PDCBB_OK)
@@ -507,8 +506,7 @@ pdcbb_err_t bbd_op_obj_create(bbd_req_t *r, const pdcbb_obj_create_req_t *q,
         return PDCBB_ERR_BAD_ID;
     if (q->cont_id == 0 || pdcbb_meta_id_kind(q->cont_id) != PDCBB_META_KIND_CONT)
         return PDCBB_ERR_WRONG_TYPE;
-    if (lookup_name(r, PDCBB_T_OBJ_NAME, q->name, &id) == PDCBB_OK)
-        return PDCBB_ERR_EXISTS;
+    /* A name taken: put_name says EXISTS, and the transaction (the id taken) is rolled back. */
     if ((rc = bbd_meta_next_id(r, PDCBB_META_KIND_OBJ, &id)) != PDCBB_OK ||
         (rc = put_name(r, PDCBB_T_OBJ_NAME, q->name, id)) != PDCBB_OK)
         return rc;
@@ -635,14 +633,9 @@ static pdcbb_err_t tag_target(bbd_req_t *r, uint64_t id, const char *name)
 }
 
 /* Remove the search index entries of a tag's current value, if it has one (put, delete). */
-static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, pdcbb_val_t key)
+/* The tag's value v (as stored) leaves the index. */
+static pdcbb_err_t tag_unindex_value(bbd_req_t *r, uint64_t id, const char *name, pdcbb_val_t v)
 {
-    pdcbb_val_t v;
-    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v);
-    if (rc == PDCBB_ERR_NOT_FOUND)
-        return PDCBB_OK;
-    if (rc != PDCBB_OK)
-        return rc;
     if (v.len < 4)
         return PDCBB_ERR_STORE;
     /* The value lives in the store: copy it before the index changes the store. */
@@ -651,6 +644,16 @@ static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, pdcb
         return PDCBB_ERR_NOMEM;
     memcpy(old, v.data, v.len);
     return bbd_tagidx_tag(r, id, name, old + 4, v.len - 4, 0);
+}
+
+/* The tag of key, if there is one, leaves the index. */
+static pdcbb_err_t tag_unindex(bbd_req_t *r, uint64_t id, const char *name, pdcbb_val_t key)
+{
+    pdcbb_val_t v;
+    pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK;
+    return rc != PDCBB_OK ? rc : tag_unindex_value(r, id, name, v);
 }
 
 pdcbb_err_t bbd_op_tag_put(bbd_req_t *r, const pdcbb_tag_put_req_t *q, pdcbb_tag_put_rep_t *p)
@@ -671,9 +674,13 @@ pdcbb_err_t bbd_op_tag_put(bbd_req_t *r, const pdcbb_tag_put_req_t *q, pdcbb_tag
     for (int i = 0; i < 4; i++)
         val[i] = (uint8_t)(t >> (8 * i));
     memcpy(val + 4, q->value, q->value_len);
-    if ((rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK ||
-        (rc = OPS->put(r->txn, PDCBB_T_TAG, key, (pdcbb_val_t){val, 4 + (size_t)q->value_len},
-                       0)) != PDCBB_OK)
+    /* A new tag (the usual case): one search. A tag put again: its old value leaves the index,
+     * then the new one replaces it. */
+    pdcbb_val_t nv = {val, 4 + (size_t)q->value_len}, old;
+    rc = OPS->put_new(r->txn, PDCBB_T_TAG, key, nv, &old);
+    if (rc == PDCBB_ERR_EXISTS && (rc = tag_unindex_value(r, q->id, q->name, old)) == PDCBB_OK)
+        rc = OPS->put(r->txn, PDCBB_T_TAG, key, nv, 0);
+    if (rc != PDCBB_OK)
         return rc;
     return bbd_tagidx_tag(r, q->id, q->name, q->value, q->value_len, 1);
 }

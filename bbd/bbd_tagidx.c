@@ -258,7 +258,7 @@ static pdcbb_err_t log_append(bbd_req_t *r, int add, uint64_t id, const char *na
     pdcbb_key_u64(key, d->tagidx_next_seq++);
     d->tagidx_pending = 1;
     rc = OPS->put(r->txn, PDCBB_T_TAGLOG, (pdcbb_val_t){key, 8},
-                  (pdcbb_val_t){rec, LOG_HDR + nlen + vlen}, 0);
+                  (pdcbb_val_t){rec, LOG_HDR + nlen + vlen}, PDCBB_PUT_APPEND);
     size_t taken;
     uint64_t max = d->tagidx_log_max ? d->tagidx_log_max : LOG_MAX;
     if (rc == PDCBB_OK && d->tagidx_next_seq - d->tagidx_first_seq > max)

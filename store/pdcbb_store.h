@@ -84,9 +84,14 @@ typedef struct pdcbb_store_ops {
     void (*txn_abort)(pdcbb_txn_t *txn);
     /* PDCBB_ERR_NOT_FOUND if absent. */
     pdcbb_err_t (*get)(pdcbb_txn_t *txn, pdcbb_table_t t, pdcbb_val_t key, pdcbb_val_t *val);
-    /* no_overwrite: PDCBB_ERR_EXISTS if the key is present. */
+    /* flags: 0, or PDCBB_PUT_NO_OVERWRITE / PDCBB_PUT_APPEND below. */
     pdcbb_err_t (*put)(pdcbb_txn_t *txn, pdcbb_table_t t, pdcbb_val_t key, pdcbb_val_t val,
-                       int no_overwrite);
+                       int flags);
+    /* Put key's val unless key is present: then PDCBB_ERR_EXISTS, nothing changed, and *old
+     * its value (valid until the transaction's next write). One search where get then put
+     * makes two. */
+    pdcbb_err_t (*put_new)(pdcbb_txn_t *txn, pdcbb_table_t t, pdcbb_val_t key, pdcbb_val_t val,
+                           pdcbb_val_t *old);
     /* PDCBB_ERR_NOT_FOUND if absent. */
     pdcbb_err_t (*del)(pdcbb_txn_t *txn, pdcbb_table_t t, pdcbb_val_t key);
     pdcbb_err_t (*cursor_open)(pdcbb_txn_t *txn, pdcbb_table_t t, pdcbb_cursor_t **out);
@@ -104,6 +109,13 @@ typedef struct pdcbb_store_ops {
     /* Number of entries of a table. */
     pdcbb_err_t (*count)(pdcbb_txn_t *txn, pdcbb_table_t t, uint64_t *n);
 } pdcbb_store_ops_t;
+
+/* put's flags. */
+#define PDCBB_PUT_NO_OVERWRITE 1 /* PDCBB_ERR_EXISTS if the key is present */
+#define PDCBB_PUT_APPEND                                                                           \
+    2 /* key sorts after every key of the table (else                                              \
+       * PDCBB_ERR_EXISTS): no search, and full pages when a page                                  \
+       * splits */
 
 extern const pdcbb_store_ops_t pdcbb_store_lmdb;
 

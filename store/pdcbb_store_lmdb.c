@@ -300,11 +300,22 @@ static pdcbb_err_t lmdb_get(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key, p
 }
 
 static pdcbb_err_t lmdb_put(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key, pdcbb_val_t val,
-                            int no_overwrite)
+                            int flags)
 {
     MDB_val k = {key.len, (void *)key.data}, v = {val.len, (void *)val.data};
-    return err_from_mdb(
-        mdb_put(t->txn, t->st->dbi[tb], &k, &v, no_overwrite ? MDB_NOOVERWRITE : 0));
+    unsigned f = ((flags & PDCBB_PUT_NO_OVERWRITE) ? MDB_NOOVERWRITE : 0) |
+                 ((flags & PDCBB_PUT_APPEND) ? MDB_APPEND : 0);
+    return err_from_mdb(mdb_put(t->txn, t->st->dbi[tb], &k, &v, f));
+}
+
+static pdcbb_err_t lmdb_put_new(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key, pdcbb_val_t val,
+                                pdcbb_val_t *old)
+{
+    MDB_val k = {key.len, (void *)key.data}, v = {val.len, (void *)val.data};
+    int rc = mdb_put(t->txn, t->st->dbi[tb], &k, &v, MDB_NOOVERWRITE);
+    if (rc == MDB_KEYEXIST) /* v is the value present */
+        *old = (pdcbb_val_t){v.mv_data, v.mv_size};
+    return err_from_mdb(rc);
 }
 
 static pdcbb_err_t lmdb_del(pdcbb_txn_t *t, pdcbb_table_t tb, pdcbb_val_t key)
@@ -401,6 +412,7 @@ const pdcbb_store_ops_t pdcbb_store_lmdb = {
     .txn_abort = lmdb_txn_abort,
     .get = lmdb_get,
     .put = lmdb_put,
+    .put_new = lmdb_put_new,
     .del = lmdb_del,
     .cursor_open = lmdb_cursor_open,
     .cursor_seek = lmdb_cursor_seek,

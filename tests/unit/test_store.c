@@ -73,10 +73,12 @@ static void test_put_get_del(pdcbb_store_t *st)
     pdcbb_val_t v;
     CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
     CHECK_ERR(ops->get(w, PDCBB_T_CONT_NAME, str("a"), &v), PDCBB_ERR_NOT_FOUND);
-    CHECK_ERR(ops->put(w, PDCBB_T_CONT_NAME, str("a"), str("one"), 1), PDCBB_OK);
+    CHECK_ERR(ops->put(w, PDCBB_T_CONT_NAME, str("a"), str("one"), PDCBB_PUT_NO_OVERWRITE),
+              PDCBB_OK);
     CHECK_ERR(ops->get(w, PDCBB_T_CONT_NAME, str("a"), &v), PDCBB_OK); /* own writes */
     CHECK(val_is(v, "one"));
-    CHECK_ERR(ops->put(w, PDCBB_T_CONT_NAME, str("a"), str("two"), 1), PDCBB_ERR_EXISTS);
+    CHECK_ERR(ops->put(w, PDCBB_T_CONT_NAME, str("a"), str("two"), PDCBB_PUT_NO_OVERWRITE),
+              PDCBB_ERR_EXISTS);
     CHECK_ERR(ops->get(w, PDCBB_T_CONT_NAME, str("a"), &v), PDCBB_OK);
     CHECK(val_is(v, "one"));
     CHECK_ERR(ops->put(w, PDCBB_T_CONT_NAME, str("a"), str("two"), 0), PDCBB_OK);
@@ -157,6 +159,38 @@ static pdcbb_val_t idkey(uint8_t *k, uint64_t id, int suffix)
         return (pdcbb_val_t){k, 8};
     k[8] = (uint8_t)suffix;
     return (pdcbb_val_t){k, 9};
+}
+
+/* put_new: one search for "put unless present", the present value when it is; PDCBB_PUT_APPEND:
+ * keys after every key of the table only. */
+static void test_put_new_append(pdcbb_store_t *st)
+{
+    pdcbb_txn_t *w;
+    pdcbb_val_t old = {0}, v;
+    CHECK_ERR(ops->txn_begin(st, 1, &w), PDCBB_OK);
+    CHECK_ERR(ops->put_new(w, PDCBB_T_TAG, str("t1"), str("first"), &old), PDCBB_OK);
+    CHECK_ERR(ops->put_new(w, PDCBB_T_TAG, str("t1"), str("second"), &old), PDCBB_ERR_EXISTS);
+    CHECK(val_is(old, "first"));
+    CHECK_ERR(ops->get(w, PDCBB_T_TAG, str("t1"), &v), PDCBB_OK);
+    CHECK(val_is(v, "first")); /* unchanged */
+    uint8_t k[8];
+    for (uint64_t i = 10; i < 2000; i++) {
+        pdcbb_key_u64(k, i);
+        CHECK_ERR(ops->put(w, PDCBB_T_TAGLOG, (pdcbb_val_t){k, 8}, str("rec"), PDCBB_PUT_APPEND),
+                  PDCBB_OK);
+    }
+    pdcbb_key_u64(k, 5); /* before the last key */
+    CHECK_ERR(ops->put(w, PDCBB_T_TAGLOG, (pdcbb_val_t){k, 8}, str("rec"), PDCBB_PUT_APPEND),
+              PDCBB_ERR_EXISTS);
+    pdcbb_key_u64(k, 1999); /* the last key itself */
+    CHECK_ERR(ops->put(w, PDCBB_T_TAGLOG, (pdcbb_val_t){k, 8}, str("rec"), PDCBB_PUT_APPEND),
+              PDCBB_ERR_EXISTS);
+    CHECK_ERR(ops->txn_commit(w), PDCBB_OK);
+    uint64_t n = 0;
+    CHECK_ERR(ops->txn_begin(st, 0, &w), PDCBB_OK);
+    CHECK_ERR(ops->count(w, PDCBB_T_TAGLOG, &n), PDCBB_OK);
+    CHECK(n == 1990);
+    ops->txn_abort(w);
 }
 
 static void test_cursors(pdcbb_store_t *st)
@@ -361,6 +395,7 @@ int main(void)
         pdcbb_store_t *st = store_open(64 << 20);
         if (st) {
             test_put_get_del(st);
+            test_put_new_append(st);
             test_cursors(st);
             test_transactions(st);
             CHECK_ERR(ops->sync(st), PDCBB_OK);
