@@ -137,12 +137,18 @@ static bool job_proc_read(pid_t pid, job_proc_info_t *pi)
 /*
  * Is pid a live pdc_bbd of this job? strict: the command line must name the job id and the job
  * directory (the /proc scan); otherwise only contradicting values disqualify (a pid file).
- * When we are root, the process must also run as the job user.
+ * When we are root, the process must also run as the job user. A daemon binary under another
+ * name (PDCBB_DAEMON_PATH to a copy, a site's own path) is known from its pid file only, by its
+ * command line naming this job's id and directory; the /proc scan takes only pdc_bbd.
  */
 bool job_is_daemon(pid_t pid, uint64_t job_id, const char *job_dir, long uid, bool strict,
                    job_proc_info_t *pi)
 {
-    if (!pdcbb_pid_alive(pid) || !job_proc_read(pid, pi) || !pi->is_bbd)
+    if (!pdcbb_pid_alive(pid) || !job_proc_read(pid, pi))
+        return false;
+    bool renamed = !strict && job_id != 0 && job_dir != NULL && pi->has_job_id && pi->has_job_dir &&
+                   pi->job_id == job_id && job_same_dir(pi->job_dir, job_dir);
+    if (!pi->is_bbd && !renamed)
         return false;
     if (strict && (!pi->has_job_id || !pi->has_job_dir))
         return false;

@@ -98,6 +98,20 @@ teardown() {
     assert_no_daemons "$WORKDIR"
 }
 
+@test "a daemon binary under another name (PDCBB_DAEMON_PATH) is stopped at the end too" {
+    mkdir -p "$WORKDIR/bin"
+    cp "$BBD" "$WORKDIR/bin/site_bbd"
+    run env PDCBB_DAEMON_PATH="$WORKDIR/bin/site_bbd" "$PDCBB" run --nodes 2 \
+        --workdir "$WORKDIR/job" -- true
+    local left
+    left="$(pgrep -f "site_bbd .*--job-dir $WORKDIR/job" || true)"
+    [ -z "$left" ] || kill -9 $left
+    assert_success
+    assert_output --partial "2 daemons stopped"
+    refute_output --partial "had already exited"
+    [ -z "$left" ]
+}
+
 @test "a daemon that cannot start fails the run with its reason, without running the command" {
     PDCBB_DAEMON_PATH=/no/such/pdc_bbd run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" -- \
         bash -c 'echo command-ran'

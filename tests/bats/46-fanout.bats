@@ -95,20 +95,20 @@ counters='jq -r ".daemons[] | \"daemon \\(.rank) other \\(.kinds.other.msgs_recv
     in_job 2 '
         ep="$(echo "$WORKDIR"/node0/pdcbb.*/bbd-0.endpoint)"
         tok="$(echo "$WORKDIR"/node0/pdcbb.*/token)"
-        for c in gathergood gatherrank gatherbelow gathertwice gatherop gathertree gatherevery gathercount gathertrailing; do
+        for c in fanoutgood fanoutrank fanoutbelow fanouttwice fanoutop fanouttree fanoutevery fanoutcount fanouttrailing; do
             echo "case $c: $("'"$RAWMSG"'" "$ep" "$tok" $c | tr "\n" " ")"
         done
         "'"$RAWMSG"'" "$ep" "$tok" good'
     assert_success
-    assert_line "case gathergood: status PDCBB_OK daemon 0 status PDCBB_OK op STATS daemon 1 status PDCBB_OK op STATS "
-    assert_line "case gatherrank: status PDCBB_ERR_INVAL "
-    assert_line "case gatherbelow: status PDCBB_ERR_INVAL "
-    assert_line "case gathertwice: status PDCBB_ERR_INVAL "
-    assert_line "case gatherop: status PDCBB_ERR_UNSUPPORTED "
-    assert_line "case gathertree: status PDCBB_ERR_INVAL "
-    assert_line "case gatherevery: status PDCBB_ERR_INVAL "
-    assert_line "case gathercount: status PDCBB_ERR_PROTO "
-    assert_line "case gathertrailing: status PDCBB_ERR_PROTO "
+    assert_line "case fanoutgood: status PDCBB_OK daemon 0 status PDCBB_OK op STATS daemon 1 status PDCBB_OK op STATS "
+    assert_line "case fanoutrank: status PDCBB_ERR_INVAL "
+    assert_line "case fanoutbelow: status PDCBB_ERR_INVAL "
+    assert_line "case fanouttwice: status PDCBB_ERR_INVAL "
+    assert_line "case fanoutop: status PDCBB_ERR_UNSUPPORTED "
+    assert_line "case fanouttree: status PDCBB_ERR_INVAL "
+    assert_line "case fanoutevery: status PDCBB_ERR_INVAL "
+    assert_line "case fanoutcount: status PDCBB_ERR_PROTO "
+    assert_line "case fanouttrailing: status PDCBB_ERR_PROTO "
     assert_output --partial "requests "
     assert_no_daemons "$WORKDIR"
 }

@@ -44,11 +44,11 @@
  *       the status of the reply inside too), fwdself (for the daemon itself), fwdrank (for
  *       daemon 999), fwdreply (a reply inside), fwdhello (an AUTH inside), fwdnested (a FORWARD
  *       inside), fwdtruncated (the message inside declares 5 bytes more than it has).
- *       GATHER (to daemon 0 of a job of 2): gathergood (STATS for every daemon; prints each
- *       daemon's reply status), gatherrank (daemon 999), gatherbelow (daemon 1 in the tree rooted
- *       at daemon 1: not below daemon 0), gathertwice (daemon 1 named twice), gatherop (an
- *       OBJ_CREATE inside), gathertree (tree 0), gatherevery (every set and ranks named),
- *       gathercount (two ranks, one request), gathertrailing (bytes after the requests).
+ *       GATHER (to daemon 0 of a job of 2): fanoutgood (STATS for every daemon; prints each
+ *       daemon's reply status), fanoutrank (daemon 999), fanoutbelow (daemon 1 in the tree rooted
+ *       at daemon 1: not below daemon 0), fanouttwice (daemon 1 named twice), fanoutop (an
+ *       OBJ_CREATE inside), fanouttree (tree 0), fanoutevery (every set and ranks named),
+ *       fanoutcount (two ranks, one request), fanouttrailing (bytes after the requests).
  *       readhuge (a DATA_READ of 8 GiB of one object),
  *       querybig (a 20 GiB count query, resumed until done), goodtimed (good twice on one
  *       connection, printing the time to the second reply),
@@ -783,11 +783,11 @@ int main(int argc, char **argv)
     uint64_t granks[2] = {1, 1};
     pdcbb_gather_req_t gq = {.tree = 1, .every = 1};
     void *gmsgs = NULL;
-    if (strncmp(c, "gather", 6) == 0) {
+    if (strncmp(c, "fanout", 6) == 0) {
         pdcbb_msg_hdr_t ih = h;
         pdcbb_obj_create_req_t oc = {.name = "x"};
         size_t one_len = 0;
-        ih.op = strcmp(c, "gatherop") == 0 ? PDCBB_OP_OBJ_CREATE : PDCBB_OP_STATS;
+        ih.op = strcmp(c, "fanoutop") == 0 ? PDCBB_OP_OBJ_CREATE : PDCBB_OP_STATS;
         pdcbb_msg_build(&ih, ih.op == PDCBB_OP_OBJ_CREATE ? (const void *)&oc : NULL, &inner,
                         &one_len);
         gmsgs = calloc(1, 2 * one_len + 8);
@@ -795,25 +795,25 @@ int main(int argc, char **argv)
         memcpy((uint8_t *)gmsgs + one_len, inner, one_len);
         gq.msgs = gmsgs;
         gq.msgs_len = (uint32_t)one_len;
-        if (strcmp(c, "gathergood") != 0 && strcmp(c, "gatherop") != 0 &&
-            strcmp(c, "gathertree") != 0 && strcmp(c, "gathertrailing") != 0) {
-            gq.every = strcmp(c, "gatherevery") == 0;
+        if (strcmp(c, "fanoutgood") != 0 && strcmp(c, "fanoutop") != 0 &&
+            strcmp(c, "fanouttree") != 0 && strcmp(c, "fanouttrailing") != 0) {
+            gq.every = strcmp(c, "fanoutevery") == 0;
             gq.ranks = granks;
             gq.ranks_count = 1;
         }
-        if (strcmp(c, "gatherrank") == 0)
+        if (strcmp(c, "fanoutrank") == 0)
             granks[0] = 999;
-        if (strcmp(c, "gatherbelow") == 0)
+        if (strcmp(c, "fanoutbelow") == 0)
             gq.tree = 2;
-        if (strcmp(c, "gathertwice") == 0) {
+        if (strcmp(c, "fanouttwice") == 0) {
             gq.ranks_count = 2;
             gq.msgs_len = (uint32_t)(2 * one_len);
         }
-        if (strcmp(c, "gathercount") == 0)
+        if (strcmp(c, "fanoutcount") == 0)
             gq.ranks_count = 2;
-        if (strcmp(c, "gathertree") == 0)
+        if (strcmp(c, "fanouttree") == 0)
             gq.tree = 0;
-        if (strcmp(c, "gathertrailing") == 0)
+        if (strcmp(c, "fanouttrailing") == 0)
             gq.msgs_len += 3;
         h.op = PDCBB_OP_GATHER;
         body = &gq;
