@@ -369,6 +369,12 @@ void bbd_tagidx_before(bbd_t *d, unsigned op);
  * no request came for a while. Returns 1 when it did work (the loop should not sleep), and the
  * most milliseconds the loop may sleep while records wait (-1: no limit). */
 int bbd_tagidx_idle(bbd_t *d, double now, int *wait_ms);
+/* The fanout F of the job's tree of daemons (key table_fanout; 16 when unset): TABLE_GATHER,
+ * TAG_SEARCH/DART_SEARCH and GATHER all use it. */
+static inline unsigned bbd_tree_fanout(const bbd_t *d)
+{
+    return d->cfg.table_fanout >= 2 ? d->cfg.table_fanout : 16;
+}
 /*
  * bbd_fanout.c: a search every daemon answers, down a tree rooted at the daemon asked. With
  * tree = 1 + R (R the root's rank), forward r's request (body q of op, whose reply is a list

@@ -112,7 +112,7 @@ pdcbb_err_t bbd_fanout_ids(bbd_req_t *r, unsigned op, const void *q, uint32_t tr
         PDCBB_WARN("%s: tree %u names no daemon (the job has %u)", pdcbb_op_name(op), tree, n);
         return PDCBB_ERR_INVAL;
     }
-    unsigned root = tree - 1, fanout = d->cfg.table_fanout >= 2 ? d->cfg.table_fanout : 16;
+    unsigned root = tree - 1, fanout = bbd_tree_fanout(d);
     uint64_t v = (d->rank + n - root) % n;
     if (v * fanout + 1 >= n)
         return PDCBB_OK; /* a leaf: its own answer */

@@ -294,8 +294,8 @@ static void child_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
 
 /* The requests of GATHER q, checked: msgs split into whole requests of ops GATHER carries, one
  * per rank (or one for every daemon), each rank this daemon or one below it, none twice. */
-static pdcbb_err_t split_requests(bbd_t *d, const tree_t *t, uint64_t self,
-                                  const pdcbb_gather_req_t *q, pdcbb_msg_hdr_t *hdrs, size_t *offs)
+static pdcbb_err_t split_requests(const tree_t *t, uint64_t self, const pdcbb_gather_req_t *q,
+                                  pdcbb_msg_hdr_t *hdrs, size_t *offs)
 {
     size_t want = q->every ? 1 : q->ranks_count, off = 0;
     if (q->every && q->ranks_count != 0) {
@@ -337,7 +337,6 @@ static pdcbb_err_t split_requests(bbd_t *d, const tree_t *t, uint64_t self,
                 return PDCBB_ERR_INVAL;
             }
     }
-    (void)d;
     return PDCBB_OK;
 }
 
@@ -417,7 +416,7 @@ pdcbb_err_t bbd_op_gather(bbd_req_t *r, const pdcbb_gather_req_t *q, pdcbb_gathe
                    (unsigned long long)r->hdr->req_id, q->tree, d->nservers);
         return PDCBB_ERR_INVAL;
     }
-    tree_t t = {d->nservers, q->tree - 1, d->cfg.table_fanout >= 2 ? d->cfg.table_fanout : 16};
+    tree_t t = {d->nservers, q->tree - 1, bbd_tree_fanout(d)};
     uint64_t self = vrank(&t, d->rank);
     size_t want = q->every ? 1 : q->ranks_count;
     if (want == 0)
@@ -429,7 +428,7 @@ pdcbb_err_t bbd_op_gather(bbd_req_t *r, const pdcbb_gather_req_t *q, pdcbb_gathe
         free(w);
         return PDCBB_ERR_NOMEM;
     }
-    pdcbb_err_t rc = split_requests(d, &t, self, q, hdrs, offs);
+    pdcbb_err_t rc = split_requests(&t, self, q, hdrs, offs);
     if (rc != PDCBB_OK) {
         free(w);
         return rc;

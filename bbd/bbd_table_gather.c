@@ -334,7 +334,7 @@ void bbd_table_gather_start(bbd_t *d, const pdcbb_endpoint_t *self)
     memset(&g, 0, sizeof(g));
     g.me = d->rank;
     g.n = d->nservers;
-    g.fanout = d->cfg.table_fanout >= 2 ? d->cfg.table_fanout : 16;
+    g.fanout = bbd_tree_fanout(d);
     g.start = now_seconds();
     g.deadline = g.start + 2 * d->cfg.ready_timeout;
     g.next_check = g.start + 1.0; /* failed nodes are looked for after this grace period */
