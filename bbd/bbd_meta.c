@@ -707,8 +707,12 @@ pdcbb_err_t bbd_op_tag_del(bbd_req_t *r, const pdcbb_tag_del_req_t *q, pdcbb_tag
     pdcbb_err_t rc = tag_target(r, q->id, q->name);
     if (rc != PDCBB_OK || (rc = tag_key(r, q->id, q->name, &key)) != PDCBB_OK)
         return rc;
-    if ((rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v)) != PDCBB_OK ||
-        (rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK)
+    /* As PDC: deleting a tag that does not exist (never put, or deleted already, maybe by
+     * another rank) succeeds; the owner must exist (tag_target). */
+    rc = OPS->get(r->txn, PDCBB_T_TAG, key, &v);
+    if (rc == PDCBB_ERR_NOT_FOUND)
+        return PDCBB_OK;
+    if (rc != PDCBB_OK || (rc = tag_unindex(r, q->id, q->name, key)) != PDCBB_OK)
         return rc;
     return OPS->del(r->txn, PDCBB_T_TAG, key);
 }

@@ -47,3 +47,23 @@ WRAP
         assert_output --regexp "rank $r of 3: discovery=(daemon|jobtable) nservers=3 ok"
     done
 }
+
+@test "6 ranks race on the same tags of the same named containers: every delete succeeds, as in PDC" {
+    # As PDC's cont_tags run with several ranks: each rank creates containers of the same names
+    # (the same containers), puts, reads and deletes the same tags; all but one delete a tag
+    # that is already gone, which succeeds in PDC, and a tag read after another rank deleted it
+    # reads as deleted (success, value NULL, size 0), never as an error.
+    local tags="$BUILD_DIR/tests/pdc_mpi_tags"
+    run "$PDCBB" run --nodes 2 --workdir "$WORKDIR" --quiet -- \
+        timeout 120 mpirun --oversubscribe -np 6 -x PDCBB_JOB_DIR -x PDCBB_JOB_ID \
+        -x UCX_WARN_UNUSED_ENV_VARS "$tags" 20
+    echo "$output"
+    assert_success
+    for r in 0 1 2 3 4 5; do
+        assert_line --regexp "^rank $r of 6: rounds=20 deletes=40 read-deleted=[0-9]+ ok$"
+    done
+    # Each tag is deleted by all 6 ranks after the last put of the round: at most one delete
+    # finds it (before the fix, the others failed with "has no tag").
+    refute_output --partial "failed"
+    assert_no_daemons "$WORKDIR"
+}
