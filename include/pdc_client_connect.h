@@ -4,7 +4,10 @@
  * PDC applications include this header for metadata search: PDC_Client_query_kvtag (and its MPI
  * variant) and the DART index calls (insert, search, delete object references). That is all it
  * declares: the rest of PDC's header of this name is PDC-internal and not part of pdcbb. It
- * includes pdc.h; threads, errors and ownership follow the rules at the top of pdc.h.
+ * includes pdc.h; threads, errors and ownership follow the rules at the top of pdc.h. As PDC's
+ * does, it also includes query_utils.h (and through it string_utils.h: PDC's string and tag-list
+ * helpers) and pdc_client_server_common.h (PDC_get_elapsed_time_double), which PDC programs use
+ * without including them.
  *
  * Patterns. A tag name, a string tag value or a DART key or value pattern is matched at its
  * ends, as PDC does: "abc" exactly, "abc*" as a prefix, "*abc" as a suffix, "*abc*" anywhere
@@ -16,6 +19,8 @@
 #define PDC_CLIENT_CONNECT_H
 
 #include "pdc.h"
+#include "pdc_client_server_common.h"
+#include "query_utils.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,9 @@
  * tests/bats/60-install.bats against the installed tree with plain `cc` and pkg-config: the
  * header names PDC programs include beside pdc.h, PDC's logging macros, PDCcont_iter_start
  * called with an argument (PDC declares it without a prototype), a deleted tag read back as
- * PDC answers it (SUCCEED, value NULL, size 0), and PDC's timing helpers.
+ * PDC answers it (SUCCEED, value NULL, size 0), PDC's timing helpers, and the commons helpers
+ * PDC's test programs use: println and gen_random_strings (string_utils.h, reached through
+ * pdc_client_connect.h), the stopwatch of timer_utils.h and PDC_get_elapsed_time_double.
  *
  *   pdc_style LOGFILE     (inside a job: pdcbb run -- pdc_style LOGFILE)
  */
@@ -18,6 +20,7 @@
 #include "pdc_logger.h"
 #include "pdc_query.h"
 #include "pdc_timing.h"
+#include "timer_utils.h"
 
 void print_usage()
 {
@@ -32,12 +35,14 @@ int main(int argc, char **argv)
     psize_t size = 99;
     pdc_var_type_t type;
     int answer = 42, n = 0;
+    stopwatch_t watch;
 
     if (argc < 2) {
         print_usage();
         return 1;
     }
     gettimeofday(&start, 0);
+    timer_start(&watch);
     pdc = PDCinit("pdc");
     cont_prop = PDCprop_create(PDC_CONT_CREATE, pdc);
     cont = PDCcont_create("c_style", cont_prop);
@@ -83,12 +88,29 @@ int main(int argc, char **argv)
     PDCobj_close(obj);
     PDC_timing_report("style ");
 
+    srand(42);
+    char **names = gen_random_strings(8, 5, 12, 26);
+    int good = names != NULL;
+    for (int i = 0; i < 8 && good; i++) {
+        size_t len = strlen(names[i]);
+        good = len >= 5 && len <= 12 && strspn(names[i], "abcdefghijklmnopqrstuvwxyz") == len;
+    }
+    println("random strings: %d of 5 to 12 letters a-z: %s", 8, good ? "yes" : "no");
+    for (int i = 0; names && i < 8; i++)
+        free(names[i]);
+    free(names);
+
     PDCprop_close(obj_prop);
     PDCcont_close(cont);
     PDCprop_close(cont_prop);
     PDCclose(pdc);
     gettimeofday(&end, 0);
-    LOG_JUST_PRINT("done in %.3f s\n",
-                   (end.tv_sec - start.tv_sec) + (end.tv_usec - start.tv_usec) / 1e6);
+    timer_pause(&watch);
+    double elapsed = PDC_get_elapsed_time_double(&start, &end);
+    /* both measure the same stretch, the stopwatch starting and stopping a little later */
+    double apart = timer_delta_ms(&watch) - elapsed * 1000.0;
+    println("stopwatch agrees: %s",
+            elapsed > 0 && apart > -1000.0 && apart < 1000.0 ? "yes" : "no");
+    LOG_JUST_PRINT("done in %.3f s\n", elapsed);
     return 0;
 }

@@ -6,6 +6,17 @@
 load helpers
 use_install_prefix
 
+# The helpers of PDC's commons that libpdc exports for PDC programs (string_utils.h,
+# query_utils.h, timer_utils.h), by exact name; get_key, get_value and
+# PDC_get_elapsed_time_double are covered by the get_ and PDC prefixes.
+PDC_HELPERS='substr|subrstr|substring|determine_pattern_type|indexOfStr|indexOf|startsWith'
+PDC_HELPERS+='|endsWith|contains|equals|dsprintf|println|stderr_println|simple_matches'
+PDC_HELPERS+='|reverse_str|split_string|gen_random_strings'
+PDC_HELPERS+='|gen_query_key_value|gen_query_str|free_query_output|gen_tags_in_loop|gen_tags'
+PDC_HELPERS+='|k_v_matches_p|has_tag|has_tag_p|is_value_match|is_value_match_p|is_value_in_range'
+PDC_HELPERS+='|timer_us_timestamp|timer_ms_timestamp|timer_s_timestamp|timer_start|timer_pause'
+PDC_HELPERS+='|timer_unpause|timer_delta_us|timer_delta_ms|timer_delta_s|timer_delta_m|timer_delta_h'
+
 setup() {
     setup_workdir
 }
@@ -19,7 +30,8 @@ teardown() {
     [ -f "$PREFIX/include/pdc_client_connect.h" ]
     [ -f "$PREFIX/include/pdc_timing.h" ]
     # the other names PDC programs include beside pdc.h
-    for h in pdc_logger.h pdc_query.h pdc_client_server_common.h; do
+    for h in pdc_logger.h pdc_query.h pdc_client_server_common.h string_utils.h query_utils.h \
+        timer_utils.h; do
         [ -f "$PREFIX/include/$h" ]
     done
     lib="$(ls "$PREFIX"/lib*/libpdc.so.*.*.* | head -1)"
@@ -31,7 +43,16 @@ teardown() {
     [ -x "$PREFIX/bin/pdcbb" ]
     [ -x "$PREFIX/sbin/pdc_bbd" ]
     # Only the API leaves the library: no internal symbol is exported.
-    run bash -c "nm -D --defined-only '$lib' | awk '{print \$3}' | grep -v -E '^(PDC|pdc_|PDCbb_|check_overlap|memcpy_|detect_region|get_|setLogFile$|setLogLevel$|log_message$|_init|_fini|_edata|_end|__bss)' || true"
+    run bash -c "nm -D --defined-only '$lib' | awk '{print \$3}' | grep -v -E '^(PDC|pdc_|PDCbb_|check_overlap|memcpy_|detect_region|get_|setLogFile$|setLogLevel$|log_message$|($PDC_HELPERS)$|_init|_fini|_edata|_end|__bss)' || true"
+    assert_output ""
+}
+
+@test "the library itself never calls PDC's helpers, so an application's own equals is no harm" {
+    lib="$(ls "$PREFIX"/lib*/libpdc.so.*.*.* | head -1)"
+    # sanity: the helpers are exported
+    nm -D --defined-only "$lib" | awk '{print $3}' | grep -qx equals
+    # A call or an address taken through the dynamic linker needs a relocation naming it.
+    run bash -c "readelf -rW '$lib' | awk '{print \$5}' | grep -x -E '$PDC_HELPERS|get_key|get_value|PDC_get_elapsed_time_double' || true"
     assert_output ""
 }
 
@@ -81,7 +102,10 @@ teardown() {
     refute_output --partial "dropped"
     # counted between PDC_timing_init and PDC_timing_finalize: the reopen, not the close after
     assert_output --regexp "style OBJ_OPEN +1 calls"
-    assert_output --partial "done in "
+    # PDC's commons helpers: gen_random_strings, println, the stopwatch, PDC_get_elapsed_time_double
+    assert_output --partial "random strings: 8 of 5 to 12 letters a-z: yes"
+    assert_output --partial "stopwatch agrees: yes"
+    assert_output --regexp "done in [0-9]+\.[0-9]{3} s"
     run cat "$WORKDIR/info.log"
     assert_output --regexp "^\[[0-9-]+ [0-9:]+\.[0-9]{6}\] \[INFO\] \[pdc_style.c:main:[0-9]+\] to the file: info$"
     assert_no_daemons "$WORKDIR"
