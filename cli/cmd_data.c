@@ -176,29 +176,82 @@ void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on)
     p->tty = isatty(STDERR_FILENO);
     p->start = p->last = cli_now();
     p->printed = 0;
+    p->done_objects = p->total_objects = 0;
+    p->interval = p->tty ? 1.0 : 10.0;
+    const char *env = getenv("PDCBB_PROGRESS_INTERVAL");
+    char *end;
+    double v = env && *env ? strtod(env, &end) : -1;
+    if (env && *env && *end == '\0' && v >= 0 && v <= 86400)
+        p->interval = v;
 }
 
-/* A line at most once a second on a terminal (every 10 s otherwise). */
+/* "1h02m", "3m05s", "42s" */
+static void cmd_duration(double s, char *out, size_t len)
+{
+    unsigned long t = s < 0 ? 0 : (unsigned long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(out, len, "%luh%02lum", t / 3600, t % 3600 / 60);
+    else if (t >= 60)
+        snprintf(out, len, "%lum%02lus", t / 60, t % 60);
+    else
+        snprintf(out, len, "%lus", t);
+}
+
 void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final)
 {
     if (!p->on)
         return;
     double now = cli_now();
-    if (!final && now - p->last < (p->tty ? 1.0 : 10.0))
+    if (!final && now - p->last < p->interval)
         return;
     if (final && !p->printed)
         return;
+    if (final && p->last_done == done && p->last_total == total) {
+        if (p->tty) /* the last line said it all: end it */
+            fputc('\n', stderr);
+        return;
+    }
     p->last = now;
     p->printed = 1;
-    char d[32], t[32];
+    p->last_done = done;
+    p->last_total = total;
+    char d[32], t[32], objs[64] = "", left[48] = "";
     cmd_human(done, d, sizeof(d));
     cmd_human(total, t, sizeof(t));
+    if (p->total_objects > 0)
+        snprintf(objs, sizeof(objs), ", %" PRIu64 " of %" PRIu64 " objects", p->done_objects,
+                 p->total_objects);
     double pct = total ? 100.0 * (double)done / (double)total : 100.0;
-    double el = now - p->start;
-    fprintf(stderr, "%spdcbb %s: %5.1f%% (%s of %s, %.0f MiB/s)%s", p->tty ? "\r" : "", p->cmd,
-            pct, d, t, el > 0 ? (double)done / 1048576.0 / el : 0.0,
-            (p->tty && !final) ? "" : "\n");
+    double el = now - p->start, rate = el > 0 ? (double)done / el : 0.0;
+    if (!final && done < total && rate > 0) {
+        char dur[24];
+        cmd_duration((double)(total - done) / rate, dur, sizeof(dur));
+        snprintf(left, sizeof(left), ", %s left", dur);
+    }
+    /* on a terminal the line is rewritten in place; the spaces clear a longer earlier one */
+    fprintf(stderr, "%spdcbb %s: %5.1f%% (%s of %s%s, %.0f MiB/s%s)%s", p->tty ? "\r" : "", p->cmd,
+            pct, d, t, objs, rate / 1048576.0, left, (p->tty && !final) ? "   " : "\n");
     fflush(stderr);
+}
+
+void cmd_drain_progress(const pdcbb_drain_progress_t *d, void *arg)
+{
+    cmd_progress_t *p = arg;
+    p->done_objects = d->done_objects;
+    p->total_objects = d->total_objects;
+    cmd_progress(p, d->done_bytes, d->total_bytes, false);
+}
+
+void cmd_drain_progress_end(cmd_progress_t *p, bool ok, uint64_t bytes, uint64_t objects)
+{
+    if (!p->on || !p->printed)
+        return;
+    if (ok) {
+        p->done_objects = p->total_objects = objects;
+        cmd_progress(p, bytes, bytes, true);
+    } else if (p->tty) {
+        fputc('\n', stderr);
+    }
 }
 
 int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,

@@ -55,15 +55,23 @@ void cmd_dims(const uint64_t *dims, uint32_t ndim, char *out, size_t len);
 typedef struct cmd_progress {
     const char *cmd;
     bool on, tty;
-    double last, start;
+    double last, start, interval;
     int printed;
+    uint64_t done_objects, total_objects; /* shown when total_objects > 0 */
+    uint64_t last_done, last_total;       /* of the line printed last */
 } cmd_progress_t;
 
 /* Start progress reporting for command cmd ("export"); on: report at all. */
 void cmd_progress_init(cmd_progress_t *p, const char *cmd, bool on);
-/* A line at most once a second on a terminal (every 10 s otherwise); final: the last line
- * (printed only when an earlier one was). */
+/* A line at most once a second on a terminal (every 10 s otherwise; PDCBB_PROGRESS_INTERVAL
+ * seconds when set): percent, bytes (and objects) done of the total, the rate and, before the
+ * end, the time left; final: the last line (printed only when an earlier one was). */
 void cmd_progress(cmd_progress_t *p, uint64_t done, uint64_t total, bool final);
+/* A pdcbb_drain_progress_fn for cmd_progress (arg: the cmd_progress_t). */
+void cmd_drain_progress(const pdcbb_drain_progress_t *d, void *arg);
+/* After a drain reported through cmd_drain_progress: its final line (ok) or the end of the
+ * line left open on a terminal (failed: the error follows on its own line). */
+void cmd_drain_progress_end(cmd_progress_t *p, bool ok, uint64_t bytes, uint64_t objects);
 /* b as "12.3 MiB". */
 void cmd_human(uint64_t b, char *out, size_t len);
 

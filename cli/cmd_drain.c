@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_data.h"
 #include "pdcbb_config.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_job.h"
@@ -193,28 +194,19 @@ typedef struct drain_result {
 
 typedef struct drain_arg {
     pdcbb_drain_job_t job;
-    bool show_progress;
+    cmd_progress_t prog; /* on a terminal, unless --quiet */
 } drain_arg_t;
-
-static void drain_progress(uint64_t done, uint64_t total, void *arg)
-{
-    (void)arg;
-    fprintf(stderr, "\rpdcbb drain: %.1f of %.1f MiB (%d%%)   ", (double)done / (1 << 20),
-            (double)total / (1 << 20), total ? (int)(done * 100 / total) : 100);
-}
 
 static pdcbb_err_t drain_run(void *arg, void *out)
 {
     drain_arg_t *a = arg;
     drain_result_t *res = out;
     memset(res, 0, sizeof(*res));
-    pdcbb_err_t rc = pdcbb_drain_node(&a->job, &res->stats,
-                                      a->show_progress ? drain_progress : NULL, NULL, res->err,
-                                      sizeof(res->err));
+    pdcbb_err_t rc = pdcbb_drain_node(&a->job, &res->stats, a->prog.on ? cmd_drain_progress : NULL,
+                                      &a->prog, res->err, sizeof(res->err));
     if (rc == PDCBB_OK && res->stats.drain_dir[0])
         pdcbb_job_drain_keep_logs(a->job.job_dir, res->stats.drain_dir, a->job.node);
-    if (a->show_progress)
-        fprintf(stderr, "\r%60s\r", "");
+    cmd_drain_progress_end(&a->prog, rc == PDCBB_OK, res->stats.bytes, res->stats.objects);
     if (rc == PDCBB_OK) /* this node is drained: its old FAILED reports are stale */
         pdcbb_drain_report_remove(a->job.destination, a->job.job_id, a->job.node);
     return rc;
@@ -421,8 +413,8 @@ int cli_cmd_drain(int argc, char **argv)
                               .instance = ji.instance,
                               .cluster = ji.cluster,
                               .may_create = 1,
-                              .share = share},
-                      .show_progress = !quiet && isatty(STDERR_FILENO)};
+                              .share = share}};
+    cmd_progress_init(&da.prog, "drain", !quiet && isatty(STDERR_FILENO));
     static drain_result_t res;
     char xerr[PDCBB_JOB_ERR_LEN] = "";
     memset(&res, 0, sizeof(res));

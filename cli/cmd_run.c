@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_data.h"
 #include "pdcbb_config.h"
 #include "pdcbb_job.h"
 #include "pdcbb_job_drain.h"
@@ -682,9 +683,16 @@ cleanup:
     bool drain_failed = false, drain_complete = false;
     char drained_to[sizeof(((pdcbb_drain_node_stats_t *)0)->drain_dir)] = "";
     for (unsigned k = 0; ran && cfg->drain[0] && total.running == 0 && k < prologs; k++) {
-        char err[PDCBB_JOB_ERR_LEN];
+        char err[PDCBB_JOB_ERR_LEN], what[32];
         pdcbb_drain_node_stats_t dst;
-        rc = pdcbb_job_drain(&jobs[k], keep, &dst, err, sizeof(err));
+        cmd_progress_t prog; /* on a terminal: bytes and objects, rate, time left */
+        snprintf(what, sizeof(what), "run: node%u: drain", k);
+        cmd_progress_init(&prog, what, !quiet && isatty(STDERR_FILENO));
+        rc = pdcbb_job_drain(&jobs[k], keep, prog.on ? cmd_drain_progress : NULL, &prog, &dst, err,
+                             sizeof(err));
+        /* the child that drained printed the lines: end the open one here */
+        if (prog.on && prog.tty)
+            fprintf(stderr, "\r%*s\r", 100, "");
         if (rc != PDCBB_OK) {
             drain_failed = true;
             fprintf(stderr, "pdcbb run: node%u: %s (finish it with: pdcbb drain %s/node%u/pdcbb.%"
@@ -695,12 +703,12 @@ cleanup:
                     err[0] ? err : "nothing of this node to drain");
         } else if (!quiet) {
             fprintf(stderr,
-                    "pdcbb run: node%u: drained %.1f MiB of %u rank%s in %.2f s (%.0f MB/s) to "
-                    "%s%s\n",
-                    k, (double)dst.bytes / 1048576.0, dst.ranks_drained,
-                    dst.ranks_drained == 1 ? "" : "s", dst.seconds,
-                    dst.seconds > 0 ? (double)dst.bytes / dst.seconds / 1e6 : 0.0,
-                    dst.drain_dir, dst.complete ? " (complete)" : "");
+                    "pdcbb run: node%u: drained %.1f MiB, %" PRIu64 " object%s of %u rank%s in "
+                    "%.2f s (%.0f MB/s) to %s%s\n",
+                    k, (double)dst.bytes / 1048576.0, dst.objects, dst.objects == 1 ? "" : "s",
+                    dst.ranks_drained, dst.ranks_drained == 1 ? "" : "s", dst.seconds,
+                    dst.seconds > 0 ? (double)dst.bytes / dst.seconds / 1e6 : 0.0, dst.drain_dir,
+                    dst.complete ? " (complete)" : "");
         }
         if (rc == PDCBB_OK && dst.drain_dir[0]) {
             snprintf(drained_to, sizeof(drained_to), "%s", dst.drain_dir);

@@ -94,11 +94,6 @@ static bool verify_count(bool first, uint64_t n, const char *what)
     return true;
 }
 
-static void verify_progress(uint64_t done, uint64_t total, void *arg)
-{
-    cmd_progress(arg, done, total, false);
-}
-
 int cli_cmd_verify(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -153,8 +148,8 @@ int cli_cmd_verify(int argc, char **argv)
     cmd_progress_init(&prog, "verify", !quiet && isatty(STDERR_FILENO));
     pdcbb_drain_verify_stats_t st;
     char err[PDCBB_DRAIN_ERR_LEN] = "";
-    pdcbb_err_t rc = pdcbb_drain_verify(m, (int)rank, &st, verify_report, verify_progress,
-                                        &prog, err, sizeof(err));
+    pdcbb_err_t rc = pdcbb_drain_verify(m, (int)rank, &st, verify_report, cmd_drain_progress, &prog,
+                                        err, sizeof(err));
     cmd_progress(&prog, st.bytes, st.bytes, true);
     uint64_t damaged = pdcbb_drain_damaged_extents(m, (int)rank, verify_damaged, &prog);
     /* the mount's files: listed only when the drain completed; not a rank's */
@@ -163,8 +158,8 @@ int cli_cmd_verify(int argc, char **argv)
     char ferr[PDCBB_DRAIN_ERR_LEN] = "";
     if (m->complete && rank < 0 && (rc == PDCBB_OK || rc == PDCBB_ERR_IO)) {
         cmd_progress_init(&prog, "verify", !quiet && isatty(STDERR_FILENO));
-        frc = pdcbb_drain_files_verify(m, &fst, verify_files_report, verify_progress, &prog, ferr,
-                                       sizeof(ferr));
+        frc = pdcbb_drain_files_verify(m, &fst, verify_files_report, cmd_drain_progress, &prog,
+                                       ferr, sizeof(ferr));
         cmd_progress(&prog, fst.bytes, fst.bytes, true);
     }
     bool files_bad = fst.missing || fst.extra || fst.changed || fst.damaged;

@@ -99,10 +99,17 @@ int pdcbb_job_drain_keep_logs(const char *job_dir, const char *drain_dir, const 
     return rc;
 }
 
+typedef struct drain_call {
+    pdcbb_drain_job_t job;
+    pdcbb_drain_progress_fn progress;
+    void *arg;
+} drain_call_t;
+
 /* Runs as the job user. */
 static pdcbb_err_t drain_as_user(void *arg, void *out)
 {
-    const pdcbb_drain_job_t *dj = arg;
+    const drain_call_t *call = arg;
+    const pdcbb_drain_job_t *dj = &call->job;
     drain_result_t *res = out;
     memset(res, 0, sizeof(*res));
     /* Progress goes to <job dir>/drain.log: `tail -f` it during a long drain; it stays with
@@ -115,7 +122,8 @@ static pdcbb_err_t drain_as_user(void *arg, void *out)
         if (saved_level < PDCBB_LOG_INFO)
             pdcbb_log_set_level(PDCBB_LOG_INFO);
     }
-    pdcbb_err_t rc = pdcbb_drain_node(dj, &res->stats, NULL, NULL, res->err, sizeof(res->err));
+    pdcbb_err_t rc =
+        pdcbb_drain_node(dj, &res->stats, call->progress, call->arg, res->err, sizeof(res->err));
     /* The daemons' logs (and the record of any that died) outlive the node-local data. */
     if (rc == PDCBB_OK && res->stats.drain_dir[0] &&
         pdcbb_job_drain_keep_logs(dj->job_dir, res->stats.drain_dir, dj->node) != 0)
@@ -142,8 +150,8 @@ static pdcbb_err_t drain_as_user(void *arg, void *out)
     return rc;
 }
 
-pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_stats_t *stats,
-                            char *err, size_t errlen)
+pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_progress_fn progress,
+                            void *arg, pdcbb_drain_node_stats_t *stats, char *err, size_t errlen)
 {
     char dir[PATH_MAX];
     pdcbb_err_t rc = pdcbb_job_dir(job, dir, sizeof(dir));
@@ -176,7 +184,8 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
         snprintf(user, sizeof(user), "%s", pw.pw_name);
     else
         snprintf(user, sizeof(user), "%ld", (long)job->uid);
-    pdcbb_drain_job_t dj = {
+    drain_call_t call = {.progress = progress, .arg = arg};
+    call.job = (pdcbb_drain_job_t){
         .job_id = job->job_id,
         .uid = job->uid,
         .user = user,
@@ -192,7 +201,7 @@ pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_s
     static drain_result_t res; /* large: not on the stack of a plugin */
     memset(&res, 0, sizeof(res));
     char xerr[PDCBB_JOB_ERR_LEN] = "";
-    rc = pdcbb_job_as_user(job, drain_as_user, &dj, &res, sizeof(res), xerr, sizeof(xerr));
+    rc = pdcbb_job_as_user(job, drain_as_user, &call, &res, sizeof(res), xerr, sizeof(xerr));
     if (stats)
         *stats = res.stats;
     if (rc != PDCBB_OK) {

@@ -22,10 +22,12 @@
  * Without a drain destination, or when the prolog failed on this node (prolog.error: the
  * burst buffer never served anyone), the job directory is removed unless keep is set (err then
  * says why when it is worth saying). stats (may be NULL) gets what was drained. Returns
- * PDCBB_OK when nothing is left to do on this node.
+ * PDCBB_OK when nothing is left to do on this node. progress (may be NULL) is called as
+ * pdcbb_drain_node calls it, in the process that drains as the job user (a child of the
+ * caller's: arg is the child's copy).
  */
-pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_node_stats_t *stats,
-                            char *err, size_t errlen);
+pdcbb_err_t pdcbb_job_drain(const pdcbb_job_t *job, int keep, pdcbb_drain_progress_fn progress,
+                            void *arg, pdcbb_drain_node_stats_t *stats, char *err, size_t errlen);
 
 /*
  * After a node's drain, as the job user: copy the job directory's daemon logs (bbd-R.log), its

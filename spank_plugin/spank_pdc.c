@@ -665,7 +665,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     /* The drain runs as the job user; a failed drain keeps the data and never fails the
      * epilog (that would drain the node for a user's full or missing directory). */
     pdcbb_drain_node_stats_t st;
-    rc = pdcbb_job_drain(&job, 0, &st, err, sizeof(err));
+    rc = pdcbb_job_drain(&job, 0, NULL, NULL, &st, err, sizeof(err));
     tell_user(&job, rc, &st, err);
     if (rc != PDCBB_OK)
         slurm_error(PFX "job %llu node %s: %s (finish it with: pdcbb drain %s)",
@@ -677,9 +677,11 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
         slurm_info(PFX "job %llu node %s: daemons stopped, nothing of this node to drain to %s",
                    (unsigned long long)job.job_id, job.node_name, job.cfg.drain);
     else if (job.cfg.drain[0])
-        slurm_info(PFX "job %llu node %s: drained %llu bytes of %u rank(s) to %s in %.1f s%s",
-                   (unsigned long long)job.job_id, job.node_name,
-                   (unsigned long long)st.bytes, st.ranks_drained, st.drain_dir, st.seconds,
+        slurm_info(PFX "job %llu node %s: drained %llu bytes, %llu objects of %u rank(s) to %s "
+                       "in %.1f s (%.0f MB/s), verified%s",
+                   (unsigned long long)job.job_id, job.node_name, (unsigned long long)st.bytes,
+                   (unsigned long long)st.objects, st.ranks_drained, st.drain_dir, st.seconds,
+                   st.seconds > 0 ? (double)st.bytes / 1e6 / st.seconds : 0.0,
                    st.complete ? "; the job's drain is complete" : "");
     else
         slurm_info(PFX "job %llu node %s: daemons stopped, no drain requested: data removed",

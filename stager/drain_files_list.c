@@ -704,7 +704,9 @@ static void fl_compare(fl_verify_t *v, int dfd, const char *name, const struct s
                 fl_diff(diffs, sizeof(diffs), "%s", why);
             close(fd);
             if (v->progress != NULL)
-                v->progress(v->done, v->f->bytes, v->arg);
+                v->progress(
+                    &(pdcbb_drain_progress_t){.done_bytes = v->done, .total_bytes = v->f->bytes},
+                    v->arg);
         }
         if (e->damaged) {
             v->st->damaged++;

@@ -679,12 +679,12 @@ pdcbb_err_t pdcbb_drain_verify(pdcbb_drain_t *m, int rank, pdcbb_drain_verify_st
             uint64_t now = rd_now_ns();
             if (now - last_progress >= DRAIN_PROGRESS_NS) {
                 last_progress = now;
-                progress(done, total, arg);
+                progress(&(pdcbb_drain_progress_t){.done_bytes = done, .total_bytes = total}, arg);
             }
         }
     }
     if (progress != NULL)
-        progress(done, total, arg);
+        progress(&(pdcbb_drain_progress_t){.done_bytes = done, .total_bytes = total}, arg);
     /* KV dumps: every block's CRC-32C, the end block, and the whole file's CRC-32C, record
      * count and size against the manifest */
     for (uint32_t i = 0; i < m->nkvdumps; i++) {

@@ -110,9 +110,12 @@ void dw_progress(dw_ctx_t *c, uint32_t rank, int force)
 {
     double now = dw_now();
     int decile = c->total_bytes ? (int)(c->done_bytes * 10 / c->total_bytes) : 10;
-    if (c->progress && (force || now - c->last_cb >= 0.25)) {
-        c->progress(c->done_bytes, c->total_bytes, c->progress_arg);
-        c->last_cb = now;
+    if (c->progress) { /* once per copy buffer (16 MiB): the caller throttles its output */
+        pdcbb_drain_progress_t p = {.done_bytes = c->done_bytes,
+                                    .total_bytes = c->total_bytes,
+                                    .done_objects = c->done_objects,
+                                    .total_objects = c->total_objects};
+        c->progress(&p, c->progress_arg);
     }
     if (force || now - c->last_log >= DW_PROGRESS_SECONDS || decile > c->last_decile) {
         double el = now - c->t0;
@@ -184,6 +187,12 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
         if ((rc = dw_plan_object(c, &r, &plan, &r.layouts[i], store_dir)) != PDCBB_OK)
             goto out;
     c->total_bytes += plan.bytes;
+    /* objects: those without data are done now, the others as the copy finishes them */
+    uint64_t objects_before = c->done_objects, with_data = 0;
+    for (size_t i = 0; i < plan.npieces; i++)
+        with_data += i == 0 || plan.pieces[i].obj != plan.pieces[i - 1].obj;
+    c->total_objects += r.m->nobjs;
+    c->done_objects += r.m->nobjs > with_data ? r.m->nobjs - with_data : 0;
     PDCBB_INFO("rank %u: %u containers, %u objects, %zu data files, %.1f MiB to drain", rank,
                r.m->nconts, r.m->nobjs, plan.nsrc, (double)plan.bytes / (1 << 20));
 
@@ -197,6 +206,7 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
     if ((rc = dw_copy(c, rank, &plan, fd, data_path, &size)) != PDCBB_OK)
         goto out;
     c->total_bytes -= plan.bytes - size; /* all-zero runs that were dropped */
+    c->done_objects = objects_before + r.m->nobjs;
     double t_sync = dw_now();
     struct stat dst;
     if (fdatasync(fd) != 0) {
@@ -310,7 +320,7 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
     c.errlen = errlen;
     c.progress = progress;
     c.progress_arg = arg;
-    c.t0 = c.last_log = c.last_cb = dw_now();
+    c.t0 = c.last_log = dw_now();
     if (job == NULL || job->job_dir == NULL || job->destination == NULL || job->job_id == 0 ||
         job->servers_per_node == 0 || job->nnodes == 0 || job->node_index >= job->nnodes ||
         (uint64_t)job->nnodes * job->servers_per_node > PDCBB_SERVERS_MAX)
@@ -425,6 +435,13 @@ pdcbb_err_t pdcbb_drain_node(const pdcbb_drain_job_t *job, pdcbb_drain_node_stat
                        stats->dropped_extents, stats->dropped_bytes);
     }
     stats->seconds = dw_now() - c.t0;
+    if (rc == PDCBB_OK) /* the one line that sums up this node's drain */
+        PDCBB_INFO("drained ranks %u..%u of job %" PRIu64 ": %" PRIu64 " bytes, %" PRIu64
+                   " objects, %" PRIu64 " extents in %.2f s (%.0f MB/s), verified, to %s%s",
+                   first, first + job->servers_per_node - 1, job->job_id, stats->bytes,
+                   stats->objects, stats->extents, stats->seconds,
+                   stats->seconds > 0 ? (double)stats->bytes / 1e6 / stats->seconds : 0.0,
+                   c.drain_dir, stats->complete ? " (the job's drain is complete)" : "");
     if (lockfd >= 0)
         close(lockfd); /* releases the lock */
     return rc;

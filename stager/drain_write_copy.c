@@ -329,6 +329,7 @@ pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char
     }
     int werr = 0;
     uint64_t pos = 0, synced = 0;
+    size_t counted = 0; /* pieces whose objects the progress has counted */
     while (rc == PDCBB_OK) {
         pthread_mutex_lock(&cp.mu);
         while (cp.filled == cp.drained && cp.rrc == PDCBB_OK && !cp.stop)
@@ -349,6 +350,10 @@ pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char
             synced = pos;
         }
         c->done_bytes += b->used;
+        /* an object is done once its last piece (its pieces are consecutive) is */
+        for (; counted < b->pieces_done; counted++)
+            if (counted + 1 == p->npieces || p->pieces[counted + 1].obj != p->pieces[counted].obj)
+                c->done_objects++;
         int last = b->last;
         pthread_mutex_lock(&cp.mu);
         cp.drained++;

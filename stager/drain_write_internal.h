@@ -27,9 +27,10 @@ typedef struct dw_ctx {
     size_t errlen;
     pdcbb_drain_progress_fn progress;
     void *progress_arg;
-    /* progress over the whole call */
+    /* progress over the whole call (objects: see pdcbb_drain_progress_t) */
     uint64_t total_bytes, done_bytes;
-    double t0, last_log, last_cb;
+    uint64_t total_objects, done_objects;
+    double t0, last_log;
     int last_decile;
 } dw_ctx_t;
 

@@ -401,8 +401,17 @@ typedef struct pdcbb_drain_verify_stats {
     uint64_t kv_bad;     /* KV dumps that are missing or whose blocks or CRC-32C do not match */
 } pdcbb_drain_verify_stats_t;
 
-/* progress(done_bytes, total_bytes, arg), called at most a few times a second; may be NULL. */
-typedef void (*pdcbb_drain_progress_fn)(uint64_t done, uint64_t total, void *arg);
+/* Where a long drain, check or read is. A drain learns each rank's totals when it starts that
+ * rank, so the totals may grow; objects are counted by a drain only (total 0 otherwise): an
+ * object is done when all its data is written (at once when it has none). */
+typedef struct pdcbb_drain_progress {
+    uint64_t done_bytes, total_bytes;
+    uint64_t done_objects, total_objects;
+} pdcbb_drain_progress_t;
+
+/* progress(p, arg), called often (a drain: once per 16 MiB copied; a check or read: at most 4
+ * times a second) and once at the end: the caller decides what to print when; may be NULL. */
+typedef void (*pdcbb_drain_progress_fn)(const pdcbb_drain_progress_t *p, void *arg);
 
 /*
  * Re-read every extent of m (or only those of rank when rank >= 0) and compare its CRC-32C.

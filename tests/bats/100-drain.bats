@@ -271,3 +271,36 @@ report() {
     assert_failure 1
     assert_output --partial "only that user or root"
 }
+
+@test "on a terminal the drain shows bytes, objects, rate and time left; its log sums it up in one line" {
+    # script(1) gives the commands a terminal; PDCBB_PROGRESS_INTERVAL=0 prints every update
+    # (the default is one a second), so that a drain this short shows lines before its end.
+    local fill="$BUILD_DIR/bench/pdc_fill" out
+    mkdir "$WORKDIR/dest"
+    script -qec "PDCBB_PROGRESS_INTERVAL=0 '$PDCBB' run --nodes 1 --workdir '$WORKDIR/w' \
+        --job-id 5150 --keep --drain '$WORKDIR/dest' -- '$fill' --objects 8 --size 8M" \
+        /dev/null >"$WORKDIR/run.tty"
+    out="$(tr '\r' '\n' <"$WORKDIR/run.tty")"
+    echo "$out"
+    # updates on one line (carriage returns), then the summary
+    grep -qE '^pdcbb run: node0: drain: +[0-9.]+% \([0-9.]+ [KMG]iB of 64.0 MiB, [0-9] of 8 objects, [0-9]+ MiB/s, [0-9]+s left\)' <<<"$out"
+    grep -qE '^pdcbb run: node0: drain: 100.0% \(64.0 MiB of 64.0 MiB, 8 of 8 objects, [0-9]+ MiB/s\)' <<<"$out"
+    grep -qE '^pdcbb run: node0: drained 64.0 MiB, 8 objects of 1 rank in [0-9.]+ s' <<<"$out"
+    # the drain's log (kept with the job directory): one line with everything
+    grep -qE "drained ranks 0..0 of job 5150: 67108864 bytes, 8 objects, 8 extents in [0-9.]+ s \([0-9]+ MB/s\), verified, to $WORKDIR/dest/pdcbb.5150 \(the job's drain is complete\)" \
+        "$WORKDIR/w/node0/pdcbb.5150/drain.log"
+    # pdcbb drain by hand, on a terminal: the same progress and its final line
+    job_kept 5151 1 1 "$fill" --objects 4 --size 8M
+    script -qec "PDCBB_PROGRESS_INTERVAL=0 '$PDCBB' drain --to '$WORKDIR/dest' \
+        '$WORKDIR/w/node0/pdcbb.5151'" /dev/null >"$WORKDIR/drain.tty"
+    out="$(tr '\r' '\n' <"$WORKDIR/drain.tty")"
+    echo "$out"
+    grep -qE '^pdcbb drain: +[0-9.]+% \([0-9.]+ [KMG]iB of 32.0 MiB, [0-9] of 4 objects, [0-9]+ MiB/s, [0-9]+s left\)' <<<"$out"
+    grep -qE '^pdcbb drain: 100.0% \(32.0 MiB of 32.0 MiB, 4 of 4 objects, [0-9]+ MiB/s\)' <<<"$out"
+    grep -qE '^pdcbb drain: job 5151 ranks 0..0: 1 drained; 33554432 bytes' <<<"$out"
+    # without a terminal (or with --quiet) no progress lines
+    job_kept 5152 1 1 "$fill" --objects 2 --size 8M
+    run "$PDCBB" drain --to "$WORKDIR/dest" "$WORKDIR/w/node0/pdcbb.5152"
+    assert_success
+    refute_output --partial "% ("
+}
