@@ -5,7 +5,7 @@
  *
  * Run it inside a job:  pdcbb run --nodes 1 -- pdc_meta_bench --counts 2000,20000
  *             or:       pdcbb run --nodes 1 -- pdc_meta_bench --procs 4      (4 processes)
- *             or:       pdcbb run --nodes 1 -- mpirun -np 4 pdc_meta_bench   (MPI builds)
+ *             or:       pdcbb run --nodes 1 -- mpirun --oversubscribe -np 4 pdc_meta_bench   (MPI builds)
  *
  * For each object count N of --counts (default 2000,20000) every process, one call at a time:
  *   cont_create  PDCcont_create of --containers new containers (first count only; default 2000)

@@ -152,6 +152,20 @@ guide_env() {
     done
 }
 
+@test "every mpirun example with more ranks than this 2-core machine's cores says --oversubscribe" {
+    # Open MPI refuses more ranks than cores ("not enough slots") without it; the examples run
+    # as printed on a 2-core node. Placeholders (-np P, -np NP) count as more.
+    cd "$REPO_DIR"
+    local lines
+    lines="$(grep -rh mpirun README.md docs man examples bench/*.c | sed 's/\\-/-/g' |
+        grep -oE 'mpirun( [^`|]*)? -np [A-Z0-9$"{}]+[^`|]*')"
+    [ "$(grep -c . <<<"$lines")" -ge 5 ]   # the scan sees the examples
+    run awk '{ n = $0; sub(/.*-np /, "", n); sub(/ .*/, "", n)
+               if ((n !~ /^[0-9]+$/ || n + 0 > 2) && $0 !~ /--oversubscribe/) print }' <<<"$lines"
+    echo "$output"
+    assert_output ""
+}
+
 @test "ADMIN.md's site file is complete and loads as printed" {
     awk '/^## The site file/ {f = 1} f && /^```yaml/ {on = 1; next} on && /^```/ {exit} on' \
         "$REPO_DIR/docs/ADMIN.md" > "$BATS_TEST_TMPDIR/site.yaml"
