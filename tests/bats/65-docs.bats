@@ -86,6 +86,35 @@ guide_env() {
     assert_no_daemons "$WORKDIR"
 }
 
+# The fenced blocks of language $2 in the guide's section whose "## " heading starts with $1
+# (its subsections included), verbatim.
+guide_section() {
+    awk -v head="## $1" -v lang="$2" '
+        /^## / {sec = (index($0, head) == 1)}
+        !sec {next}
+        !fence && /^```/ {fence = 1; take = ($0 == "```" lang); next}
+        fence && /^```$/ {fence = 0; take = 0; next}
+        fence && take {print}' "$GUIDE"
+}
+
+@test "USER-GUIDE.md's tag search and data query programs build and run as printed, with the printed output" {
+    mkdir "$WORKDIR/find"
+    cd "$WORKDIR/find"
+    # the two programs, in the order the commands name them
+    guide_section "Finding data" c | awk '/^\/\* find\.c/ {f = "find.c"} /^\/\* query\.c/ {f = "query.c"} f {print > f}'
+    guide_section "Finding data" sh >commands.sh
+    guide_section "Finding data" text >expected
+    grep -q 'PDC_Client_query_kvtag(' find.c
+    grep -q 'PDC_Client_search_obj_ref_through_dart(' find.c
+    grep -q 'PDCquery_get_selection(' query.c
+    [ "$(wc -l <commands.sh)" -eq 3 ]
+    [ "$(wc -l <expected)" -ge 10 ]
+    run guide_env bash -e commands.sh
+    echo "$output"
+    assert_success
+    assert_equal "$output" "$(cat expected)"
+}
+
 @test "KV.md's program builds and runs under mpirun exactly as printed, with the printed output" {
     kvdoc="$REPO_DIR/docs/KV.md"
     mkdir "$WORKDIR/kv"
