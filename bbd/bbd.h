@@ -195,8 +195,8 @@ void bbd_server_stop(bbd_t *d);
  * Handle one request that arrived without a bulk part on another transport (a shared-memory
  * channel): as process_queue would, after every region write before it is done. *reply gets
  * the malloc'ed reply (NULL if none could be built). Ops a channel does not carry
- * (pdcbb_shm_op_allowed: DATA_WRITE and DATA_READ, which need a bulk part, and later ops) are
- * refused with PDCBB_ERR_UNSUPPORTED.
+ * (pdcbb_shm_op_allowed: those without PDCBB_OPF_SHM in their row, e.g. DATA_WRITE and
+ * DATA_READ, which need a bulk part) are refused with PDCBB_ERR_UNSUPPORTED.
  */
 void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **reply,
                               size_t *reply_len);
@@ -275,7 +275,7 @@ typedef struct bbd_batch_item {
     size_t reply_len;
 } bbd_batch_item_t;
 void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n);
-/* 1 if op's handler only touches the store (it may be batched). */
+/* 1 if op's handler only touches the store (it may be batched: PDCBB_OPF_BATCH). */
 int bbd_op_is_batchable(unsigned op);
 /* Build a reply to hdr with status and (when status is OK) body; NULL on failure. */
 void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, void **reply,
@@ -288,15 +288,16 @@ void bbd_reply_build(const pdcbb_msg_hdr_t *hdr, int status, const void *body, v
  * before the call).
  */
 void bbd_io_batch_end(bbd_t *d, bbd_io_batch_t *b, void **reply, size_t *reply_len);
-/* 1 if op changes the store (runs in a write transaction). */
+/* 1 if op changes the store (runs in a write transaction: bbd_op_txn_mode is not READ). */
 int bbd_op_is_write(unsigned op);
-/* The store transaction op runs in: PDCBB_TXN_READ, _WRITE, or _REMOVE for ops that only
- * delete (they may use the store's reserve: pdcbb_store.h). */
+/* The store transaction op runs in (the transaction column of its row of PDCBB_OPS; READ for
+ * a value that is no op): PDCBB_TXN_READ, _WRITE, or _REMOVE for ops that only delete (they
+ * may use the store's reserve: pdcbb_store.h). */
 int bbd_op_txn_mode(unsigned op);
 
 /* Handlers, one per op (the files are listed at the top of this header). */
-#define BBD_X_HANDLER(OP, val, lname, RQ, RP)                                                     \
-    pdcbb_err_t bbd_op_##lname(bbd_req_t *r, const pdcbb_##lname##_req_t *q,                      \
+#define BBD_X_HANDLER(OP, val, lname, RQ, RP, ...)                                                 \
+    pdcbb_err_t bbd_op_##lname(bbd_req_t *r, const pdcbb_##lname##_req_t *q,                       \
                                pdcbb_##lname##_rep_t *p);
 PDCBB_OPS(BBD_X_HANDLER)
 #undef BBD_X_HANDLER

@@ -55,83 +55,36 @@ void bbd_req_scratch_free(bbd_req_t *r)
     }
 }
 
-int bbd_op_is_write(unsigned op)
-{
-    switch (op) {
-    case PDCBB_OP_CONT_CREATE:
-    case PDCBB_OP_CONT_DEL:
-    case PDCBB_OP_CONT_PERSIST:
-    case PDCBB_OP_CONT_OBJIDS_PUT:
-    case PDCBB_OP_CONT_OBJIDS_DEL:
-    case PDCBB_OP_TAG_PUT:
-    case PDCBB_OP_TAG_DEL:
-    case PDCBB_OP_OBJ_CREATE:
-    case PDCBB_OP_OBJ_DEL:
-    case PDCBB_OP_OBJ_SET_DIMS:
-    case PDCBB_OP_OBJ_EXTEND:
-    case PDCBB_OP_OBJ_RESERVE:
-    case PDCBB_OP_DATA_WRITE:
-    case PDCBB_OP_STRIDED_WRITE:
-    case PDCBB_OP_APPEND_WRITE:
-    case PDCBB_OP_DATA_DIRECT:
-    case PDCBB_OP_DATA_DROP:
-    case PDCBB_OP_DATA_RESIZE:
-    case PDCBB_OP_DART_INSERT:
-    case PDCBB_OP_DART_DELETE:
-    case PDCBB_OP_MAP_PUT:
-    case PDCBB_OP_KV_CREATE:
-    case PDCBB_OP_KV_DELETE:
-    case PDCBB_OP_KV_SET:
-    case PDCBB_OP_KV_TRANS:
-    case PDCBB_OP_KV_PART:
-    case PDCBB_OP_NS_CREATE:
-    case PDCBB_OP_NS_UNLINK:
-    case PDCBB_OP_NS_RMDIR:
-    case PDCBB_OP_NS_RENAME:
-    case PDCBB_OP_NS_SETATTR:
-        return 1;
-    default: return 0;
-    }
-}
-
-/* Ops that only remove: their transaction may use the store's reserve (a full metadata store
- * never blocks a delete). */
-static int op_only_removes(unsigned op)
-{
-    switch (op) {
-    case PDCBB_OP_CONT_DEL:
-    case PDCBB_OP_CONT_OBJIDS_DEL:
-    case PDCBB_OP_TAG_DEL:
-    case PDCBB_OP_OBJ_DEL:
-    case PDCBB_OP_DATA_DROP:
-    case PDCBB_OP_DART_DELETE:
-    case PDCBB_OP_KV_DELETE:
-    case PDCBB_OP_NS_UNLINK:
-        return 1;
-    default:
-        return 0;
-    }
-}
+_Static_assert((int)PDCBB_OPTXN_READ == (int)PDCBB_TXN_READ &&
+                   (int)PDCBB_OPTXN_WRITE == (int)PDCBB_TXN_WRITE &&
+                   (int)PDCBB_OPTXN_REMOVE == (int)PDCBB_TXN_REMOVE,
+               "a row's transaction is the store's mode");
 
 int bbd_op_txn_mode(unsigned op)
 {
-    return !bbd_op_is_write(op)  ? PDCBB_TXN_READ
-           : op_only_removes(op) ? PDCBB_TXN_REMOVE
-                                 : PDCBB_TXN_WRITE;
+    /* The row of PDCBB_OPS says (its transaction column); ops that only remove may use the
+     * store's reserve (a full metadata store never blocks a delete). */
+    const pdcbb_op_props_t *p = pdcbb_op_props(op);
+    return p ? (int)p->txn : PDCBB_TXN_READ;
+}
+
+int bbd_op_is_write(unsigned op)
+{
+    return bbd_op_txn_mode(op) != PDCBB_TXN_READ;
 }
 
 /* One typed trampoline per op so handlers keep their real signatures. */
 typedef pdcbb_err_t (*handler_fn)(bbd_req_t *r, const void *q, void *p);
-#define X_TRAMPOLINE(OP, val, lname, RQ, RP)                                                      \
-    static pdcbb_err_t call_##lname(bbd_req_t *r, const void *q, void *p)                         \
-    {                                                                                             \
-        return bbd_op_##lname(r, q, p);                                                           \
+#define X_TRAMPOLINE(OP, val, lname, RQ, RP, ...)                                                  \
+    static pdcbb_err_t call_##lname(bbd_req_t *r, const void *q, void *p)                          \
+    {                                                                                              \
+        return bbd_op_##lname(r, q, p);                                                            \
     }
 PDCBB_OPS(X_TRAMPOLINE)
 #undef X_TRAMPOLINE
 
 static const handler_fn handlers[PDCBB_OP_MAX_] = {
-#define X_ENTRY(OP, val, lname, RQ, RP) [val] = call_##lname,
+#define X_ENTRY(OP, val, lname, RQ, RP, ...) [val] = call_##lname,
     PDCBB_OPS(X_ENTRY)
 #undef X_ENTRY
 };
@@ -349,23 +302,7 @@ pdcbb_err_t bbd_dispatch_nested(bbd_req_t *r, const uint8_t *msg, size_t len, vo
 int bbd_op_is_batchable(unsigned op)
 {
     /* Handlers that only touch the store (no data files, no bulk parts, no I/O thread). */
-    switch (op) {
-    case PDCBB_OP_CONT_CREATE:
-    case PDCBB_OP_CONT_OPEN:
-    case PDCBB_OP_CONT_INFO:
-    case PDCBB_OP_CONT_OBJIDS_PUT:
-    case PDCBB_OP_CONT_OBJIDS_GET:
-    case PDCBB_OP_CONT_OBJIDS_DEL:
-    case PDCBB_OP_TAG_PUT:
-    case PDCBB_OP_TAG_GET:
-    case PDCBB_OP_TAG_DEL:
-    case PDCBB_OP_OBJ_CREATE:
-    case PDCBB_OP_OBJ_OPEN:
-    case PDCBB_OP_DART_INSERT:
-    case PDCBB_OP_DART_DELETE:
-    case PDCBB_OP_OBJ_INFO: return 1;
-    default: return 0;
-    }
+    return pdcbb_op_has(op, PDCBB_OPF_BATCH);
 }
 
 /* Run one prepared request in its own transaction (the fallback of a failed batch). */

@@ -487,28 +487,22 @@ static void io_drain(bbd_t *d)
     }
 }
 
-/* Ops that read or change region data see every write answered before them. */
-static int op_needs_drain(const bbd_msg_t *m)
+static unsigned msg_op(const bbd_msg_t *m)
 {
-    if (m->len < PDCBB_HDR_LEN)
-        return 0;
-    unsigned op = (unsigned)(m->data[6] | m->data[7] << 8);
-    return op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH || op == PDCBB_OP_DATA_DROP ||
-           op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT || op == PDCBB_OP_QUERY_EVAL ||
-           op == PDCBB_OP_QUERY_VALUES || op == PDCBB_OP_STRIDED_READ ||
-           op == PDCBB_OP_STRIDED_WRITE || op == PDCBB_OP_APPEND_COPY || op == PDCBB_OP_GATHER;
+    return (unsigned)(m->data[6] | m->data[7] << 8);
 }
 
-/* Ops that touch region data keep their place behind every earlier message. */
+/* Ops that read or change region data see every write answered before them (PDCBB_OPF_DRAIN). */
+static int op_needs_drain(const bbd_msg_t *m)
+{
+    return m->len >= PDCBB_HDR_LEN && pdcbb_op_has(msg_op(m), PDCBB_OPF_DRAIN);
+}
+
+/* Ops that touch region data keep their place behind every earlier message (PDCBB_OPF_DATA);
+ * so does a message too short for a header (it is refused in its turn). */
 static int op_is_data(const bbd_msg_t *m)
 {
-    if (m->len < PDCBB_HDR_LEN)
-        return 1;
-    unsigned op = (unsigned)(m->data[6] | m->data[7] << 8);
-    return op == PDCBB_OP_DATA_WRITE || op == PDCBB_OP_DATA_READ || op == PDCBB_OP_DATA_FLUSH ||
-           op == PDCBB_OP_DATA_DROP || op == PDCBB_OP_DATA_RESIZE || op == PDCBB_OP_DATA_DIRECT ||
-           op == PDCBB_OP_MAP_PUT || op == PDCBB_OP_MAP_GET || op == PDCBB_OP_STRIDED_WRITE ||
-           op == PDCBB_OP_STRIDED_READ || op == PDCBB_OP_APPEND_COPY || op == PDCBB_OP_APPEND_WRITE;
+    return m->len < PDCBB_HDR_LEN || pdcbb_op_has(msg_op(m), PDCBB_OPF_DATA);
 }
 
 static void process_one(bbd_t *d, bbd_msg_t *m)

@@ -264,11 +264,11 @@ pdcbb_err_t client_bcast_ids(MPI_Comm comm, const char *fn, int32_t status, int3
 #endif
 
 /* Typed stubs, one per op: client_op_<op>(server, req, rep, keep). */
-#define CLIENT_X_STUB(OP, val, lname, RQ, RP)                                                     \
-    static inline pdcbb_err_t client_op_##lname(unsigned server, const pdcbb_##lname##_req_t *q,  \
-                                                pdcbb_##lname##_rep_t *p, void **keep)            \
-    {                                                                                             \
-        return client_rpc(server, PDCBB_OP_##OP, q, p, keep);                                     \
+#define CLIENT_X_STUB(OP, val, lname, RQ, RP, ...)                                                 \
+    static inline pdcbb_err_t client_op_##lname(unsigned server, const pdcbb_##lname##_req_t *q,   \
+                                                pdcbb_##lname##_rep_t *p, void **keep)             \
+    {                                                                                              \
+        return client_rpc(server, PDCBB_OP_##OP, q, p, keep);                                      \
     }
 PDCBB_OPS(CLIENT_X_STUB)
 #undef CLIENT_X_STUB

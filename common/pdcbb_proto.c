@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pdcbb_checked.h"
+#include "pdcbb_stats.h"
 
 enum field_kind { FK_END = 0, FK_U32, FK_I32, FK_U64, FK_STR, FK_BLOB, FK_U64S };
 
@@ -28,23 +29,29 @@ typedef struct field_desc {
 #define OFF2_U64S(T, n) offsetof(T, n##_count)
 #define FDESC(T, kind, n) {FK_##kind, #n, offsetof(T, n), OFF2_##kind(T, n)},
 
-#define X_TABLES(OP, val, lname, RQ, RP)                                                          \
-    static const field_desc_t lname##_req_fields[] = {RQ(FDESC, pdcbb_##lname##_req_t){FK_END}};  \
+#define X_TABLES(OP, val, lname, RQ, RP, ...)                                                      \
+    static const field_desc_t lname##_req_fields[] = {RQ(FDESC, pdcbb_##lname##_req_t){FK_END}};   \
     static const field_desc_t lname##_rep_fields[] = {RP(FDESC, pdcbb_##lname##_rep_t){FK_END}};
 PDCBB_OPS(X_TABLES)
 #undef X_TABLES
 
 typedef struct op_desc {
-    const char *name;
+    pdcbb_op_props_t props;
     const field_desc_t *req;
     size_t req_size;
     const field_desc_t *rep;
     size_t rep_size;
 } op_desc_t;
 
+/* Every column of a row is named here: a row without one does not compile, nor does a value
+ * that is not one of its column's (READ, METADATA, ANSWER, CLIENT...). */
 static const op_desc_t op_table[PDCBB_OP_MAX_] = {
-#define X_OPS(OP, val, lname, RQ, RP)                                                             \
-    [val] = {#OP, lname##_req_fields, sizeof(pdcbb_##lname##_req_t), lname##_rep_fields,          \
+#define X_OPS(OP, val, lname, RQ, RP, txn, kind, drained, senders, flags)                          \
+    [val] = {{val, #OP, #lname, PDCBB_OPTXN_##txn, PDCBB_KIND_##kind, PDCBB_DRAINED_##drained,     \
+              PDCBB_BY_##senders, flags},                                                          \
+             lname##_req_fields,                                                                   \
+             sizeof(pdcbb_##lname##_req_t),                                                        \
+             lname##_rep_fields,                                                                   \
              sizeof(pdcbb_##lname##_rep_t)},
     PDCBB_OPS(X_OPS)
 #undef X_OPS
@@ -62,38 +69,32 @@ uint64_t pdcbb_name_hash(const char *name)
 
 int pdcbb_op_valid(unsigned op)
 {
-    return op < PDCBB_OP_MAX_ && op_table[op].name != NULL;
+    return op < PDCBB_OP_MAX_ && op_table[op].props.name != NULL;
+}
+
+const pdcbb_op_props_t *pdcbb_op_props(unsigned op)
+{
+    return pdcbb_op_valid(op) ? &op_table[op].props : NULL;
+}
+
+int pdcbb_op_has(unsigned op, unsigned flags)
+{
+    return pdcbb_op_valid(op) && (op_table[op].props.flags & flags) == flags;
 }
 
 int pdcbb_op_forwardable(unsigned op)
 {
-    switch (op) {
-    case PDCBB_OP_HELLO:
-    case PDCBB_OP_AUTH:
-    case PDCBB_OP_FORWARD:
-    case PDCBB_OP_GATHER:
-    case PDCBB_OP_TABLE_GATHER:
-    case PDCBB_OP_JOB_TABLE:
-    case PDCBB_OP_DATA_DIRECT:
-    case PDCBB_OP_LOCK_OBTAIN:
-    case PDCBB_OP_LOCK_RELEASE:
-    case PDCBB_OP_BCAST_OPEN:
-    case PDCBB_OP_BCAST_CHUNK:
-    case PDCBB_OP_BCAST_CLOSE:
-        return 0;
-    default:
-        return pdcbb_op_valid(op);
-    }
+    return pdcbb_op_has(op, PDCBB_OPF_FWD);
 }
 
 int pdcbb_op_gatherable(unsigned op)
 {
-    return op == PDCBB_OP_STATS || op == PDCBB_OP_QUERY_EVAL;
+    return pdcbb_op_has(op, PDCBB_OPF_GATHER);
 }
 
 const char *pdcbb_op_name(unsigned op)
 {
-    return pdcbb_op_valid(op) ? op_table[op].name : "UNKNOWN";
+    return pdcbb_op_valid(op) ? op_table[op].props.name : "UNKNOWN";
 }
 
 static const field_desc_t *fields_of(unsigned op, int is_reply, size_t *struct_size)

@@ -100,77 +100,214 @@ static inline unsigned pdcbb_home_server(const char *name, unsigned nservers)
     F(T, STR, data_loc)                                                                           \
     F(T, STR, tags)
 
-/* X(OPNAME, value, lowercase name, request fields, reply fields) */
+/*
+ * Properties of an op (the last five columns of PDCBB_OPS; pdcbb_op_props() reads them).
+ * Transactions (equal to the store's PDCBB_TXN_*: bbd_dispatch.c checks).
+ */
+enum { PDCBB_OPTXN_READ = 0, PDCBB_OPTXN_WRITE = 1, PDCBB_OPTXN_REMOVE = 2 };
+/* What the drained mode does with a request. */
+enum { PDCBB_DRAINED_ANSWER = 0, PDCBB_DRAINED_READ_ONLY = 1, PDCBB_DRAINED_UNSUPPORTED = 2 };
+/* Who sends it (bits). */
+#define PDCBB_BY_CLIENT        1u
+#define PDCBB_BY_TOOL          2u
+#define PDCBB_BY_DAEMON        4u
+#define PDCBB_BY_CLIENT_DAEMON (PDCBB_BY_CLIENT | PDCBB_BY_DAEMON)
+#define PDCBB_BY_TOOL_DAEMON   (PDCBB_BY_TOOL | PDCBB_BY_DAEMON)
+#define PDCBB_BY_ALL           (PDCBB_BY_CLIENT | PDCBB_BY_TOOL | PDCBB_BY_DAEMON)
+/* Group commit: the handler only touches the store (no data files, no bulk part, no I/O
+ * thread, answers at once), so requests of a shared-memory channel may run several in one
+ * transaction (bbd_op_is_batchable, bbd_dispatch_batch). */
+#define PDCBB_OPF_BATCH 0x01u
+/* May travel over the shared-memory channel (pdcbb_shm_op_allowed): no bulk part, nothing
+ * tied to a UCX connection, an answer at once. */
+#define PDCBB_OPF_SHM 0x02u
+/* The request or its reply may carry a bulk part (UCX active message PDCBB_AM_ID_DATA). */
+#define PDCBB_OPF_BULK 0x04u
+/* Reads or changes region data: the daemon first waits until every region write it handed to
+ * its I/O thread is done and answered (bbd_server.c, op_needs_drain). */
+#define PDCBB_OPF_DRAIN 0x08u
+/* Touches region data: keeps its place in the daemon's queue behind every earlier message;
+ * other requests may overtake queued ones (bbd_server.c, op_is_data). */
+#define PDCBB_OPF_DATA 0x10u
+/* A client may send it through another daemon (FORWARD, pdcbb_op_forwardable). */
+#define PDCBB_OPF_FWD 0x20u
+/* GATHER may carry it (pdcbb_op_gatherable): a read answered at once. */
+#define PDCBB_OPF_GATHER 0x40u
+/* Op codes are below this (arrays indexed by op code stay small). */
+#define PDCBB_OP_VALUES_MAX 256
+
+/*
+ * Every request kind (op), one row each: everything the code decides per op is here, and the
+ * lists the daemon, the client and the documentation use are generated from these rows
+ * (pdcbb_op_props; docs/INTERNALS.md "Adding a request kind"). A row is
+ *
+ *   X(OPNAME, value, lowercase name, request fields, reply fields,
+ *     transaction, stats kind, drained mode, senders, flags)
+ *
+ * value        the op code on the wire: append-only, unique, below PDCBB_OP_VALUES_MAX.
+ * fields       the request's and the reply's field lists (below).
+ * transaction  the store transaction the daemon runs the handler in (bbd_dispatch.c; every
+ *              handler runs in one, a read one for ops that do not touch the store): READ;
+ *              WRITE, committed when the handler succeeded (refused with SHUTDOWN while the
+ *              daemon stops); REMOVE, a write that only deletes (it may use the store's reserve).
+ * stats kind   the kind of traffic it counts as (pdcbb_stat_kind_t without PDCBB_KIND_).
+ * drained mode what libpdc's read-only drained mode (client/client_drained.c) does with it:
+ *              ANSWER it from the drain; refuse it with READ_ONLY (it would change the job's
+ *              data: its own store, another daemon's or the drain directory); refuse it with
+ *              UNSUPPORTED (the drain has nothing to answer it with).
+ * senders      who sends it: CLIENT (libpdc, for calls of its public API), TOOL (libpdc, only
+ *              for pdcbb's own programs: `pdcbb bcast`, the mount), DAEMON (a daemon to
+ *              another, on its own account); CLIENT_DAEMON, TOOL_DAEMON, ALL: several.
+ * flags        PDCBB_OPF_* or-ed, 0 for none (above: what each means, where it is used).
+ */
+/* clang-format off */
 #define PDCBB_OPS(X)                                                                               \
-    X(HELLO, 1, hello, PDCBB_HELLO_REQ, PDCBB_HELLO_REP)                                           \
-    X(CONT_CREATE, 2, cont_create, PDCBB_CONT_CREATE_REQ, PDCBB_CONT_ID_REP)                       \
-    X(CONT_OPEN, 3, cont_open, PDCBB_NAME_REQ, PDCBB_CONT_ID_REP)                                  \
-    X(CONT_INFO, 4, cont_info, PDCBB_ID_REQ, PDCBB_CONT_INFO_REP)                                  \
-    X(CONT_DEL, 5, cont_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                            \
-    X(CONT_LIST, 6, cont_list, PDCBB_LIST_REQ, PDCBB_IDS_REP)                                      \
-    X(CONT_OBJIDS_PUT, 7, cont_objids_put, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                          \
-    X(CONT_OBJIDS_GET, 8, cont_objids_get, PDCBB_ID_REQ, PDCBB_IDS_REP)                            \
-    X(CONT_OBJIDS_DEL, 9, cont_objids_del, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                          \
-    X(TAG_PUT, 10, tag_put, PDCBB_TAG_PUT_REQ, PDCBB_EMPTY)                                        \
-    X(TAG_GET, 11, tag_get, PDCBB_TAG_NAME_REQ, PDCBB_TAG_GET_REP)                                 \
-    X(TAG_DEL, 12, tag_del, PDCBB_TAG_NAME_REQ, PDCBB_EMPTY)                                       \
-    X(TAG_QUERY, 13, tag_query, PDCBB_TAG_QUERY_REQ, PDCBB_IDS_REP)                                \
-    X(OBJ_CREATE, 14, obj_create, PDCBB_OBJ_CREATE_REQ, PDCBB_OBJ_INFO_REP)                        \
-    X(OBJ_OPEN, 15, obj_open, PDCBB_NAME_REQ, PDCBB_OBJ_INFO_REP)                                  \
-    X(OBJ_INFO, 16, obj_info, PDCBB_ID_REQ, PDCBB_OBJ_INFO_REP)                                    \
-    X(OBJ_DEL, 17, obj_del, PDCBB_ID_REQ, PDCBB_EMPTY)                                             \
-    X(OBJ_SET_DIMS, 18, obj_set_dims, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                               \
-    X(OBJ_LIST, 19, obj_list, PDCBB_OBJ_LIST_REQ, PDCBB_IDS_REP)                                   \
-    X(STATS, 20, stats, PDCBB_EMPTY, PDCBB_STATS_REP)                                              \
-    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY)                                   \
-    X(DATA_WRITE, 22, data_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                                  \
-    X(DATA_READ, 23, data_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                                    \
-    X(DATA_FLUSH, 24, data_flush, PDCBB_ID_REQ, PDCBB_EMPTY)                                       \
-    X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY)                                         \
-    X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP)                                  \
-    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP)                                  \
-    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY)                                 \
-    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP)                          \
-    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP)                  \
-    X(TABLE_GATHER, 31, table_gather, PDCBB_TABLE_GATHER_REQ, PDCBB_JOB_TABLE_REP)                 \
-    X(FORWARD, 32, forward, PDCBB_FORWARD_REQ, PDCBB_FORWARD_REP)                                  \
-    X(GATHER, 33, gather, PDCBB_GATHER_REQ, PDCBB_GATHER_REP)                                      \
-    X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP)                      \
-    X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP)              \
-    X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
-    X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY)                               \
-    X(DART_SEARCH, 52, dart_search, PDCBB_DART_SEARCH_REQ, PDCBB_IDS_REP)                          \
-    X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP)                             \
-    X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP)                  \
-    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY)                         \
-    X(KV_CREATE, 70, kv_create, PDCBB_KV_CREATE_REQ, PDCBB_KV_INFO_REP)                            \
-    X(KV_OPEN, 71, kv_open, PDCBB_KV_OPEN_REQ, PDCBB_KV_INFO_REP)                                  \
-    X(KV_DELETE, 72, kv_delete, PDCBB_KV_DELETE_REQ, PDCBB_EMPTY)                                  \
-    X(KV_SET, 73, kv_set, PDCBB_KV_SET_REQ, PDCBB_KV_SET_REP)                                      \
-    X(KV_GET, 74, kv_get, PDCBB_KV_GET_REQ, PDCBB_KV_GET_REP)                                      \
-    X(KV_COUNT, 75, kv_count, PDCBB_KV_COUNT_REQ, PDCBB_KV_COUNT_REP)                              \
-    X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP)                                  \
-    X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY)                                     \
-    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY)                                        \
-    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP)                      \
-    X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP)                      \
-    X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP)                              \
-    X(OBJ_RESERVE, 92, obj_reserve, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_RESERVE_REP)                   \
-    X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP)                  \
-    X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                              \
-    X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP)                            \
-    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP)                              \
-    X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP)                          \
-    X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP)                       \
-    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP)                       \
-    X(AUTH, 103, auth, PDCBB_AUTH_REQ, PDCBB_EMPTY)                                                \
-    X(NS_LOOKUP, 110, ns_lookup, PDCBB_NS_NAME_REQ, PDCBB_NS_ENTRY_REP)                            \
-    X(NS_CREATE, 111, ns_create, PDCBB_NS_CREATE_REQ, PDCBB_NS_CHANGE_REP)                         \
-    X(NS_READDIR, 112, ns_readdir, PDCBB_NS_READDIR_REQ, PDCBB_NS_READDIR_REP)                     \
-    X(NS_UNLINK, 113, ns_unlink, PDCBB_NS_UNLINK_REQ, PDCBB_NS_ENTRY_REP)                          \
-    X(NS_RMDIR, 114, ns_rmdir, PDCBB_NS_RMDIR_REQ, PDCBB_EMPTY)                                    \
-    X(NS_RENAME, 115, ns_rename, PDCBB_NS_RENAME_REQ, PDCBB_NS_CHANGE_REP)                         \
-    X(NS_SETATTR, 116, ns_setattr, PDCBB_NS_SETATTR_REQ, PDCBB_NS_ENTRY_REP)
+    X(HELLO, 1, hello, PDCBB_HELLO_REQ, PDCBB_HELLO_REP,                                           \
+      READ, OTHER, ANSWER, ALL, PDCBB_OPF_SHM)                                                     \
+    X(CONT_CREATE, 2, cont_create, PDCBB_CONT_CREATE_REQ, PDCBB_CONT_ID_REP,                       \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)         \
+    X(CONT_OPEN, 3, cont_open, PDCBB_NAME_REQ, PDCBB_CONT_ID_REP,                                  \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)             \
+    X(CONT_INFO, 4, cont_info, PDCBB_ID_REQ, PDCBB_CONT_INFO_REP,                                  \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)             \
+    X(CONT_DEL, 5, cont_del, PDCBB_ID_REQ, PDCBB_EMPTY,                                            \
+      REMOVE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                          \
+    X(CONT_LIST, 6, cont_list, PDCBB_LIST_REQ, PDCBB_IDS_REP,                                      \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                               \
+    X(CONT_OBJIDS_PUT, 7, cont_objids_put, PDCBB_ID_IDS_REQ, PDCBB_EMPTY,                          \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)         \
+    X(CONT_OBJIDS_GET, 8, cont_objids_get, PDCBB_ID_REQ, PDCBB_IDS_REP,                            \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)             \
+    X(CONT_OBJIDS_DEL, 9, cont_objids_del, PDCBB_ID_IDS_REQ, PDCBB_EMPTY,                          \
+      REMOVE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)        \
+    X(TAG_PUT, 10, tag_put, PDCBB_TAG_PUT_REQ, PDCBB_EMPTY,                                        \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)         \
+    X(TAG_GET, 11, tag_get, PDCBB_TAG_NAME_REQ, PDCBB_TAG_GET_REP,                                 \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)             \
+    X(TAG_DEL, 12, tag_del, PDCBB_TAG_NAME_REQ, PDCBB_EMPTY,                                       \
+      REMOVE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)        \
+    X(TAG_QUERY, 13, tag_query, PDCBB_TAG_QUERY_REQ, PDCBB_IDS_REP,                                \
+      READ, QUERY, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                  \
+    X(OBJ_CREATE, 14, obj_create, PDCBB_OBJ_CREATE_REQ, PDCBB_OBJ_INFO_REP,                        \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)         \
+    X(OBJ_OPEN, 15, obj_open, PDCBB_NAME_REQ, PDCBB_OBJ_INFO_REP,                                  \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)             \
+    X(OBJ_INFO, 16, obj_info, PDCBB_ID_REQ, PDCBB_OBJ_INFO_REP,                                    \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)             \
+    X(OBJ_DEL, 17, obj_del, PDCBB_ID_REQ, PDCBB_EMPTY,                                             \
+      REMOVE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                          \
+    X(OBJ_SET_DIMS, 18, obj_set_dims, PDCBB_ID_IDS_REQ, PDCBB_EMPTY,                               \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                           \
+    X(OBJ_LIST, 19, obj_list, PDCBB_OBJ_LIST_REQ, PDCBB_IDS_REP,                                   \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                               \
+    X(STATS, 20, stats, PDCBB_EMPTY, PDCBB_STATS_REP,                                              \
+      READ, OTHER, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD | PDCBB_OPF_GATHER)               \
+    X(CONT_PERSIST, 21, cont_persist, PDCBB_ID_REQ, PDCBB_EMPTY,                                   \
+      WRITE, DRAIN, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                              \
+    X(DATA_WRITE, 22, data_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                                  \
+      WRITE, DATA, READ_ONLY, CLIENT, PDCBB_OPF_BULK | PDCBB_OPF_DATA | PDCBB_OPF_FWD)             \
+    X(DATA_READ, 23, data_read, PDCBB_DATA_REQ, PDCBB_DATA_REP,                                    \
+      READ, DATA, ANSWER, CLIENT,                                                                  \
+      PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                           \
+    X(DATA_FLUSH, 24, data_flush, PDCBB_ID_REQ, PDCBB_EMPTY,                                       \
+      READ, DRAIN, ANSWER, CLIENT,                                                                 \
+      PDCBB_OPF_SHM | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                            \
+    X(DATA_DROP, 25, data_drop, PDCBB_ID_REQ, PDCBB_EMPTY,                                         \
+      REMOVE, DATA, READ_ONLY, CLIENT,                                                             \
+      PDCBB_OPF_SHM | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                            \
+    X(MAP_PUT, 26, map_put, PDCBB_MAP_PUT_REQ, PDCBB_MAP_PUT_REP,                                  \
+      WRITE, DATA, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_DATA | PDCBB_OPF_FWD)              \
+    X(MAP_GET, 27, map_get, PDCBB_MAP_GET_REQ, PDCBB_MAP_GET_REP,                                  \
+      READ, DATA, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                  \
+    X(DATA_RESIZE, 28, data_resize, PDCBB_ID_IDS_REQ, PDCBB_EMPTY,                                 \
+      WRITE, DATA, READ_ONLY, CLIENT,                                                              \
+      PDCBB_OPF_SHM | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                            \
+    X(JOB_TABLE, 29, job_table, PDCBB_JOB_TABLE_REQ, PDCBB_JOB_TABLE_REP,                          \
+      READ, OTHER, UNSUPPORTED, CLIENT, 0)                                                         \
+    X(DATA_DIRECT, 30, data_direct, PDCBB_DATA_DIRECT_REQ, PDCBB_DATA_DIRECT_REP,                  \
+      WRITE, DATA, UNSUPPORTED, CLIENT, PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA)         \
+    X(TABLE_GATHER, 31, table_gather, PDCBB_TABLE_GATHER_REQ, PDCBB_JOB_TABLE_REP,                 \
+      READ, OTHER, UNSUPPORTED, DAEMON, 0)                                                         \
+    X(FORWARD, 32, forward, PDCBB_FORWARD_REQ, PDCBB_FORWARD_REP,                                  \
+      READ, FORWARD, UNSUPPORTED, CLIENT, PDCBB_OPF_BULK)                                          \
+    X(GATHER, 33, gather, PDCBB_GATHER_REQ, PDCBB_GATHER_REP,                                      \
+      READ, OTHER, UNSUPPORTED, CLIENT_DAEMON, PDCBB_OPF_BULK | PDCBB_OPF_DRAIN)                   \
+    X(QUERY_EVAL, 40, query_eval, PDCBB_QUERY_EVAL_REQ, PDCBB_QUERY_EVAL_REP,                      \
+      READ, QUERY, ANSWER, CLIENT,                                                                 \
+      PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_FWD | PDCBB_OPF_GATHER)                         \
+    X(QUERY_VALUES, 41, query_values, PDCBB_QUERY_VALUES_REQ, PDCBB_QUERY_VALUES_REP,              \
+      READ, QUERY, ANSWER, CLIENT, PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_FWD)               \
+    X(DART_INSERT, 50, dart_insert, PDCBB_DART_REF_REQ, PDCBB_EMPTY,                               \
+      WRITE, QUERY, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)            \
+    X(DART_DELETE, 51, dart_delete, PDCBB_DART_REF_REQ, PDCBB_EMPTY,                               \
+      REMOVE, QUERY, READ_ONLY, CLIENT, PDCBB_OPF_BATCH | PDCBB_OPF_SHM | PDCBB_OPF_FWD)           \
+    X(DART_SEARCH, 52, dart_search, PDCBB_DART_SEARCH_REQ, PDCBB_IDS_REP,                          \
+      READ, QUERY, UNSUPPORTED, CLIENT_DAEMON, PDCBB_OPF_FWD)                                      \
+    X(TAG_SEARCH, 53, tag_search, PDCBB_TAG_SEARCH_REQ, PDCBB_IDS_REP,                             \
+      READ, QUERY, ANSWER, CLIENT_DAEMON, PDCBB_OPF_FWD)                                           \
+    X(LOCK_OBTAIN, 60, lock_obtain, PDCBB_LOCK_OBTAIN_REQ, PDCBB_LOCK_OBTAIN_REP,                  \
+      READ, DATA, UNSUPPORTED, CLIENT, 0)                                                          \
+    X(LOCK_RELEASE, 61, lock_release, PDCBB_LOCK_RELEASE_REQ, PDCBB_EMPTY,                         \
+      READ, DATA, UNSUPPORTED, CLIENT, 0)                                                          \
+    X(KV_CREATE, 70, kv_create, PDCBB_KV_CREATE_REQ, PDCBB_KV_INFO_REP,                            \
+      WRITE, KV, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                 \
+    X(KV_OPEN, 71, kv_open, PDCBB_KV_OPEN_REQ, PDCBB_KV_INFO_REP,                                  \
+      READ, KV, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                     \
+    X(KV_DELETE, 72, kv_delete, PDCBB_KV_DELETE_REQ, PDCBB_EMPTY,                                  \
+      REMOVE, KV, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                \
+    X(KV_SET, 73, kv_set, PDCBB_KV_SET_REQ, PDCBB_KV_SET_REP,                                      \
+      WRITE, KV, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                 \
+    X(KV_GET, 74, kv_get, PDCBB_KV_GET_REQ, PDCBB_KV_GET_REP,                                      \
+      READ, KV, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                     \
+    X(KV_COUNT, 75, kv_count, PDCBB_KV_COUNT_REQ, PDCBB_KV_COUNT_REP,                              \
+      READ, KV, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                     \
+    X(KV_LIST, 76, kv_list, PDCBB_KV_LIST_REQ, PDCBB_KV_LIST_REP,                                  \
+      READ, KV, ANSWER, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                     \
+    X(KV_TRANS, 77, kv_trans, PDCBB_KV_TRANS_REQ, PDCBB_EMPTY,                                     \
+      WRITE, KV, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                 \
+    X(KV_PART, 78, kv_part, PDCBB_KV_PART_REQ, PDCBB_EMPTY,                                        \
+      WRITE, KV, READ_ONLY, CLIENT, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                                 \
+    X(KV_MIGRATE, 80, kv_migrate, PDCBB_KV_MIGRATE_REQ, PDCBB_KV_MIGRATE_REP,                      \
+      READ, KV, READ_ONLY, CLIENT, PDCBB_OPF_FWD)                                                  \
+    X(OBJ_EXTEND, 90, obj_extend, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_EXTENT_REP,                      \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_FWD)                                           \
+    X(OBJ_EXTENT, 91, obj_extent, PDCBB_ID_REQ, PDCBB_OBJ_EXTENT_REP,                              \
+      READ, METADATA, ANSWER, CLIENT, PDCBB_OPF_FWD)                                               \
+    X(OBJ_RESERVE, 92, obj_reserve, PDCBB_OBJ_EXTEND_REQ, PDCBB_OBJ_RESERVE_REP,                   \
+      WRITE, METADATA, READ_ONLY, CLIENT, PDCBB_OPF_FWD)                                           \
+    X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP,                  \
+      READ, APPEND, READ_ONLY, CLIENT, PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)           \
+    X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                              \
+      WRITE, APPEND, READ_ONLY, DAEMON, PDCBB_OPF_BULK | PDCBB_OPF_DATA | PDCBB_OPF_FWD)           \
+    X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                            \
+      WRITE, DATA, READ_ONLY, CLIENT,                                                              \
+      PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                           \
+    X(STRIDED_READ, 96, strided_read, PDCBB_DATA_REQ, PDCBB_DATA_REP,                              \
+      READ, DATA, UNSUPPORTED, CLIENT,                                                             \
+      PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                           \
+    X(BCAST_OPEN, 100, bcast_open, PDCBB_BCAST_OPEN_REQ, PDCBB_BCAST_REP,                          \
+      READ, BROADCAST, UNSUPPORTED, TOOL_DAEMON, 0)                                                \
+    X(BCAST_CHUNK, 101, bcast_chunk, PDCBB_BCAST_CHUNK_REQ, PDCBB_BCAST_REP,                       \
+      READ, BROADCAST, UNSUPPORTED, TOOL_DAEMON, PDCBB_OPF_BULK)                                   \
+    X(BCAST_CLOSE, 102, bcast_close, PDCBB_BCAST_CLOSE_REQ, PDCBB_BCAST_REP,                       \
+      READ, BROADCAST, UNSUPPORTED, TOOL_DAEMON, 0)                                                \
+    X(AUTH, 103, auth, PDCBB_AUTH_REQ, PDCBB_EMPTY,                                                \
+      READ, OTHER, ANSWER, ALL, 0)                                                                 \
+    X(NS_LOOKUP, 110, ns_lookup, PDCBB_NS_NAME_REQ, PDCBB_NS_ENTRY_REP,                            \
+      READ, METADATA, UNSUPPORTED, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                            \
+    X(NS_CREATE, 111, ns_create, PDCBB_NS_CREATE_REQ, PDCBB_NS_CHANGE_REP,                         \
+      WRITE, METADATA, READ_ONLY, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                             \
+    X(NS_READDIR, 112, ns_readdir, PDCBB_NS_READDIR_REQ, PDCBB_NS_READDIR_REP,                     \
+      READ, METADATA, UNSUPPORTED, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                            \
+    X(NS_UNLINK, 113, ns_unlink, PDCBB_NS_UNLINK_REQ, PDCBB_NS_ENTRY_REP,                          \
+      REMOVE, METADATA, READ_ONLY, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                            \
+    X(NS_RMDIR, 114, ns_rmdir, PDCBB_NS_RMDIR_REQ, PDCBB_EMPTY,                                    \
+      WRITE, METADATA, READ_ONLY, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                             \
+    X(NS_RENAME, 115, ns_rename, PDCBB_NS_RENAME_REQ, PDCBB_NS_CHANGE_REP,                         \
+      WRITE, METADATA, READ_ONLY, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)                             \
+    X(NS_SETATTR, 116, ns_setattr, PDCBB_NS_SETATTR_REQ, PDCBB_NS_ENTRY_REP,                       \
+      WRITE, METADATA, READ_ONLY, TOOL, PDCBB_OPF_SHM | PDCBB_OPF_FWD)
+/* clang-format on */
 
 #define PDCBB_EMPTY(F, T)
 /* The connection handshake (common/pdcbb_auth.h): HELLO's nonce is the client's, its reply's
@@ -531,11 +668,12 @@ enum {
 #define PDCBB_AM_ID_DATA 2
 
 typedef enum pdcbb_op {
-#define PDCBB_X_OPENUM(OP, val, lname, RQ, RP) PDCBB_OP_##OP = val,
+#define PDCBB_X_OPENUM(OP, val, lname, RQ, RP, ...) PDCBB_OP_##OP = val,
     PDCBB_OPS(PDCBB_X_OPENUM)
 #undef PDCBB_X_OPENUM
     PDCBB_OP_MAX_
 } pdcbb_op_t;
+_Static_assert(PDCBB_OP_MAX_ <= PDCBB_OP_VALUES_MAX, "op codes are below PDCBB_OP_VALUES_MAX");
 
 /* Struct declarations generated from the field lists. */
 #define PDCBB_FDECL_U32(n) uint32_t n;
@@ -550,14 +688,14 @@ typedef enum pdcbb_op {
     uint32_t n##_count;
 #define PDCBB_FDECL(T, kind, n) PDCBB_FDECL_##kind(n)
 
-#define PDCBB_X_STRUCTS(OP, val, lname, RQ, RP)                                                   \
-    typedef struct pdcbb_##lname##_req {                                                          \
-        uint8_t unused_;                                                                          \
-        RQ(PDCBB_FDECL, _)                                                                        \
-    } pdcbb_##lname##_req_t;                                                                      \
-    typedef struct pdcbb_##lname##_rep {                                                          \
-        uint8_t unused_;                                                                          \
-        RP(PDCBB_FDECL, _)                                                                        \
+#define PDCBB_X_STRUCTS(OP, val, lname, RQ, RP, ...)                                               \
+    typedef struct pdcbb_##lname##_req {                                                           \
+        uint8_t unused_;                                                                           \
+        RQ(PDCBB_FDECL, _)                                                                         \
+    } pdcbb_##lname##_req_t;                                                                       \
+    typedef struct pdcbb_##lname##_rep {                                                           \
+        uint8_t unused_;                                                                           \
+        RP(PDCBB_FDECL, _)                                                                         \
     } pdcbb_##lname##_rep_t;
 PDCBB_OPS(PDCBB_X_STRUCTS)
 #undef PDCBB_X_STRUCTS
@@ -565,26 +703,43 @@ PDCBB_OPS(PDCBB_X_STRUCTS)
 /* Room for the body of any op, request or reply: what pdcbb_body_decode fills when the op is
  * known only from a message's header. */
 typedef union pdcbb_any_body {
-#define PDCBB_X_ANY_BODY(OP, val, lname, RQ, RP)                                                   \
+#define PDCBB_X_ANY_BODY(OP, val, lname, RQ, RP, ...)                                              \
     pdcbb_##lname##_req_t lname##_req;                                                             \
     pdcbb_##lname##_rep_t lname##_rep;
     PDCBB_OPS(PDCBB_X_ANY_BODY)
 #undef PDCBB_X_ANY_BODY
 } pdcbb_any_body_t;
 
+/* An op's row of PDCBB_OPS but its field lists. */
+typedef struct pdcbb_op_props {
+    unsigned value;
+    const char *name; /* "CONT_CREATE" */
+    const char
+        *lname;       /* "cont_create": the handler is bbd_op_<lname>, the stub client_op_<lname> */
+    unsigned txn;     /* PDCBB_OPTXN_* */
+    unsigned kind;    /* pdcbb_stat_kind_t (common/pdcbb_stats.h) */
+    unsigned drained; /* PDCBB_DRAINED_* */
+    unsigned senders; /* PDCBB_BY_* bits */
+    unsigned flags;   /* PDCBB_OPF_* bits */
+} pdcbb_op_props_t;
+/* The properties of op, or NULL when op is no op code. */
+const pdcbb_op_props_t *pdcbb_op_props(unsigned op);
+/* 1 if op is an op code with every flag of flags (PDCBB_OPF_*), else 0. */
+int pdcbb_op_has(unsigned op, unsigned flags);
 /* Name of an op ("CONT_CREATE"), or "UNKNOWN". */
 const char *pdcbb_op_name(unsigned op);
 /* 1 if op is a known op code. */
 int pdcbb_op_valid(unsigned op);
 /*
- * 1 if a client may send op to a daemon through another daemon (FORWARD): not the handshake
- * (HELLO, AUTH), FORWARD itself, what only daemons send (TABLE_GATHER), ops a client sends to
- * its own node's daemon (JOB_TABLE, DATA_DIRECT, the broadcast), nor the region locks, which
- * a daemon holds per connection and drops when the connection ends.
+ * 1 if a client may send op to a daemon through another daemon (FORWARD; PDCBB_OPF_FWD): not
+ * the handshake (HELLO, AUTH), FORWARD and GATHER themselves, what only daemons send
+ * (TABLE_GATHER), ops a client sends to its own node's daemon (JOB_TABLE, DATA_DIRECT, the
+ * broadcast), nor the region locks, which a daemon holds per connection and drops when the
+ * connection ends.
  */
 int pdcbb_op_forwardable(unsigned op);
-/* 1 if GATHER may carry op: read-only requests their handler answers at once (STATS,
- * QUERY_EVAL). */
+/* 1 if GATHER may carry op (PDCBB_OPF_GATHER): read-only requests their handler answers at
+ * once (STATS, QUERY_EVAL). */
 int pdcbb_op_gatherable(unsigned op);
 
 /* A request's header for op: magic, version, op, req_id and the token (PDCBB_TOKEN_LEN bytes)

@@ -103,33 +103,18 @@ typedef struct pdcbb_shm_ack {
 } pdcbb_shm_ack_t;
 
 /*
- * Ops a shared-memory channel carries: the ops below JOB_TABLE (29) except the two with a
- * bulk part. An op added later goes over UCX until it is added here on purpose: a handler may tie
- * state to the UCX connection (e.g. a reservation released when the connection ends), which a
- * channel does not have. The daemon answers any other op on a channel with UNSUPPORTED.
+ * 1 if a shared-memory channel carries op: its row of PDCBB_OPS has PDCBB_OPF_SHM. Not the ops
+ * with a bulk part (DATA_WRITE, DATA_READ...), not AUTH (the handshake belongs to UCX
+ * connections; a channel's set-up checked the peer and the token, and its requests carry it),
+ * not what the daemon answers later on the request's UCX connection (JOB_TABLE while the
+ * daemons gather the table, the searches through the tree: DART_SEARCH, TAG_SEARCH), not what
+ * a handler ties to the UCX connection (a reservation released when the connection ends). A
+ * new op goes over UCX until it is given the flag on purpose. The daemon answers any other op
+ * on a channel with UNSUPPORTED.
  */
 static inline int pdcbb_shm_op_allowed(unsigned op)
 {
-    /* DART_INSERT and DART_DELETE (50-51) touch only the store: listed on purpose. The searches
-     * (DART_SEARCH 52, TAG_SEARCH 53) are not: asked of every daemon through the tree, they are
-     * answered later, on their UCX connection. */
-    if (op == PDCBB_OP_DART_INSERT || op == PDCBB_OP_DART_DELETE)
-        return 1;
-    /* KV ops (70-78) too: their replies are small or reads (a read whose reply does not fit
-     * in the slot is answered "retry over UCX"). */
-    if (op >= PDCBB_OP_KV_CREATE && op <= PDCBB_OP_KV_PART)
-        return 1;
-    /* Namespace ops (110-116, the mount's lookups, creates, setattrs...) too: they touch only
-     * the store, and their replies fit a slot (a listing is at most PDCBB_NS_READDIR_MAX
-     * entries). */
-    if (op >= PDCBB_OP_NS_LOOKUP && op <= PDCBB_OP_NS_SETATTR)
-        return 1;
-    /* AUTH (103) is not: the handshake belongs to UCX connections; a channel's set-up checked
-     * the peer and the token, and its requests carry the token. */
-    /* JOB_TABLE (29) is not: while the daemons gather the table, the daemon answers it later
-     * on the request's UCX connection. */
-    return op >= 1 && op < PDCBB_OP_JOB_TABLE && op != PDCBB_OP_DATA_WRITE &&
-           op != PDCBB_OP_DATA_READ;
+    return pdcbb_op_has(op, PDCBB_OPF_SHM);
 }
 
 /* The abstract socket name (without the leading NUL) of daemon rank of job job_id, pid pid. */

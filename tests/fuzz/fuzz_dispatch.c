@@ -25,7 +25,7 @@
 #include "fuzz_target.h"
 
 static const unsigned fuzz_ops[] = {
-#define FUZZ_X_OP(OP, val, lname, RQ, RP) PDCBB_OP_##OP,
+#define FUZZ_X_OP(OP, val, lname, RQ, RP, ...) PDCBB_OP_##OP,
     PDCBB_OPS(FUZZ_X_OP)
 #undef FUZZ_X_OP
 };

@@ -57,7 +57,7 @@ static void seed_copy_file(const char *target, const char *name, const void *pre
 }
 
 static const unsigned seed_ops[] = {
-#define SEED_X_OP(OP, val, lname, RQ, RP) PDCBB_OP_##OP,
+#define SEED_X_OP(OP, val, lname, RQ, RP, ...) PDCBB_OP_##OP,
     PDCBB_OPS(SEED_X_OP)
 #undef SEED_X_OP
 };

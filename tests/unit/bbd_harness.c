@@ -36,7 +36,7 @@ static int harness_is_open; /* the daemon's file-level state allows one at a tim
 static size_t rep_size(unsigned op)
 {
     switch (op) {
-#define X_SIZE(OP, val, lname, RQ, RP)                                                             \
+#define X_SIZE(OP, val, lname, RQ, RP, ...)                                                        \
     case PDCBB_OP_##OP:                                                                            \
         return sizeof(pdcbb_##lname##_rep_t);
         PDCBB_OPS(X_SIZE)

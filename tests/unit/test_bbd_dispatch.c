@@ -949,7 +949,7 @@ static void send_body(unsigned op, const uint8_t *body, size_t len, const void *
 static void test_every_op(void)
 {
     static const unsigned ops[] = {
-#define X_VAL(OP, val, lname, RQ, RP) val,
+#define X_VAL(OP, val, lname, RQ, RP, ...) val,
         PDCBB_OPS(X_VAL)
 #undef X_VAL
     };
@@ -1056,7 +1056,7 @@ static void test_every_op_decoded(void)
     unsigned sent = 0, ok = 0;
     uint8_t bulk[64];
     for (int round = 0; round < 60; round++) {
-#define X_SEND(OP, val, lname, RQ, RP)                                                             \
+#define X_SEND(OP, val, lname, RQ, RP, ...)                                                        \
     do {                                                                                           \
         pdcbb_##lname##_req_t q;                                                                   \
         int slot = 0;                                                                              \

@@ -79,43 +79,43 @@ static void exercise(unsigned op, int is_reply, const void *body, void *decoded,
     free(buf);
 }
 
-#define X_TEST(OP, val, lname, RQ, RP)                                                            \
-    static int same_##lname##_req(const void *bp, const void *ap)                                 \
-    {                                                                                             \
-        const pdcbb_##lname##_req_t *b = bp, *a = ap;                                             \
-        int ok = 1;                                                                               \
-        RQ(SAME, _)                                                                               \
-        (void)a;                                                                                  \
-        (void)b;                                                                                  \
-        return ok;                                                                                \
-    }                                                                                             \
-    static int same_##lname##_rep(const void *bp, const void *ap)                                 \
-    {                                                                                             \
-        const pdcbb_##lname##_rep_t *b = bp, *a = ap;                                             \
-        int ok = 1;                                                                               \
-        RP(SAME, _)                                                                               \
-        (void)a;                                                                                  \
-        (void)b;                                                                                  \
-        return ok;                                                                                \
-    }                                                                                             \
-    static void test_##lname(void)                                                                \
-    {                                                                                             \
-        pdcbb_##lname##_req_t rq, rq2;                                                            \
-        pdcbb_##lname##_rep_t rp, rp2;                                                            \
-        memset(&rq, 0, sizeof(rq));                                                               \
-        memset(&rp, 0, sizeof(rp));                                                               \
-        {                                                                                         \
-            pdcbb_##lname##_req_t *fb = &rq;                                                      \
-            RQ(FILL, _)                                                                           \
-            (void)fb;                                                                             \
-        }                                                                                         \
-        {                                                                                         \
-            pdcbb_##lname##_rep_t *fb = &rp;                                                      \
-            RP(FILL, _)                                                                           \
-            (void)fb;                                                                             \
-        }                                                                                         \
-        exercise(PDCBB_OP_##OP, 0, &rq, &rq2, same_##lname##_req);                                \
-        exercise(PDCBB_OP_##OP, 1, &rp, &rp2, same_##lname##_rep);                                \
+#define X_TEST(OP, val, lname, RQ, RP, ...)                                                        \
+    static int same_##lname##_req(const void *bp, const void *ap)                                  \
+    {                                                                                              \
+        const pdcbb_##lname##_req_t *b = bp, *a = ap;                                              \
+        int ok = 1;                                                                                \
+        RQ(SAME, _)                                                                                \
+        (void)a;                                                                                   \
+        (void)b;                                                                                   \
+        return ok;                                                                                 \
+    }                                                                                              \
+    static int same_##lname##_rep(const void *bp, const void *ap)                                  \
+    {                                                                                              \
+        const pdcbb_##lname##_rep_t *b = bp, *a = ap;                                              \
+        int ok = 1;                                                                                \
+        RP(SAME, _)                                                                                \
+        (void)a;                                                                                   \
+        (void)b;                                                                                   \
+        return ok;                                                                                 \
+    }                                                                                              \
+    static void test_##lname(void)                                                                 \
+    {                                                                                              \
+        pdcbb_##lname##_req_t rq, rq2;                                                             \
+        pdcbb_##lname##_rep_t rp, rp2;                                                             \
+        memset(&rq, 0, sizeof(rq));                                                                \
+        memset(&rp, 0, sizeof(rp));                                                                \
+        {                                                                                          \
+            pdcbb_##lname##_req_t *fb = &rq;                                                       \
+            RQ(FILL, _)                                                                            \
+            (void)fb;                                                                              \
+        }                                                                                          \
+        {                                                                                          \
+            pdcbb_##lname##_rep_t *fb = &rp;                                                       \
+            RP(FILL, _)                                                                            \
+            (void)fb;                                                                              \
+        }                                                                                          \
+        exercise(PDCBB_OP_##OP, 0, &rq, &rq2, same_##lname##_req);                                 \
+        exercise(PDCBB_OP_##OP, 1, &rp, &rp2, same_##lname##_rep);                                 \
     }
 PDCBB_OPS(X_TEST)
 #undef X_TEST
@@ -296,7 +296,7 @@ static void test_token_files(void)
 
 int main(void)
 {
-#define X_RUN(OP, val, lname, RQ, RP) test_##lname();
+#define X_RUN(OP, val, lname, RQ, RP, ...) test_##lname();
     PDCBB_OPS(X_RUN)
 #undef X_RUN
     test_header();
