@@ -278,7 +278,7 @@ enum { PDCBB_DRAINED_ANSWER = 0, PDCBB_DRAINED_READ_ONLY = 1, PDCBB_DRAINED_UNSU
     X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP,                  \
       READ, APPEND, READ_ONLY, CLIENT, PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)           \
     X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                              \
-      WRITE, APPEND, READ_ONLY, DAEMON, PDCBB_OPF_BULK | PDCBB_OPF_DATA | PDCBB_OPF_FWD)           \
+      WRITE, APPEND, READ_ONLY, DAEMON, PDCBB_OPF_BULK | PDCBB_OPF_DATA)           \
     X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                            \
       WRITE, DATA, READ_ONLY, CLIENT,                                                              \
       PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                           \
@@ -733,9 +733,9 @@ int pdcbb_op_valid(unsigned op);
 /*
  * 1 if a client may send op to a daemon through another daemon (FORWARD; PDCBB_OPF_FWD): not
  * the handshake (HELLO, AUTH), FORWARD and GATHER themselves, what only daemons send
- * (TABLE_GATHER), ops a client sends to its own node's daemon (JOB_TABLE, DATA_DIRECT, the
- * broadcast), nor the region locks, which a daemon holds per connection and drops when the
- * connection ends.
+ * (TABLE_GATHER, APPEND_WRITE), ops a client sends to its own node's daemon (JOB_TABLE,
+ * DATA_DIRECT, the broadcast), nor the region locks, which a daemon holds per connection and
+ * drops when the connection ends.
  */
 int pdcbb_op_forwardable(unsigned op);
 /* 1 if GATHER may carry op (PDCBB_OPF_GATHER): read-only requests their handler answers at

@@ -103,7 +103,7 @@ eight_clients='
     in_job 2 '
         ep="$(echo "$WORKDIR"/node0/pdcbb.*/bbd-0.endpoint)"
         tok="$(echo "$WORKDIR"/node0/pdcbb.*/token)"
-        for c in fwdgood fwdself fwdrank fwdreply fwdhello fwdnested fwdtruncated; do
+        for c in fwdgood fwdself fwdrank fwdreply fwdhello fwdnested fwddaemonop fwdtruncated; do
             echo "case $c: $("'"$RAWMSG"'" "$ep" "$tok" $c | tr "\n" " ")"
         done
         # and the daemon still serves
@@ -115,6 +115,8 @@ eight_clients='
     assert_line "case fwdreply: status PDCBB_ERR_PROTO "
     assert_line "case fwdhello: status PDCBB_ERR_UNSUPPORTED "
     assert_line "case fwdnested: status PDCBB_ERR_UNSUPPORTED "
+    # only daemons send APPEND_WRITE: not forwarded (it once was)
+    assert_line "case fwddaemonop: status PDCBB_ERR_UNSUPPORTED "
     assert_line "case fwdtruncated: status PDCBB_ERR_TRUNCATED "
     assert_output --partial "requests "
     assert_no_daemons "$WORKDIR"

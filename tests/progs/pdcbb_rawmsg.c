@@ -43,7 +43,8 @@
  *       FORWARD (to the daemon of ENDPOINT_FILE): fwdgood (a STATS request for daemon 1; prints
  *       the status of the reply inside too), fwdself (for the daemon itself), fwdrank (for
  *       daemon 999), fwdreply (a reply inside), fwdhello (an AUTH inside), fwdnested (a FORWARD
- *       inside), fwdtruncated (the message inside declares 5 bytes more than it has).
+ *       inside), fwddaemonop (an APPEND_WRITE, which only daemons send, inside), fwdtruncated
+ *       (the message inside declares 5 bytes more than it has).
  *       GATHER (to daemon 0 of a job of 2): fanoutgood (STATS for every daemon; prints each
  *       daemon's reply status), fanoutrank (daemon 999), fanoutbelow (daemon 1 in the tree rooted
  *       at daemon 1: not below daemon 0), fanouttwice (daemon 1 named twice), fanoutop (an
@@ -751,6 +752,7 @@ int main(int argc, char **argv)
     /* FORWARD: a STATS request for daemon 1, or what the daemon must refuse. */
     pdcbb_forward_req_t fq = {.rank = 1}, fq2 = {.rank = 1, .msg = "x", .msg_len = 1};
     pdcbb_auth_req_t fa = {.proof = NULL, .proof_len = 0};
+    pdcbb_append_write_req_t faw = {.descs = NULL, .descs_count = 0};
     void *inner = NULL;
     size_t inner_len = 0;
     if (strncmp(c, "fwd", 3) == 0) {
@@ -764,6 +766,10 @@ int main(int argc, char **argv)
         if (strcmp(c, "fwdnested") == 0) {
             ih.op = PDCBB_OP_FORWARD;
             ib = &fq2;
+        }
+        if (strcmp(c, "fwddaemonop") == 0) {
+            ih.op = PDCBB_OP_APPEND_WRITE;
+            ib = &faw;
         }
         if (strcmp(c, "fwdreply") == 0)
             ih.flags = PDCBB_MSG_FLAG_REPLY;
