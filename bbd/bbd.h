@@ -6,24 +6,11 @@
  * each request (header, the connection's handshake or the shared-memory token, op, body) and runs
  * its handler inside one store transaction.
  * Handlers are named bbd_op_<op>, like the client stubs client_op_<op>, so both sides of an op
- * are one search away; they live in thirteen files, one per group of ops:
- *   bbd_meta.c        HELLO, AUTH, STATS, containers (CONT_*), objects (OBJ_CREATE/OPEN/INFO/DEL/
- *                     SET_DIMS/LIST), tags (TAG_PUT/GET/DEL/QUERY)
- *   bbd_data.c        region data (DATA_WRITE/READ/DIRECT/FLUSH/DROP/RESIZE), MAP_PUT/MAP_GET
- *   bbd_strided.c     STRIDED_WRITE, STRIDED_READ
- *   bbd_grow.c        OBJ_EXTEND, OBJ_EXTENT, OBJ_RESERVE
- *   bbd_append.c      APPEND_COPY, APPEND_WRITE
- *   bbd_lock.c        LOCK_OBTAIN, LOCK_RELEASE
- *   bbd_query.c       QUERY_EVAL, QUERY_VALUES
- *   bbd_tagidx.c      DART_INSERT/DELETE/SEARCH, TAG_SEARCH
- *   bbd_kv.c          KV_CREATE/OPEN/DELETE/SET/PART/GET/COUNT/LIST/TRANS
- *   bbd_kv_migrate.c  KV_MIGRATE
- *   bbd_table.c       JOB_TABLE
- *   bbd_table_gather.c TABLE_GATHER: the job's table gathered through a tree of daemons
- *   bbd_fanout.c      TAG_SEARCH over every daemon, down a tree of daemons and merged back up
- *   bbd_forward.c     FORWARD: a client's request for another daemon, sent on by its node's daemon
- *   bbd_bcast.c       BCAST_OPEN/CHUNK/CLOSE
- *   bbd_ns.c          the mount's namespace: NS_LOOKUP/CREATE/READDIR/UNLINK/RMDIR/RENAME/SETATTR
+ * are one search away; each is in the file of its group of ops (bbd_meta.c containers, objects
+ * and tags, bbd_data.c region data, bbd_kv.c KV objects, bbd_ns.c the mount's namespace...):
+ * docs/INTERNALS.md "Which file handles each request" lists them, generated from the sources.
+ * What the dispatcher does with an op (its transaction, group commit, shared memory, its place
+ * in the queue) is its row of PDCBB_OPS (common/pdcbb_proto.h).
  * Everything but bbd_main.c is the static library pdcbb_bbd_core, which tests link to run the
  * real dispatcher in their own process (tests/unit/bbd_harness.h).
  */
@@ -295,7 +282,7 @@ int bbd_op_is_write(unsigned op);
  * may use the store's reserve: pdcbb_store.h). */
 int bbd_op_txn_mode(unsigned op);
 
-/* Handlers, one per op (the files are listed at the top of this header). */
+/* Handlers, one per op (docs/INTERNALS.md "Which file handles each request"). */
 #define BBD_X_HANDLER(OP, val, lname, RQ, RP, ...)                                                 \
     pdcbb_err_t bbd_op_##lname(bbd_req_t *r, const pdcbb_##lname##_req_t *q,                       \
                                pdcbb_##lname##_rep_t *p);
