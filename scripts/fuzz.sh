@@ -8,7 +8,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$repo/build}-fuzz"
-all_targets=(proto shm jobdir kv drain_manifest kv_dump config dispatch)
+all_targets=(proto shm jobdir kv drain_manifest kv_dump drain_files config dispatch)
 seconds=20
 seeds=0
 
@@ -41,13 +41,14 @@ for t in "${targets[@]}"; do
 done
 
 # The largest input worth trying per target (libFuzzer's -max_len): a message with a few
-# arrays, a shared-memory slot's header and message, text files, a small manifest or dump.
+# arrays, a shared-memory slot's header and message, text files, a small manifest, dump or
+# list of files.
 max_len() {
     case "$1" in
     proto | shm | kv) echo 4096 ;;
     jobdir) echo 2048 ;;
     config) echo 4096 ;;
-    drain_manifest | kv_dump) echo 16384 ;;
+    drain_manifest | kv_dump | drain_files) echo 16384 ;;
     dispatch) echo 8192 ;;
     esac
 }
