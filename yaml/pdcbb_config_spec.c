@@ -64,9 +64,9 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
         eq = strchr(item, '=');
         if (eq == NULL) {
             /* a yes/no key alone is "yes" (--pdc=capacity=20G,mount) */
-            const cfg_key_t *k = NULL;
+            const pdcbb_config_key_t *k = NULL;
             if (cfg_lookup(item, PDCBB_SCOPE_USER, source, "config", &k, NULL, 0) != PDCBB_OK ||
-                !(k->flags & CFG_F_SWITCH)) {
+                !(k->flags & PDCBB_CFG_F_SWITCH)) {
                 pdcbb_errf(err, errlen, "%s: item '%s' has no '=' (use key=value)", source, item);
                 rc = PDCBB_ERR_CONFIG;
                 goto done;
@@ -129,7 +129,7 @@ pdcbb_err_t pdcbb_config_apply_env(pdcbb_config_t *c, char *err, size_t errlen)
     }
     memcpy(work, c, sizeof(*work));
     for (size_t i = 0; i < cfg_nkeys; i++) {
-        const cfg_key_t *k = &cfg_keys[i];
+        const pdcbb_config_key_t *k = &cfg_keys[i];
         char var[80], where[96];
         const char *value;
         size_t n;
