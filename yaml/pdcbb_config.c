@@ -357,13 +357,9 @@ static void cfg_scope_text(const pdcbb_config_key_t *k, char *buf, size_t len)
         parts[n++] = "--pdc";
     }
     if (k->scope & PDCBB_SCOPE_ENV) {
-        size_t j = 0;
-        off = (size_t)snprintf(env, sizeof(env), "the environment (PDCBB_");
-        for (; k->name[j] != '\0' && off + 2 < sizeof(env); j++)
-            env[off++] = (char)((k->name[j] >= 'a' && k->name[j] <= 'z') ? k->name[j] - 32
-                                                                          : k->name[j]);
-        env[off++] = ')';
-        env[off] = '\0';
+        char var[80];
+        snprintf(env, sizeof(env), "the environment (%s)",
+                 pdcbb_config_env_name(k, var, sizeof(var)));
         parts[n++] = env;
     }
     off = 0;
@@ -730,6 +726,17 @@ const pdcbb_config_key_t *pdcbb_config_keys(size_t *n)
     if (n != NULL)
         *n = CFG_NKEYS;
     return cfg_keys;
+}
+
+const char *pdcbb_config_env_name(const pdcbb_config_key_t *k, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "PDCBB_");
+
+    for (const char *p = k->name; *p != '\0' && n + 1 < len; p++)
+        buf[n++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+    if (n < len)
+        buf[n] = '\0';
+    return buf;
 }
 
 void pdcbb_config_init(pdcbb_config_t *c)

@@ -131,6 +131,10 @@ typedef struct pdcbb_config_key {
  */
 const pdcbb_config_key_t *pdcbb_config_keys(size_t *n);
 
+/* The environment variable of key k: "PDCBB_" and its name in upper case ("PDCBB_LOG_LEVEL"),
+ * into buf (len bytes, cut to fit). Returns buf. Only keys with PDCBB_SCOPE_ENV read it. */
+const char *pdcbb_config_env_name(const pdcbb_config_key_t *k, char *buf, size_t len);
+
 /* Fill c with the built-in defaults. */
 void pdcbb_config_init(pdcbb_config_t *c);
 

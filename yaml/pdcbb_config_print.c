@@ -47,9 +47,8 @@ static void cfg_print_scope(FILE *out, const pdcbb_config_key_t *k)
         sep = ", ";
     }
     if (k->scope & PDCBB_SCOPE_ENV) {
-        fprintf(out, "%senv PDCBB_", sep);
-        for (const char *p = k->name; *p != '\0'; p++)
-            fputc((*p >= 'a' && *p <= 'z') ? *p - 32 : *p, out);
+        char var[80];
+        fprintf(out, "%senv %s", sep, pdcbb_config_env_name(k, var, sizeof(var)));
     }
     fputs(")", out);
 }

@@ -132,16 +132,10 @@ pdcbb_err_t pdcbb_config_apply_env(pdcbb_config_t *c, char *err, size_t errlen)
         const pdcbb_config_key_t *k = &cfg_keys[i];
         char var[80], where[96];
         const char *value;
-        size_t n;
 
         if ((k->scope & PDCBB_SCOPE_ENV) == 0)
             continue;
-        n = (size_t)snprintf(var, sizeof(var), "PDCBB_");
-        for (size_t j = 0; k->name[j] != '\0' && n + 1 < sizeof(var); j++)
-            var[n++] = (char)((k->name[j] >= 'a' && k->name[j] <= 'z') ? k->name[j] - 32
-                                                                        : k->name[j]);
-        var[n] = '\0';
-        value = getenv(var);
+        value = getenv(pdcbb_config_env_name(k, var, sizeof(var)));
         if (value == NULL || value[0] == '\0') /* set but empty counts as unset */
             continue;
         snprintf(where, sizeof(where), "environment: %s", var);
