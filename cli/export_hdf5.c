@@ -66,6 +66,23 @@ __attribute__((format(printf, 1, 2))) static void h5x_fail(const char *fmt, ...)
 
 /* ---- types ---- */
 
+/* The native integer type of size bytes, signed or not; -1 for other sizes. */
+static hid_t h5x_native_int(uint32_t size, bool is_signed)
+{
+    switch (size) {
+    case 1:
+        return is_signed ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8;
+    case 2:
+        return is_signed ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16;
+    case 4:
+        return is_signed ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32;
+    case 8:
+        return is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64;
+    default:
+        return -1;
+    }
+}
+
 /* The HDF5 type of a PDC type of element size es (0: the type's own), from its row of the type
  * table (pdcbb_types.h): a new type the caller closes. Integers and floats are the native type
  * of their kind and size (PDC_INT -> H5T_NATIVE_INT32, PDC_LONG -> H5T_NATIVE_INT64, ...);
@@ -79,18 +96,8 @@ static hid_t h5x_type(int32_t type, uint32_t es)
     if (t != NULL && (es == 0 || es == t->size)) {
         switch (t->kind) {
         case PDCBB_KIND_INT:
-            base = t->size == 1   ? H5T_NATIVE_INT8
-                   : t->size == 2 ? H5T_NATIVE_INT16
-                   : t->size == 4 ? H5T_NATIVE_INT32
-                   : t->size == 8 ? H5T_NATIVE_INT64
-                                  : -1;
-            break;
         case PDCBB_KIND_UINT:
-            base = t->size == 1   ? H5T_NATIVE_UINT8
-                   : t->size == 2 ? H5T_NATIVE_UINT16
-                   : t->size == 4 ? H5T_NATIVE_UINT32
-                   : t->size == 8 ? H5T_NATIVE_UINT64
-                                  : -1;
+            base = h5x_native_int(t->size, t->kind == PDCBB_KIND_INT);
             break;
         case PDCBB_KIND_FLOAT:
             base = t->size == 4 ? H5T_NATIVE_FLOAT : t->size == 8 ? H5T_NATIVE_DOUBLE : -1;

@@ -314,14 +314,6 @@ _Static_assert(CFG_NKEYS <= CFG_NKEYS_MAX, "raise CFG_NKEYS_MAX in pdcbb_config_
 /* Small helpers                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-static const pdcbb_config_key_t *cfg_key_find(const char *name)
-{
-    for (size_t i = 0; i < CFG_NKEYS; i++)
-        if (strcmp(cfg_keys[i].name, name) == 0)
-            return &cfg_keys[i];
-    return NULL;
-}
-
 static void *cfg_field(pdcbb_config_t *c, const pdcbb_config_key_t *k)
 {
     return (char *)c + k->offset;
@@ -686,7 +678,7 @@ pdcbb_err_t cfg_apply(pdcbb_config_t *c, const pdcbb_config_key_t *k, const char
 pdcbb_err_t cfg_lookup(const char *key, unsigned scope, const char *source, const char *extra_known,
                        const pdcbb_config_key_t **out, char *err, size_t errlen)
 {
-    const pdcbb_config_key_t *k = cfg_key_find(key);
+    const pdcbb_config_key_t *k = pdcbb_config_key_find(key);
     char text[512];
 
     if (k == NULL) {
@@ -726,6 +718,14 @@ const pdcbb_config_key_t *pdcbb_config_keys(size_t *n)
     if (n != NULL)
         *n = CFG_NKEYS;
     return cfg_keys;
+}
+
+const pdcbb_config_key_t *pdcbb_config_key_find(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < CFG_NKEYS; i++)
+        if (strcmp(cfg_keys[i].name, name) == 0)
+            return &cfg_keys[i];
+    return NULL;
 }
 
 const char *pdcbb_config_env_name(const pdcbb_config_key_t *k, char *buf, size_t len)

@@ -130,6 +130,8 @@ typedef struct pdcbb_config_key {
  * them; *n gets how many. For tests, documentation checks and tools that list the keys.
  */
 const pdcbb_config_key_t *pdcbb_config_keys(size_t *n);
+/* The row of the key named name (case matters), or NULL. */
+const pdcbb_config_key_t *pdcbb_config_key_find(const char *name);
 
 /* The environment variable of key k: "PDCBB_" and its name in upper case ("PDCBB_LOG_LEVEL"),
  * into buf (len bytes, cut to fit). Returns buf. Only keys with PDCBB_SCOPE_ENV read it. */

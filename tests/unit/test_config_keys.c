@@ -629,14 +629,6 @@ static void test_whole_config(void)
 /* The documentation                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-static const pdcbb_config_key_t *key_find(const char *name)
-{
-    for (size_t i = 0; i < nkeys; i++)
-        if (strcmp(keys[i].name, name) == 0)
-            return &keys[i];
-    return NULL;
-}
-
 /* The text between the line "## TITLE" and the next "## " heading (cut in place). */
 static char *section(char *doc, const char *title)
 {
@@ -734,7 +726,7 @@ static void test_config_md(void)
             memmove(name, name + 1, strlen(name)); /* `name` -> name */
             name[strcspn(name, "`")] = '\0';
             ctx_set("docs/CONFIG.md's row of '%s'", name);
-            k = key_find(name);
+            k = pdcbb_config_key_find(name);
             KCHECK(k != NULL); /* no row of a key the table does not have */
             if (k != NULL) {
                 rows[k - keys]++;
