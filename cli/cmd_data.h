@@ -1,7 +1,7 @@
 /*
  * cmd_data.h - helpers of the commands that read a drain directory (cli/cmd_data.c), shared by
  * those commands (cmd_ls.c, cmd_get.c, cmd_export.c, cmd_verify.c) and the writers of export
- * formats that live in files of their own (cli/export_hdf5.c).
+ * formats that live in files of their own (export.h).
  */
 #ifndef PDCBB_CMD_DATA_H
 #define PDCBB_CMD_DATA_H
@@ -88,20 +88,5 @@ typedef int (*cmd_slab_fn)(const void *data, size_t len, const pdcbb_box_t *slab
 int cmd_read_slabs(const char *cmd, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
                    const pdcbb_box_t *box, cmd_slab_fn fn, void *arg, cmd_progress_t *prog,
                    uint64_t *done, uint64_t total);
-
-/*
- * export_hdf5.c: write every object of the open drain m into one HDF5 file (see `pdcbb export
- * --help` and man pdcbb). output is -o (NULL: the current directory): a name ending in .h5 or
- * .hdf5 is the file itself, anything else a directory (created if missing) that gets
- * <drain directory name>.h5. Every extent's CRC-32C is checked as it is read (cmd_read_slabs);
- * writes a temporary name and renames it; never overwrites without force. Returns the exit status (0 ok, 1 failure); every
- * failure is printed as "pdcbb export: ..." and leaves no file behind.
- */
-int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet);
-
-/* cmd_export.c: the last line of an export on standard error, "pdcbb export: N objects (SIZE)
- * written to WHERE", saying when m is an incomplete drain. bytes: the data written. */
-void cmd_export_report(const pdcbb_drain_t *m, uint32_t written, uint64_t bytes,
-                       const char *where);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * cmd_export.c - `pdcbb export`: every object of a drained job as a file of its own, raw bytes
- * (.raw) or NumPy's .npy; --format hdf5 hands the drain to export_hdf5.c (one HDF5 file). Every
- * name is checked before anything is written; each file is written under a temporary name,
- * synced and renamed (a damaged extent leaves no file of its object); data is read in slabs
- * (cmd_read_slabs, which checks every extent's CRC-32C), progress shown over 1 GiB.
+ * cmd_export.c - `pdcbb export`: the table of formats (export.h; --format, its errors and --help
+ * come from it) and the writing of per-object formats: every object of a drained job as a file
+ * of its own, raw bytes (.raw) or NumPy's .npy (export_npy.c's header first); a whole-drain
+ * format (hdf5: export_hdf5.c) is handed the drain. Every name is checked before anything is
+ * written; each file is written under a temporary name, synced and renamed (a damaged extent
+ * leaves no file of its object); data is read in slabs (cmd_read_slabs, which checks every
+ * extent's CRC-32C), progress shown over 1 GiB.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,38 +21,87 @@
 
 #include "cli.h"
 #include "cmd_data.h"
+#include "export.h"
 #include "pdcbb_drain.h"
 
 #define CMD_NAME_MAX 200 /* bytes of an exported file name before the extension */
 
+/* The formats: --format NAME, the extension of their files, their writers (export.h). */
+static const export_format_t export_formats[] = {
+    {"raw", ".raw", NULL, NULL,
+     "the object's elements in row-major order, native byte order, no header\n"
+     "(what `pdcbb get` writes);"},
+    {"npy", ".npy", export_npy_header, NULL,
+     "NumPy's .npy format (version 1.0): numpy.load(FILE) gives an array of the\n"
+     "object's shape and type (PDC_FLOAT -> <f4, PDC_INT64 -> <i8, ...).\n"
+     "PDC_STRING and PDC_VOID_PTR objects, and objects whose element size does\n"
+     "not match their type, have no NumPy type: they are written as raw\n"
+     "void elements ('|V<element size>') of the same shape."},
+    {"hdf5", ".h5", NULL, export_hdf5,
+     "one HDF5 file: OUT when it ends in .h5 or .hdf5, else OUT/<drain directory\n"
+     "name>.h5 (pdcbb.1234.h5). A group per container, a dataset per object in\n"
+     "its container's group (in the root group when its container is not in the\n"
+     "drain). Types: PDC_INT, PDC_INT32 -> H5T_NATIVE_INT32, PDC_FLOAT ->\n"
+     "H5T_NATIVE_FLOAT, PDC_LONG -> H5T_NATIVE_INT64, ... (see man pdcbb);\n"
+     "PDC_BOOLEAN -> an int8 enum FALSE/TRUE (h5py: bool); PDC_STRING -> 1-byte\n"
+     "strings; PDC_VOID_PTR and mismatched element sizes -> opaque. An\n"
+     "unlimited first dimension is chunked with maxdims H5S_UNLIMITED and has\n"
+     "as many rows as were written; an object without dimensions is a dataset\n"
+     "with a null dataspace. Metadata are attributes pdc_id, pdc_type,\n"
+     "pdc_partition, pdc_time_step, pdc_app_name, ...; tags are attributes of\n"
+     "their name and type. KV objects are skipped (pdcbb kv export writes\n"
+     "them)."},
+};
+#define EXPORT_NFORMATS (sizeof(export_formats) / sizeof(export_formats[0]))
+#define EXPORT_DEFAULT  "npy"
+
+static const export_format_t *export_format_find(const char *name)
+{
+    for (size_t i = 0; i < EXPORT_NFORMATS; i++)
+        if (strcmp(export_formats[i].name, name) == 0)
+            return &export_formats[i];
+    return NULL;
+}
+
+/* The formats' names joined by sep, the last two by last ("raw, npy or hdf5"). */
+static const char *export_format_names(const char *sep, const char *last, char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < EXPORT_NFORMATS && n < len; i++)
+        n += (size_t)snprintf(out + n, len - n, "%s%s",
+                              i == 0                    ? ""
+                              : i + 1 < EXPORT_NFORMATS ? sep
+                                                        : last,
+                              export_formats[i].name);
+    return out;
+}
+
 static void export_usage(FILE *out)
 {
+    char bar[128], list[128];
+    export_format_names("|", "|", bar, sizeof(bar));
+    export_format_names(", ", " or ", list, sizeof(list));
     fprintf(out,
-            "Usage: pdcbb export [--partial] [--owner USER] [--job ID] [--format raw|npy|hdf5] [-o OUT] [--force] DIR\n"
+            "Usage: pdcbb export [--partial] [--owner USER] [--job ID] [--format %s] [-o OUT] "
+            "[--force] DIR\n"
             "\n"
             "Write every object of a drained job to a file of its own in OUTDIR (raw, npy), or\n"
             "the whole job to one HDF5 file (hdf5).\n"
-            "\n"
-            "  raw   the object's elements in row-major order, native byte order, no header\n"
-            "        (what `pdcbb get` writes);\n"
-            "  npy   NumPy's .npy format (version 1.0): numpy.load(FILE) gives an array of the\n"
-            "        object's shape and type (PDC_FLOAT -> <f4, PDC_INT64 -> <i8, ...).\n"
-            "        PDC_STRING and PDC_VOID_PTR objects, and objects whose element size does\n"
-            "        not match their type, have no NumPy type: they are written as raw\n"
-            "        void elements ('|V<element size>') of the same shape.\n"
-            "  hdf5  one HDF5 file: OUT when it ends in .h5 or .hdf5, else OUT/<drain directory\n"
-            "        name>.h5 (pdcbb.1234.h5). A group per container, a dataset per object in\n"
-            "        its container's group (in the root group when its container is not in the\n"
-            "        drain). Types: PDC_INT, PDC_INT32 -> H5T_NATIVE_INT32, PDC_FLOAT ->\n"
-            "        H5T_NATIVE_FLOAT, PDC_LONG -> H5T_NATIVE_INT64, ... (see man pdcbb);\n"
-            "        PDC_BOOLEAN -> an int8 enum FALSE/TRUE (h5py: bool); PDC_STRING -> 1-byte\n"
-            "        strings; PDC_VOID_PTR and mismatched element sizes -> opaque. An\n"
-            "        unlimited first dimension is chunked with maxdims H5S_UNLIMITED and has\n"
-            "        as many rows as were written; an object without dimensions is a dataset\n"
-            "        with a null dataspace. Metadata are attributes pdc_id, pdc_type,\n"
-            "        pdc_partition, pdc_time_step, pdc_app_name, ...; tags are attributes of\n"
-            "        their name and type. KV objects are skipped (pdcbb kv export writes\n"
-            "        them).\n"
+            "\n",
+            bar);
+    /* each format's paragraph: its name, then its help with the lines after the first indented */
+    for (size_t i = 0; i < EXPORT_NFORMATS; i++) {
+        fprintf(out, "  %-4s  ", export_formats[i].name);
+        for (const char *p = export_formats[i].help; *p != '\0'; p++) {
+            if (*p == '\n')
+                fputs("\n        ", out);
+            else
+                fputc(*p, out);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out,
             "\n"
             "File names (raw, npy): the object's name with every character other than A-Z a-z\n"
             "0-9 . _ - replaced by '_' ('run1/temperature' -> run1_temperature.npy), a leading\n"
@@ -72,7 +123,7 @@ static void export_usage(FILE *out)
             "a damaged extent reads as zeros instead, named in a warning on standard error.\n"
             "\n"
             "Options:\n"
-            "  -f, --format FMT   raw, npy or hdf5 (default npy)\n"
+            "  -f, --format FMT   %s (default %s)\n"
             "  -o, --output OUT   directory for the files (default: the current directory;\n"
             "                     created if missing); hdf5: a file name ending in .h5 or\n"
             "                     .hdf5 is the file itself\n"
@@ -80,64 +131,13 @@ static void export_usage(FILE *out)
             "  -p, --partial      export what is intact: an incomplete drain (only the objects\n"
             "                     of the ranks drained so far, with their data from those\n"
             "                     ranks), damaged extents as zeros (each named on stderr)\n"
-            "  -q, --quiet        no progress and no list of files\n"
-            CMD_READ_HELP
+            "  -q, --quiet        no progress and no list of files\n" CMD_READ_HELP
             "  -h, --help         show this help\n"
             "\n"
             "Exit status: 0 every object exported; 1 the drain cannot be read, is incomplete,\n"
             "a file exists (without --force) or cannot be written, or an extent is damaged\n"
-            "(without --partial); 2 bad command line.\n");
-}
-
-/* The NumPy descr of o ("<f4"), or "|V<n>" when NumPy has no type for it. */
-static void export_descr(const pdcbb_drain_object_t *o, char *out, size_t len)
-{
-    static const struct {
-        char kind;
-        uint32_t size;
-    } t[19] = {
-        {'i', 4}, {'f', 4}, {'f', 8}, {'i', 1}, {0, 0},   {'b', 1}, {'i', 2},
-        {'u', 4}, {'i', 8}, {'u', 8}, {'i', 2}, {'i', 1}, {'u', 1}, {'u', 2},
-        {'i', 4}, {'u', 4}, {'i', 8}, {0, 0},   {'u', 8},
-    };
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    const char order = '>';
-#else
-    const char order = '<';
-#endif
-    if (o->type >= 0 && o->type < 19 && t[o->type].kind != 0 &&
-        t[o->type].size == o->element_size)
-        snprintf(out, len, "%c%c%" PRIu32, o->element_size == 1 ? '|' : order, t[o->type].kind,
-                 o->element_size);
-    else
-        snprintf(out, len, "|V%" PRIu32, o->element_size);
-}
-
-/* The .npy header (magic, version 1.0, length, dict, padding to 64 bytes). */
-static size_t export_npy_header(const char *descr, const uint64_t *shape, uint32_t ndim,
-                                char *out, size_t len)
-{
-    char dict[1024];
-    size_t n = (size_t)snprintf(dict, sizeof(dict),
-                                "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-    for (uint32_t d = 0; d < ndim; d++)
-        n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%" PRIu64 ",%s", shape[d],
-                              d + 1 < ndim ? " " : "");
-    if (ndim > 1)
-        n--; /* (3, 4) rather than (3, 4,) */
-    n += (size_t)snprintf(dict + n, sizeof(dict) - n, "), }");
-    size_t total = 10 + n + 1; /* magic 6 + version 2 + length 2 + dict + '\n' */
-    size_t padded = (total + 63) / 64 * 64;
-    if (padded > len)
-        return 0;
-    memcpy(out, "\x93NUMPY\x01\x00", 8);
-    uint16_t hl = (uint16_t)(padded - 10);
-    out[8] = (char)(hl & 0xff);
-    out[9] = (char)(hl >> 8);
-    memcpy(out + 10, dict, n);
-    memset(out + 10 + n, ' ', padded - 10 - n - 1);
-    out[padded - 1] = '\n';
-    return padded;
+            "(without --partial); 2 bad command line.\n",
+            list, EXPORT_DEFAULT);
 }
 
 static void export_file_name(const pdcbb_drain_object_t *o, char *out, size_t len)
@@ -200,6 +200,56 @@ static int export_write(const void *data, size_t len, const pdcbb_box_t *slab, v
     return 0;
 }
 
+/*
+ * Object o (of shape shape) as format f into path: f's header, then its elements, read slab by
+ * slab, under a temporary name that is synced and renamed. 0, or -1 after printing why; no
+ * file is left behind then.
+ */
+static int export_object(const export_format_t *f, pdcbb_drain_t *m, const pdcbb_drain_object_t *o,
+                         const uint64_t *shape, const char *path, bool quiet, cmd_progress_t *prog,
+                         uint64_t *done_bytes, uint64_t total)
+{
+    uint64_t zero[PDCBB_REGION_NDIM_MAX] = {0};
+    char tmp[PATH_MAX + 32], hdr[2048];
+    size_t hl = 0;
+    bool empty = false;
+
+    /* before the file exists: the header's warning comes first */
+    if (f->header != NULL && f->header(o, shape, quiet, hdr, sizeof(hdr), &hl) != 0)
+        return -1;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    export_sink_t sink = {open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), tmp};
+    if (sink.fd < 0) {
+        fprintf(stderr, "pdcbb export: cannot create %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    int rc = hl > 0 ? export_write(hdr, hl, NULL, &sink) : 0;
+    for (uint32_t d = 0; d < o->ndim; d++)
+        empty |= shape[d] == 0;
+    if (rc == 0 && !empty) {
+        pdcbb_box_t box;
+        if (pdcbb_box_make(&box, o->ndim, zero, shape) != PDCBB_OK)
+            rc = -1;
+        else
+            rc = cmd_read_slabs("export", m, o, &box, export_write, &sink, prog, done_bytes, total);
+    }
+    if (rc == 0 && fsync(sink.fd) != 0 && errno != EINVAL) {
+        fprintf(stderr, "pdcbb export: cannot write %s: %s\n", tmp, strerror(errno));
+        rc = -1;
+    }
+    if (close(sink.fd) != 0 && rc == 0) {
+        fprintf(stderr, "pdcbb export: cannot write %s: %s\n", tmp, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        fprintf(stderr, "pdcbb export: cannot rename %s to %s: %s\n", tmp, path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
 int cli_cmd_export(int argc, char **argv)
 {
     enum { OPT_FORCE = 1000 };
@@ -215,7 +265,8 @@ int cli_cmd_export(int argc, char **argv)
     };
     cmd_read_t rd = {0};
     int bad;
-    bool force = false, quiet = false, npy = true, hdf5 = false;
+    bool force = false, quiet = false;
+    const export_format_t *f = export_format_find(EXPORT_DEFAULT);
     const char *outdir = ".", *output = NULL;
     int c, status = 1;
     export_item_t *items = NULL;
@@ -226,16 +277,10 @@ int cli_cmd_export(int argc, char **argv)
         switch (c) {
         case 'p': rd.partial = true; break;
         case 'f':
-            if (strcmp(optarg, "npy") == 0) {
-                npy = true, hdf5 = false;
-            } else if (strcmp(optarg, "raw") == 0) {
-                npy = false, hdf5 = false;
-            } else if (strcmp(optarg, "hdf5") == 0) {
-                npy = false, hdf5 = true;
-            } else {
-                fprintf(stderr, "pdcbb export: bad value for --format: '%s' (expected raw, "
-                                "npy or hdf5)\n",
-                        optarg);
+            if ((f = export_format_find(optarg)) == NULL) {
+                char list[128];
+                fprintf(stderr, "pdcbb export: bad value for --format: '%s' (expected %s)\n",
+                        optarg, export_format_names(", ", " or ", list, sizeof(list)));
                 return CLI_EXIT_USAGE;
             }
             break;
@@ -257,8 +302,8 @@ int cli_cmd_export(int argc, char **argv)
     pdcbb_drain_t *m = cmd_open("export", argv[optind], &rd);
     if (m == NULL)
         return 1;
-    if (hdf5) {
-        status = cli_export_hdf5(m, output, force, quiet);
+    if (f->drain != NULL) {
+        status = f->drain(f, m, output, force, quiet);
         goto done;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
@@ -270,7 +315,7 @@ int cli_cmd_export(int argc, char **argv)
         fprintf(stderr, "pdcbb export: %s is not a directory\n", outdir);
         goto done;
     }
-    const char *ext = npy ? ".npy" : ".raw";
+    const char *ext = f->ext;
     items = calloc(m->nobjs + 1, sizeof(*items));
     if (items == NULL) {
         fprintf(stderr, "pdcbb export: out of memory\n");
@@ -326,8 +371,7 @@ int cli_cmd_export(int argc, char **argv)
     uint32_t written = 0;
     for (uint32_t i = 0; i < m->nobjs; i++) {
         const pdcbb_drain_object_t *o = items[i].o;
-        uint64_t shape[PDCBB_REGION_NDIM_MAX], zero[PDCBB_REGION_NDIM_MAX] = {0};
-        char tmp[PATH_MAX + 32], descr[32], hdr[2048];
+        uint64_t shape[PDCBB_REGION_NDIM_MAX];
         if (pdcbb_drain_object_shape(m, o, shape) != PDCBB_OK) {
             fprintf(stderr, "pdcbb export: object '%s': its size overflows\n", pdcbb_esc(o->name));
             goto done;
@@ -340,49 +384,7 @@ int cli_cmd_export(int argc, char **argv)
                         pdcbb_esc(o->name));
             continue;
         }
-        export_descr(o, descr, sizeof(descr));
-        if (npy && descr[1] == 'V' && !quiet)
-            fprintf(stderr,
-                    "pdcbb export: warning: object '%s' (%s) has no NumPy type: "
-                    "written as '%s' elements\n",
-                    pdcbb_esc(o->name), pdcbb_drain_type_name(o->type), descr);
-        snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", items[i].path, (long)getpid());
-        export_sink_t sink = {open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), tmp};
-        if (sink.fd < 0) {
-            fprintf(stderr, "pdcbb export: cannot create %s: %s\n", tmp, strerror(errno));
-            goto done;
-        }
-        int rc = 0;
-        if (npy) {
-            size_t hl = export_npy_header(descr, shape, o->ndim, hdr, sizeof(hdr));
-            rc = hl == 0 ? -1 : export_write(hdr, hl, NULL, &sink);
-        }
-        bool empty = false;
-        for (uint32_t d = 0; d < o->ndim; d++)
-            empty |= shape[d] == 0;
-        if (rc == 0 && !empty) {
-            pdcbb_box_t box;
-            if (pdcbb_box_make(&box, o->ndim, zero, shape) != PDCBB_OK)
-                rc = -1;
-            else
-                rc = cmd_read_slabs("export", m, o, &box, export_write, &sink, &prog,
-                                    &done_bytes, total);
-        }
-        if (rc == 0 && fsync(sink.fd) != 0 && errno != EINVAL) {
-            fprintf(stderr, "pdcbb export: cannot write %s: %s\n", tmp, strerror(errno));
-            rc = -1;
-        }
-        if (close(sink.fd) != 0 && rc == 0) {
-            fprintf(stderr, "pdcbb export: cannot write %s: %s\n", tmp, strerror(errno));
-            rc = -1;
-        }
-        if (rc == 0 && rename(tmp, items[i].path) != 0) {
-            fprintf(stderr, "pdcbb export: cannot rename %s to %s: %s\n", tmp, items[i].path,
-                    strerror(errno));
-            rc = -1;
-        }
-        if (rc != 0) {
-            unlink(tmp);
+        if (export_object(f, m, o, shape, items[i].path, quiet, &prog, &done_bytes, total) != 0) {
             if (written > 0)
                 fprintf(stderr, "pdcbb export: object '%s' not written; the %" PRIu32
                                 " file%s listed before %s complete and checked\n",

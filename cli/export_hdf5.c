@@ -32,8 +32,10 @@
 #include <hdf5.h>
 
 #include "cmd_data.h"
+#include "export.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_name.h"
+#include "pdcbb_types.h"
 
 #define H5X_CHUNK_BYTES ((uint64_t)1 << 20) /* target chunk size of unlimited objects */
 #define H5X_NAME_MAX 200                     /* bytes of a group or dataset name before -<id> */
@@ -64,49 +66,68 @@ __attribute__((format(printf, 1, 2))) static void h5x_fail(const char *fmt, ...)
 
 /* ---- types ---- */
 
-/* The HDF5 type of a PDC type of element size es (0: the type's own): a new type the caller
- * closes. PDC_STRING (characters) is a 1-byte string type; PDC_BOOLEAN an int8 enum FALSE/TRUE
- * (h5py: bool); PDC_VOID_PTR, unknown types and element sizes that differ from the type's are
- * opaque types of es bytes (h5py: void, V<es>). */
+/* The native integer type of size bytes, signed or not; -1 for other sizes. */
+static hid_t h5x_native_int(uint32_t size, bool is_signed)
+{
+    switch (size) {
+    case 1:
+        return is_signed ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8;
+    case 2:
+        return is_signed ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16;
+    case 4:
+        return is_signed ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32;
+    case 8:
+        return is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64;
+    default:
+        return -1;
+    }
+}
+
+/* The HDF5 type of a PDC type of element size es (0: the type's own), from its row of the type
+ * table (pdcbb_types.h): a new type the caller closes. Integers and floats are the native type
+ * of their kind and size (PDC_INT -> H5T_NATIVE_INT32, PDC_LONG -> H5T_NATIVE_INT64, ...);
+ * PDC_STRING (characters) is a 1-byte string type; PDC_BOOLEAN an int8 enum FALSE/TRUE (h5py:
+ * bool); PDC_VOID_PTR, unknown types and element sizes that differ from the type's are opaque
+ * types of es bytes (h5py: void, V<es>). */
 static hid_t h5x_type(int32_t type, uint32_t es)
 {
+    const pdcbb_type_info_t *t = pdcbb_type_info(type);
     hid_t base = -1;
-    uint32_t size = 0;
-    switch (type) {
-    case 0: case 14: base = H5T_NATIVE_INT32, size = 4; break;   /* PDC_INT, PDC_INT32 */
-    case 1: base = H5T_NATIVE_FLOAT, size = 4; break;
-    case 2: base = H5T_NATIVE_DOUBLE, size = 8; break;
-    case 3: case 11: base = H5T_NATIVE_INT8, size = 1; break;    /* PDC_CHAR, PDC_INT8 */
-    case 5: size = 1; break;                                     /* PDC_BOOLEAN: an enum */
-    case 6: case 10: base = H5T_NATIVE_INT16, size = 2; break;   /* PDC_SHORT, PDC_INT16 */
-    case 7: case 15: base = H5T_NATIVE_UINT32, size = 4; break;  /* PDC_UINT, PDC_UINT32 */
-    case 8: case 16: base = H5T_NATIVE_INT64, size = 8; break;   /* PDC_INT64, PDC_LONG */
-    case 9: case 18: base = H5T_NATIVE_UINT64, size = 8; break;  /* PDC_UINT64, PDC_SIZE_T */
-    case 12: base = H5T_NATIVE_UINT8, size = 1; break;
-    case 13: base = H5T_NATIVE_UINT16, size = 2; break;
-    default: break;
-    }
-    if (type == 4 && (es == 0 || es == 1)) {
-        /* PDC_STRING: characters, 1-byte strings (h5py: dtype S1) */
-        hid_t t = H5Tcopy(H5T_C_S1);
-        if (t >= 0 && H5Tset_strpad(t, H5T_STR_NULLPAD) < 0) {
-            H5Tclose(t);
-            return -1;
+    if (t != NULL && (es == 0 || es == t->size)) {
+        switch (t->kind) {
+        case PDCBB_KIND_INT:
+        case PDCBB_KIND_UINT:
+            base = h5x_native_int(t->size, t->kind == PDCBB_KIND_INT);
+            break;
+        case PDCBB_KIND_FLOAT:
+            base = t->size == 4 ? H5T_NATIVE_FLOAT : t->size == 8 ? H5T_NATIVE_DOUBLE : -1;
+            break;
+        case PDCBB_KIND_BOOL: {
+            /* h5py and NumPy read this enum as bool */
+            hid_t e = H5Tenum_create(H5T_NATIVE_INT8);
+            int8_t f = 0, v = 1;
+            if (e >= 0 &&
+                (H5Tenum_insert(e, "FALSE", &f) < 0 || H5Tenum_insert(e, "TRUE", &v) < 0)) {
+                H5Tclose(e);
+                return -1;
+            }
+            return e;
         }
-        return t;
-    }
-    if (size != 0 && (es == 0 || size == es)) {
-        if (type != 5)
-            return H5Tcopy(base);
-        /* h5py and NumPy read this enum as bool */
-        hid_t t = H5Tenum_create(H5T_NATIVE_INT8);
-        int8_t f = 0, v = 1;
-        if (t >= 0 && (H5Tenum_insert(t, "FALSE", &f) < 0 || H5Tenum_insert(t, "TRUE", &v) < 0)) {
-            H5Tclose(t);
-            return -1;
+        case PDCBB_KIND_CHARS: {
+            /* characters, 1-byte strings (h5py: dtype S1) */
+            hid_t c = H5Tcopy(H5T_C_S1);
+            if (c >= 0 && H5Tset_strpad(c, H5T_STR_NULLPAD) < 0) {
+                H5Tclose(c);
+                return -1;
+            }
+            return c;
         }
-        return t;
+        case PDCBB_KIND_OPAQUE:
+            break;
+        }
     }
+    if (base >= 0)
+        return H5Tcopy(base);
     /* no tag: HDF5 converts only between opaque types of equal tags, and h5py reads untagged
      * ones (the PDC type is the pdc_type attribute) */
     return H5Tcreate(H5T_OPAQUE, es ? es : 1);
@@ -450,8 +471,10 @@ static int h5x_cont(hid_t g, const pdcbb_drain_cont_t *c)
 
 /* ---- the file ---- */
 
-/* The output file's path from -o (see cmd_data.h). 0 or -1 (printed). */
-static int h5x_path(const pdcbb_drain_t *m, const char *output, char *path, size_t len)
+/* The output file's path from -o (see export.h), ext the extension of a file named after the
+ * drain. 0 or -1 (printed). */
+static int h5x_path(const pdcbb_drain_t *m, const char *output, const char *ext, char *path,
+                    size_t len)
 {
     size_t n = output ? strlen(output) : 0;
     if (n > 3 && (strcmp(output + n - 3, ".h5") == 0 ||
@@ -474,7 +497,7 @@ static int h5x_path(const pdcbb_drain_t *m, const char *output, char *path, size
     }
     const char *base = strrchr(m->dir, '/');
     base = base ? base + 1 : m->dir;
-    if ((size_t)snprintf(path, len, "%s/%s.h5", dir, base[0] ? base : "pdcbb") >= len) {
+    if ((size_t)snprintf(path, len, "%s/%s%s", dir, base[0] ? base : "pdcbb", ext) >= len) {
         fprintf(stderr, "pdcbb export: %s: path too long\n", dir);
         return -1;
     }
@@ -582,10 +605,11 @@ static int h5x_root_attrs(const pdcbb_drain_t *m, hid_t f)
                : 0;
 }
 
-int cli_export_hdf5(pdcbb_drain_t *m, const char *output, bool force, bool quiet)
+int export_hdf5(const export_format_t *fmt, pdcbb_drain_t *m, const char *output, bool force,
+                bool quiet)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 32];
-    if (h5x_path(m, output, path, sizeof(path)) != 0)
+    if (h5x_path(m, output, fmt->ext, path, sizeof(path)) != 0)
         return 1;
     if (!force && access(path, F_OK) == 0) {
         fprintf(stderr, "pdcbb export: %s exists (use --force to overwrite); nothing written\n",

@@ -11,6 +11,7 @@
 
 #include "pdcbb_checked.h"
 #include "pdcbb_stats.h"
+#include "pdcbb_types.h"
 
 enum field_kind { FK_END = 0, FK_U32, FK_I32, FK_U64, FK_STR, FK_BLOB, FK_U64S };
 
@@ -446,32 +447,19 @@ int pdcbb_token_equal(const uint8_t *a, const uint8_t *b)
     return d == 0;
 }
 
-/* In pdc_var_type_t order: int, float, double, char, string, bool, short, uint, int64, uint64,
- * int16, int8, uint8, uint16, int32, uint32, long, void*, size_t. */
-static const struct {
-    const char *name;
-    size_t size;
-} type_table[PDCBB_TYPE_COUNT] = {
-    {"PDC_INT", sizeof(int)},          {"PDC_FLOAT", sizeof(float)},
-    {"PDC_DOUBLE", sizeof(double)},    {"PDC_CHAR", sizeof(char)},
-    {"PDC_STRING", 1},                 {"PDC_BOOLEAN", sizeof(_Bool)},
-    {"PDC_SHORT", sizeof(short)},      {"PDC_UINT", sizeof(unsigned)},
-    {"PDC_INT64", 8},                  {"PDC_UINT64", 8},
-    {"PDC_INT16", 2},                  {"PDC_INT8", 1},
-    {"PDC_UINT8", 1},                  {"PDC_UINT16", 2},
-    {"PDC_INT32", 4},                  {"PDC_UINT32", 4},
-    {"PDC_LONG", sizeof(long)},        {"PDC_VOID_PTR", sizeof(void *)},
-    {"PDC_SIZE_T", sizeof(size_t)},
-};
+/* The table of types is pdcbb_types.c's. */
+_Static_assert(PDCBB_TYPE_COUNT == PDCBB_TYPES_N, "one row per pdc_var_type_t value");
 
 size_t pdcbb_type_size(int type)
 {
-    return (type >= 0 && type < PDCBB_TYPE_COUNT) ? type_table[type].size : 0;
+    const pdcbb_type_info_t *t = pdcbb_type_info(type);
+    return t ? t->size : 0;
 }
 
 const char *pdcbb_type_name(int type)
 {
-    return (type >= 0 && type < PDCBB_TYPE_COUNT) ? type_table[type].name : "PDC_UNKNOWN";
+    const pdcbb_type_info_t *t = pdcbb_type_info(type);
+    return t ? t->name : "PDC_UNKNOWN";
 }
 
 static int cmp_id(const void *a, const void *b)

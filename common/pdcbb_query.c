@@ -11,32 +11,28 @@
 
 #include "pdcbb_checked.h"
 #include "pdcbb_proto.h"
+#include "pdcbb_types.h"
 
 /* Chunk of elements evaluated at once (masks are this long). */
 #define QCHUNK 4096u
 
 int pdcbb_query_class(int type)
 {
-    switch (type) {
-    case 0:  /* PDC_INT */
-    case 3:  /* PDC_CHAR (signed on the supported hosts) */
-    case 6:  /* PDC_SHORT */
-    case 8:  /* PDC_INT64 */
-    case 10: /* PDC_INT16 */
-    case 11: /* PDC_INT8 */
-    case 14: /* PDC_INT32 */
-    case 16: /* PDC_LONG */ return PDCBB_QCLASS_INT;
-    case 5:  /* PDC_BOOLEAN */
-    case 7:  /* PDC_UINT */
-    case 9:  /* PDC_UINT64 */
-    case 12: /* PDC_UINT8 */
-    case 13: /* PDC_UINT16 */
-    case 15: /* PDC_UINT32 */
-    case 18: /* PDC_SIZE_T */ return PDCBB_QCLASS_UINT;
-    case 1:  /* PDC_FLOAT */
-    case 2:  /* PDC_DOUBLE */ return PDCBB_QCLASS_FLOAT;
-    default: return PDCBB_QCLASS_NONE; /* string, void pointer, unknown */
+    const pdcbb_type_info_t *t = pdcbb_type_info(type);
+
+    switch (t ? t->kind : PDCBB_KIND_OPAQUE) {
+    case PDCBB_KIND_INT:
+        return PDCBB_QCLASS_INT;
+    case PDCBB_KIND_UINT:
+    case PDCBB_KIND_BOOL:
+        return PDCBB_QCLASS_UINT;
+    case PDCBB_KIND_FLOAT:
+        return PDCBB_QCLASS_FLOAT;
+    case PDCBB_KIND_CHARS:
+    case PDCBB_KIND_OPAQUE:
+        break; /* strings, void pointers, unknown types */
     }
+    return PDCBB_QCLASS_NONE;
 }
 
 /* Machine kinds: class and size. */

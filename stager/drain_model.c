@@ -17,6 +17,7 @@
 #include "drain_internal.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_drain_kv.h"
+#include "pdcbb_types.h"
 
 void drain_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -820,14 +821,6 @@ uint64_t pdcbb_drain_object_bytes(const pdcbb_drain_t *m, const pdcbb_drain_obje
     return sum;
 }
 
-static const char *const drain_type_names[] = {
-    "PDC_INT",   "PDC_FLOAT",  "PDC_DOUBLE", "PDC_CHAR",   "PDC_STRING",   "PDC_BOOLEAN",
-    "PDC_SHORT", "PDC_UINT",   "PDC_INT64",  "PDC_UINT64", "PDC_INT16",    "PDC_INT8",
-    "PDC_UINT8", "PDC_UINT16", "PDC_INT32",  "PDC_UINT32", "PDC_LONG",     "PDC_VOID_PTR",
-    "PDC_SIZE_T",
-};
-#define DRAIN_NTYPES ((int32_t)(sizeof(drain_type_names) / sizeof(drain_type_names[0])))
-
 static const char *const drain_partition_names[] = {"PDC_OBJ_STATIC", "PDC_REGION_STATIC",
                                                     "PDC_REGION_DYNAMIC", "PDC_REGION_LOCAL",
                                                     "PDCBB_REGION_STRIPED"};
@@ -835,15 +828,13 @@ static const char *const drain_partition_names[] = {"PDC_OBJ_STATIC", "PDC_REGIO
 
 const char *pdcbb_drain_type_name(int32_t type)
 {
-    return type >= 0 && type < DRAIN_NTYPES ? drain_type_names[type] : NULL;
+    const pdcbb_type_info_t *t = pdcbb_type_info(type);
+    return t ? t->name : NULL;
 }
 
 int32_t pdcbb_drain_type_parse(const char *name)
 {
-    for (int32_t i = 0; name != NULL && i < DRAIN_NTYPES; i++)
-        if (strcmp(drain_type_names[i], name) == 0)
-            return i;
-    return -1;
+    return pdcbb_type_parse(name);
 }
 
 const char *pdcbb_drain_partition_name(uint32_t partition)

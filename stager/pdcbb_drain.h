@@ -275,8 +275,8 @@ pdcbb_err_t pdcbb_drain_object_shape(const pdcbb_drain_t *m, const pdcbb_drain_o
 /* Total data bytes of an object's extents. */
 uint64_t pdcbb_drain_object_bytes(const pdcbb_drain_t *m, const pdcbb_drain_object_t *o);
 
-/* Names of pdc_var_type_t values ("PDC_FLOAT"), of partitions ("PDC_REGION_STATIC") and back;
- * -1 / NULL when unknown. */
+/* Names of pdc_var_type_t values ("PDC_FLOAT": common/pdcbb_types.h's table), of partitions
+ * ("PDC_REGION_STATIC") and back; -1 / NULL when unknown. */
 const char *pdcbb_drain_type_name(int32_t type);
 int32_t pdcbb_drain_type_parse(const char *name);
 const char *pdcbb_drain_partition_name(uint32_t partition);

@@ -57,22 +57,24 @@ static const char *cfg_check_rendezvous(const char *value)
 static const char *cfg_check_ip(const char *value);
 static const char *cfg_check_ucx_list(const char *value);
 static const char *cfg_check_rendezvous(const char *value);
-static const char *cfg_check_share(const char *value);
-static const char *cfg_check_forward(const char *value);
 static const char *cfg_check_owner(const char *value);
-static const char *cfg_check_yes_no(const char *value);
 
-const cfg_key_t cfg_keys[] = {
+/* The values of the keys that take one of a few words. */
+static const char *const cfg_share_values[] = {"none", "group", "all", NULL};
+static const char *const cfg_yes_no_values[] = {"yes", "no", NULL};
+static const char *const cfg_forward_values[] = {"auto", "always", "never", NULL};
+
+const pdcbb_config_key_t cfg_keys[] = {
     /* site keys */
     {.name = "local_root",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(local_root),
      .def = "/tmp/pdcbb",
-     .flags = CFG_F_ABSOLUTE | CFG_F_REQUIRED,
+     .flags = PDCBB_CFG_F_ABSOLUTE | PDCBB_CFG_F_REQUIRED,
      .scope = CFG_S_SITE,
      .help = "node-local root under which each job gets its directory"},
     {.name = "max_capacity",
-     .type = CFG_SIZE,
+     .type = PDCBB_CFG_SIZE,
      CFG_AT(max_capacity),
      .def = "0",
      .umin = 0,
@@ -80,28 +82,28 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_SITE,
      .help = "largest capacity a job may ask for per node (0: limited by free space only)"},
     {.name = "drain_roots",
-     .type = CFG_PATH_LIST,
+     .type = PDCBB_CFG_PATH_LIST,
      CFG_AT(drain_roots),
      .def = "",
-     .flags = CFG_F_ABSOLUTE,
+     .flags = PDCBB_CFG_F_ABSOLUTE,
      .scope = CFG_S_SITE,
      .help = "directories under which drain and stage_in must lie (empty: anywhere)"},
     {.name = "daemon_path",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(daemon_path),
      .def = PDCBB_DEFAULT_DAEMON_PATH,
-     .flags = CFG_F_ABSOLUTE | CFG_F_REQUIRED,
+     .flags = PDCBB_CFG_F_ABSOLUTE | PDCBB_CFG_F_REQUIRED,
      .scope = CFG_S_SITE,
      .help = "the pdc_bbd binary the prolog starts"},
     {.name = "mount_path",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(mount_path),
      .def = PDCBB_DEFAULT_MOUNT_PATH,
-     .flags = CFG_F_ABSOLUTE | CFG_F_REQUIRED,
+     .flags = PDCBB_CFG_F_ABSOLUTE | PDCBB_CFG_F_REQUIRED,
      .scope = CFG_S_SITE,
      .help = "the pdcbb_mount binary the prolog starts for jobs with mount=yes"},
     {.name = "ready_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(ready_timeout),
      .def = "30",
      .dmin = 0.1,
@@ -109,7 +111,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_SITE,
      .help = "seconds the prolog waits for each daemon to report ready"},
     {.name = "stage_in_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(stage_in_timeout),
      .def = "3600",
      .dmin = 0.1,
@@ -117,7 +119,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_SITE,
      .help = "seconds the prolog waits for daemons that load a stage_in directory"},
     {.name = "stop_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(stop_timeout),
      .def = "10",
      .dmin = 0.1,
@@ -125,7 +127,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_SITE,
      .help = "seconds the epilog waits after SIGTERM before SIGKILL"},
     {.name = "script_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(script_timeout),
      .def = "300",
      .dmin = 1,
@@ -133,7 +135,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_SITE,
      .help = "seconds a user script may run before its process group is killed"},
     {.name = "stranded_max_age",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(stranded_max_age),
      .def = "7d",
      .dmin = 0,
@@ -142,28 +144,28 @@ const cfg_key_t cfg_keys[] = {
      .help = "age after which `pdcbb admin stranded --drain/--remove` acts on a job directory "
              "left on a node (0: any age)"},
     {.name = "ucx_tls",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(ucx_tls),
      .def = "cma,tcp",
      .scope = CFG_S_SITE,
      .check = cfg_check_ucx_list,
      .help = "UCX transports (UCX_TLS) for daemons and clients"},
     {.name = "ucx_net_devices",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(ucx_net_devices),
      .def = "",
      .scope = CFG_S_SITE,
      .check = cfg_check_ucx_list,
      .help = "UCX network devices (UCX_NET_DEVICES; empty: UCX's choice)"},
     {.name = "listen_address",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(listen_address),
      .def = "",
      .scope = CFG_S_SITE,
      .check = cfg_check_ip,
      .help = "numeric IP address the daemons listen on (empty: the node's own address)"},
     {.name = "lmdb_map_size",
-     .type = CFG_SIZE,
+     .type = PDCBB_CFG_SIZE,
      CFG_AT(lmdb_map_size),
      .def = "16G",
      .umin = CFG_MIB,
@@ -171,17 +173,17 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_SITE,
      .help = "LMDB map size of each daemon's metadata store"},
     {.name = "rendezvous_dir",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(rendezvous_dir),
      .def = "~/.pdcbb",
-     .flags = CFG_F_REQUIRED,
+     .flags = PDCBB_CFG_F_REQUIRED,
      .scope = CFG_S_SITE,
      .check = cfg_check_rendezvous,
      .help = "shared directory where a multi-node job's daemons learn each other ('~/': the "
              "job user's home)"},
     /* user keys */
     {.name = "capacity",
-     .type = CFG_SIZE,
+     .type = PDCBB_CFG_SIZE,
      CFG_AT(capacity),
      .def = "1G",
      .umin = CFG_MIB,
@@ -189,59 +191,59 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_USER,
      .help = "burst-buffer capacity per node"},
     {.name = "drain",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(drain),
      .def = "",
-     .flags = CFG_F_ABSOLUTE,
+     .flags = PDCBB_CFG_F_ABSOLUTE,
      .scope = CFG_S_USER,
      .help = "directory to drain the burst buffer to at the end (empty: none)"},
     {.name = "drain_share",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(drain_share),
      .def = "none",
      .scope = CFG_S_USER,
-     .check = cfg_check_share,
+     .values = cfg_share_values,
      .help = "who else may read the drained job: none (mode 0700), group (0750) or all (0755)"},
     {.name = "stage_in",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(stage_in),
      .def = "",
-     .flags = CFG_F_ABSOLUTE,
+     .flags = PDCBB_CFG_F_ABSOLUTE,
      .scope = CFG_S_USER,
      .help = "drained directory to load into the burst buffer at the start (empty: none)"},
     {.name = "stage_in_owner",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(stage_in_owner),
      .def = "",
      .scope = CFG_S_USER,
      .check = cfg_check_owner,
      .help = "whose drain stage_in may load: a user name or uid (empty: the job user's own)"},
     {.name = "script",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(script),
      .def = "",
-     .flags = CFG_F_ABSOLUTE,
+     .flags = PDCBB_CFG_F_ABSOLUTE,
      .scope = CFG_S_USER,
      .help = "executable run as the job user on every node at the start and the end of the "
              "job (empty: none)"},
     {.name = "mount",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(mount),
      .def = "no",
-     .flags = CFG_F_SWITCH,
+     .flags = PDCBB_CFG_F_SWITCH,
      .scope = CFG_S_USER,
-     .check = cfg_check_yes_no,
+     .values = cfg_yes_no_values,
      .help = "yes: the burst buffer is also a filesystem on every node, at $PDCBB_MOUNT"},
     {.name = "stage_in_files",
-     .type = CFG_PATH,
+     .type = PDCBB_CFG_PATH,
      CFG_AT(stage_in_files),
      .def = "",
-     .flags = CFG_F_ABSOLUTE,
+     .flags = PDCBB_CFG_F_ABSOLUTE,
      .scope = CFG_S_USER,
      .help = "directory tree copied into the job's filesystem at the start (needs mount=yes; "
              "empty: none)"},
     {.name = "servers_per_node",
-     .type = CFG_UINT,
+     .type = PDCBB_CFG_UINT,
      CFG_AT(servers_per_node),
      .def = "1",
      .umin = 1,
@@ -249,20 +251,20 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_USER,
      .help = "daemons per node"},
     {.name = "placement",
-     .type = CFG_PLACEMENT,
+     .type = PDCBB_CFG_PLACEMENT,
      CFG_AT(placement),
      .def = "obj_static",
      .scope = CFG_S_USER,
      .help = "default region placement: obj_static, region_static, region_dynamic, region_local"},
     /* debugging knobs */
     {.name = "log_level",
-     .type = CFG_LOG_LEVEL,
+     .type = PDCBB_CFG_LOG_LEVEL,
      CFG_AT(log_level),
      .def = "info",
      .scope = CFG_S_DEBUG,
      .help = "log level: none, error, warn, info or debug"},
     {.name = "request_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(request_timeout),
      .def = "60",
      .dmin = 0.1,
@@ -270,7 +272,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_DEBUG,
      .help = "seconds a client waits for a reply"},
     {.name = "connect_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(connect_timeout),
      .def = "5",
      .dmin = 0.1,
@@ -278,7 +280,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_DEBUG,
      .help = "seconds a client waits to connect to a daemon"},
     {.name = "auth_timeout",
-     .type = CFG_SECONDS,
+     .type = PDCBB_CFG_SECONDS,
      CFG_AT(auth_timeout),
      .def = "1",
      .dmin = 0.1,
@@ -286,7 +288,7 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_DEBUG,
      .help = "seconds a daemon gives a new connection to prove the job token before closing it"},
     {.name = "table_fanout",
-     .type = CFG_UINT,
+     .type = PDCBB_CFG_UINT,
      CFG_AT(table_fanout),
      .def = "16",
      .umin = 2,
@@ -294,11 +296,11 @@ const cfg_key_t cfg_keys[] = {
      .scope = CFG_S_DEBUG,
      .help = "children of a daemon in the tree through which the daemons gather the job's table"},
     {.name = "forward",
-     .type = CFG_STRING,
+     .type = PDCBB_CFG_STRING,
      CFG_AT(forward),
      .def = "auto",
      .scope = CFG_S_DEBUG,
-     .check = cfg_check_forward,
+     .values = cfg_forward_values,
      .help = "clients reach other nodes' daemons through their own node's daemon: auto (in "
              "jobs of more than 32 daemons), always or never"},
 };
@@ -312,15 +314,7 @@ _Static_assert(CFG_NKEYS <= CFG_NKEYS_MAX, "raise CFG_NKEYS_MAX in pdcbb_config_
 /* Small helpers                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-static const cfg_key_t *cfg_key_find(const char *name)
-{
-    for (size_t i = 0; i < CFG_NKEYS; i++)
-        if (strcmp(cfg_keys[i].name, name) == 0)
-            return &cfg_keys[i];
-    return NULL;
-}
-
-static void *cfg_field(pdcbb_config_t *c, const cfg_key_t *k)
+static void *cfg_field(pdcbb_config_t *c, const pdcbb_config_key_t *k)
 {
     return (char *)c + k->offset;
 }
@@ -341,7 +335,7 @@ static void cfg_known_keys(unsigned scope, const char *extra, char *buf, size_t 
 }
 
 /* "the site configuration", ... : where a key may be set, for scope errors. */
-static void cfg_scope_text(const cfg_key_t *k, char *buf, size_t len)
+static void cfg_scope_text(const pdcbb_config_key_t *k, char *buf, size_t len)
 {
     const char *parts[4];
     int n = 0;
@@ -355,13 +349,9 @@ static void cfg_scope_text(const cfg_key_t *k, char *buf, size_t len)
         parts[n++] = "--pdc";
     }
     if (k->scope & PDCBB_SCOPE_ENV) {
-        size_t j = 0;
-        off = (size_t)snprintf(env, sizeof(env), "the environment (PDCBB_");
-        for (; k->name[j] != '\0' && off + 2 < sizeof(env); j++)
-            env[off++] = (char)((k->name[j] >= 'a' && k->name[j] <= 'z') ? k->name[j] - 32
-                                                                          : k->name[j]);
-        env[off++] = ')';
-        env[off] = '\0';
+        char var[80];
+        snprintf(env, sizeof(env), "the environment (%s)",
+                 pdcbb_config_env_name(k, var, sizeof(var)));
         parts[n++] = env;
     }
     off = 0;
@@ -395,23 +385,19 @@ static const char *cfg_text_fault(const char *s, size_t len, size_t *bad)
     return NULL;
 }
 
-static const char *cfg_check_share(const char *value)
+/* Is value one of values? Else why ("use a, b or c") into why. */
+static bool cfg_value_listed(const char *const *values, const char *value, char *why, size_t whylen)
 {
-    if (strcmp(value, "none") == 0 || strcmp(value, "group") == 0 || strcmp(value, "all") == 0)
-        return NULL;
-    return "use none, group or all";
-}
+    size_t n = 0, off;
 
-static const char *cfg_check_forward(const char *value)
-{
-    if (strcmp(value, "auto") == 0 || strcmp(value, "always") == 0 || strcmp(value, "never") == 0)
-        return NULL;
-    return "use auto, always or never";
-}
-
-static const char *cfg_check_yes_no(const char *value)
-{
-    return strcmp(value, "yes") == 0 || strcmp(value, "no") == 0 ? NULL : "use yes or no";
+    for (; values[n] != NULL; n++)
+        if (strcmp(values[n], value) == 0)
+            return true;
+    off = (size_t)snprintf(why, whylen, "use %s", values[0]);
+    for (size_t i = 1; i < n && off < whylen; i++)
+        off +=
+            (size_t)snprintf(why + off, whylen - off, "%s%s", i + 1 < n ? ", " : " or ", values[i]);
+    return false;
 }
 
 static const char *cfg_check_owner(const char *value)
@@ -448,8 +434,8 @@ static const char *cfg_check_ucx_list(const char *value)
 }
 
 /* Checks shared by every string-like value: true when fine, else false and the reason in why. */
-bool cfg_text_ok(const cfg_key_t *k, const char *value, size_t cap, bool is_path, char *why,
-                 size_t whylen)
+bool cfg_text_ok(const pdcbb_config_key_t *k, const char *value, size_t cap, bool is_path,
+                 char *why, size_t whylen)
 {
     size_t len = strlen(value);
 
@@ -464,20 +450,23 @@ bool cfg_text_ok(const cfg_key_t *k, const char *value, size_t cap, bool is_path
         snprintf(why, whylen, "%s %s at byte %zu", is_path ? "path" : "value", fault, bad);
         return false;
     }
-    if ((k->flags & CFG_F_REQUIRED) && len == 0) {
+    if ((k->flags & PDCBB_CFG_F_REQUIRED) && len == 0) {
         snprintf(why, whylen, "may not be empty");
         return false;
     }
-    if (is_path && (k->flags & CFG_F_ABSOLUTE) && len > 0 && value[0] != '/') {
+    if (is_path && (k->flags & PDCBB_CFG_F_ABSOLUTE) && len > 0 && value[0] != '/') {
         snprintf(why, whylen, "path '%s' must be absolute (start with '/')", value);
         return false;
     }
-    if (k->check != NULL && len > 0) {
-        const char *reason = k->check(value);
-        if (reason != NULL) {
-            snprintf(why, whylen, "bad value '%s' (%s)", value, reason);
-            return false;
-        }
+    char listed[256];
+    const char *reason = NULL;
+    if (len > 0 && k->values != NULL && !cfg_value_listed(k->values, value, listed, sizeof(listed)))
+        reason = listed;
+    else if (len > 0 && k->check != NULL)
+        reason = k->check(value);
+    if (reason != NULL) {
+        snprintf(why, whylen, "bad value '%s' (%s)", value, reason);
+        return false;
     }
     return true;
 }
@@ -490,7 +479,7 @@ bool cfg_text_ok(const cfg_key_t *k, const char *value, size_t cap, bool is_path
  * Parse items (one path each) into k's list field. where is "SOURCE: key 'NAME'". c is
  * written only when every item is good.
  */
-pdcbb_err_t cfg_apply_list(pdcbb_config_t *c, const cfg_key_t *k, const char *const *items,
+pdcbb_err_t cfg_apply_list(pdcbb_config_t *c, const pdcbb_config_key_t *k, const char *const *items,
                            size_t n, const char *where, char *err, size_t errlen)
 {
     char why[PATH_MAX + 128];
@@ -521,8 +510,9 @@ pdcbb_err_t cfg_apply_list(pdcbb_config_t *c, const cfg_key_t *k, const char *co
 }
 
 /* A list given as one text: comma-separated paths ("" = empty list). */
-static pdcbb_err_t cfg_apply_list_text(pdcbb_config_t *c, const cfg_key_t *k, const char *value,
-                                       const char *where, char *err, size_t errlen)
+static pdcbb_err_t cfg_apply_list_text(pdcbb_config_t *c, const pdcbb_config_key_t *k,
+                                       const char *value, const char *where, char *err,
+                                       size_t errlen)
 {
     pdcbb_err_t rc = PDCBB_OK;
     char *copy = NULL;
@@ -570,14 +560,14 @@ done:
  * Parse value for key k and store it in c. where prefixes every message ("SOURCE: key 'NAME'"
  * or "environment: PDCBB_NAME"). Scope is checked by the caller. c is written only on success.
  */
-pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value, const char *where,
-                      char *err, size_t errlen)
+pdcbb_err_t cfg_apply(pdcbb_config_t *c, const pdcbb_config_key_t *k, const char *value,
+                      const char *where, char *err, size_t errlen)
 {
     char why[PATH_MAX + 128];
     char lo[32], hi[32];
 
     switch (k->type) {
-    case CFG_SIZE: {
+    case PDCBB_CFG_SIZE: {
         uint64_t v = 0;
         switch (cfg_size_parse(value, &v)) {
         case CFG_SIZE_OK:
@@ -608,7 +598,7 @@ pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value, 
         *(uint64_t *)cfg_field(c, k) = v;
         return PDCBB_OK;
     }
-    case CFG_UINT: {
+    case PDCBB_CFG_UINT: {
         unsigned long long v = 0;
         const char *p = value;
         bool ok = cfg_isdigit(*p);
@@ -627,7 +617,7 @@ pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value, 
         *(unsigned *)cfg_field(c, k) = (unsigned)v;
         return PDCBB_OK;
     }
-    case CFG_SECONDS: {
+    case PDCBB_CFG_SECONDS: {
         double v = 0;
         if (!cfg_seconds_parse(value, &v)) {
             pdcbb_errf(err, errlen,
@@ -646,17 +636,17 @@ pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value, 
         *(double *)cfg_field(c, k) = v;
         return PDCBB_OK;
     }
-    case CFG_STRING:
-    case CFG_PATH:
-        if (!cfg_text_ok(k, value, k->size, k->type == CFG_PATH, why, sizeof(why))) {
+    case PDCBB_CFG_STRING:
+    case PDCBB_CFG_PATH:
+        if (!cfg_text_ok(k, value, k->size, k->type == PDCBB_CFG_PATH, why, sizeof(why))) {
             pdcbb_errf(err, errlen, "%s: %s", where, why);
             return PDCBB_ERR_CONFIG;
         }
         memcpy(cfg_field(c, k), value, strlen(value) + 1);
         return PDCBB_OK;
-    case CFG_PATH_LIST:
+    case PDCBB_CFG_PATH_LIST:
         return cfg_apply_list_text(c, k, value, where, err, errlen);
-    case CFG_PLACEMENT: {
+    case PDCBB_CFG_PLACEMENT: {
         int p = pdcbb_placement_parse(value);
         if (p < 0) {
             pdcbb_errf(err, errlen,
@@ -668,7 +658,7 @@ pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value, 
         *(pdcbb_placement_t *)cfg_field(c, k) = (pdcbb_placement_t)p;
         return PDCBB_OK;
     }
-    case CFG_LOG_LEVEL: {
+    case PDCBB_CFG_LOG_LEVEL: {
         int l = pdcbb_log_level_parse(value);
         if (l < 0) {
             pdcbb_errf(err, errlen,
@@ -686,9 +676,9 @@ pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value, 
 
 /* Find key and check scope; messages name source. extra_known is appended to the key list. */
 pdcbb_err_t cfg_lookup(const char *key, unsigned scope, const char *source, const char *extra_known,
-                       const cfg_key_t **out, char *err, size_t errlen)
+                       const pdcbb_config_key_t **out, char *err, size_t errlen)
 {
-    const cfg_key_t *k = cfg_key_find(key);
+    const pdcbb_config_key_t *k = pdcbb_config_key_find(key);
     char text[512];
 
     if (k == NULL) {
@@ -708,7 +698,7 @@ pdcbb_err_t cfg_lookup(const char *key, unsigned scope, const char *source, cons
 pdcbb_err_t cfg_set(pdcbb_config_t *c, const char *key, const char *value, unsigned scope,
                     const char *source, const char *extra_known, char *err, size_t errlen)
 {
-    const cfg_key_t *k = NULL;
+    const pdcbb_config_key_t *k = NULL;
     char where[CFG_WHERE_LEN];
     pdcbb_err_t rc;
 
@@ -721,6 +711,32 @@ pdcbb_err_t cfg_set(pdcbb_config_t *c, const char *key, const char *value, unsig
         return rc;
     snprintf(where, sizeof(where), "%s: key '%s'", source, k->name);
     return cfg_apply(c, k, value, where, err, errlen);
+}
+
+const pdcbb_config_key_t *pdcbb_config_keys(size_t *n)
+{
+    if (n != NULL)
+        *n = CFG_NKEYS;
+    return cfg_keys;
+}
+
+const pdcbb_config_key_t *pdcbb_config_key_find(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < CFG_NKEYS; i++)
+        if (strcmp(cfg_keys[i].name, name) == 0)
+            return &cfg_keys[i];
+    return NULL;
+}
+
+const char *pdcbb_config_env_name(const pdcbb_config_key_t *k, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "PDCBB_");
+
+    for (const char *p = k->name; *p != '\0' && n + 1 < len; p++)
+        buf[n++] = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+    if (n < len)
+        buf[n] = '\0';
+    return buf;
 }
 
 void pdcbb_config_init(pdcbb_config_t *c)

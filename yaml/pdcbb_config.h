@@ -75,7 +75,7 @@ typedef struct pdcbb_config {
     double request_timeout;     /* seconds a client waits for a reply; default 60 */
     double connect_timeout;     /* seconds a client waits to connect; default 5 */
     double auth_timeout;        /* seconds a daemon gives a new UCX connection to prove the
-                                   job token (HELLO, AUTH) before closing it; default 5 */
+                                   job token (HELLO, AUTH) before closing it; default 1 */
     unsigned table_fanout;      /* children of a daemon in the tree the job's table is gathered
                                    through (TABLE_GATHER); default 16, 2..64 */
     char forward[8];            /* clients' requests for other nodes' daemons: "auto"
@@ -85,6 +85,57 @@ typedef struct pdcbb_config {
 
 /* forward: auto sends other nodes' requests through the node's daemon above this many daemons. */
 #define PDCBB_FORWARD_AUTO_DAEMONS 32
+
+/* ---- the table of keys ---- */
+
+/* What a key's value is (docs/CONFIG.md, "Value types"), and so how its field is stored. */
+typedef enum pdcbb_config_type {
+    PDCBB_CFG_SIZE,      /* uint64_t bytes, "16G" */
+    PDCBB_CFG_UINT,      /* unsigned, decimal */
+    PDCBB_CFG_SECONDS,   /* double seconds, "30", "1.5", "30s", "2m" */
+    PDCBB_CFG_STRING,    /* char[size] */
+    PDCBB_CFG_PATH,      /* char[size], a path */
+    PDCBB_CFG_PATH_LIST, /* drain_roots + n_drain_roots: PDCBB_CONFIG_LIST_MAX char[PATH_MAX] */
+    PDCBB_CFG_PLACEMENT, /* pdcbb_placement_t */
+    PDCBB_CFG_LOG_LEVEL, /* int holding a pdcbb_log_level_t */
+} pdcbb_config_type_t;
+
+#define PDCBB_CFG_F_ABSOLUTE 0x1u /* path: must be absolute when non-empty */
+#define PDCBB_CFG_F_REQUIRED 0x2u /* string/path: may not be empty */
+#define PDCBB_CFG_F_SWITCH   0x4u /* yes/no: in a --pdc spec the key alone means yes ("mount") */
+
+/* Extra check of a string value: NULL when fine, else why not (a constant string). */
+typedef const char *(*pdcbb_config_check_fn)(const char *value);
+
+/* One key: everything the parsers, the printer, the checks and the tests know of it. */
+typedef struct pdcbb_config_key {
+    const char *name;
+    pdcbb_config_type_t type;
+    size_t offset;       /* of the field in pdcbb_config_t */
+    size_t size;         /* of the field (the capacity of a string, including the NUL) */
+    const char *def;     /* default, as text (parsed through the same code as any value) */
+    uint64_t umin, umax; /* bounds of PDCBB_CFG_SIZE and PDCBB_CFG_UINT */
+    double dmin, dmax;   /* bounds of PDCBB_CFG_SECONDS */
+    unsigned flags;      /* PDCBB_CFG_F_* */
+    unsigned scope;      /* PDCBB_SCOPE_* allowed to set it */
+    /* PDCBB_CFG_STRING: the only values a non-empty value may be (NULL-terminated; an empty
+     * value means the default to whoever reads it), or NULL for any */
+    const char *const *values;
+    pdcbb_config_check_fn check; /* optional, on non-empty values */
+    const char *help;            /* one line, printed as a comment by pdcbb_config_print */
+} pdcbb_config_key_t;
+
+/*
+ * The table itself (static, read-only), every key in the order pdcbb_config_print writes
+ * them; *n gets how many. For tests, documentation checks and tools that list the keys.
+ */
+const pdcbb_config_key_t *pdcbb_config_keys(size_t *n);
+/* The row of the key named name (case matters), or NULL. */
+const pdcbb_config_key_t *pdcbb_config_key_find(const char *name);
+
+/* The environment variable of key k: "PDCBB_" and its name in upper case ("PDCBB_LOG_LEVEL"),
+ * into buf (len bytes, cut to fit). Returns buf. Only keys with PDCBB_SCOPE_ENV read it. */
+const char *pdcbb_config_env_name(const pdcbb_config_key_t *k, char *buf, size_t len);
 
 /* Fill c with the built-in defaults. */
 void pdcbb_config_init(pdcbb_config_t *c);

@@ -61,14 +61,14 @@ static bool cfg_path_under(const char *path, const char *root)
 }
 
 /* A value placed in the struct by code rather than by cfg_apply still has to respect bounds. */
-static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k, char *err,
+static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const pdcbb_config_key_t *k, char *err,
                                     size_t errlen)
 {
     const void *f = cfg_field_const(c, k);
     char why[PATH_MAX + 128], a[32], b[32];
 
     switch (k->type) {
-    case CFG_SIZE: {
+    case PDCBB_CFG_SIZE: {
         uint64_t v = *(const uint64_t *)f;
         if (v < k->umin || v > k->umax) {
             pdcbb_errf(err, errlen, "key '%s': %s is out of range (%s to %s)", k->name,
@@ -79,7 +79,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
         }
         return PDCBB_OK;
     }
-    case CFG_UINT: {
+    case PDCBB_CFG_UINT: {
         unsigned v = *(const unsigned *)f;
         if (v < k->umin || v > k->umax) {
             pdcbb_errf(err, errlen, "key '%s': %u is out of range (%llu to %llu)", k->name, v,
@@ -88,7 +88,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
         }
         return PDCBB_OK;
     }
-    case CFG_SECONDS: {
+    case PDCBB_CFG_SECONDS: {
         double v = *(const double *)f;
         if (!(v >= k->dmin && v <= k->dmax)) { /* also refuses NaN */
             cfg_format_seconds(k->dmin, a, sizeof(a));
@@ -99,20 +99,20 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
         }
         return PDCBB_OK;
     }
-    case CFG_STRING:
-    case CFG_PATH: {
+    case PDCBB_CFG_STRING:
+    case PDCBB_CFG_PATH: {
         const char *s = f;
         if (memchr(s, '\0', k->size) == NULL) {
             pdcbb_errf(err, errlen, "key '%s': value is not terminated", k->name);
             return PDCBB_ERR_CONFIG;
         }
-        if (!cfg_text_ok(k, s, k->size, k->type == CFG_PATH, why, sizeof(why))) {
+        if (!cfg_text_ok(k, s, k->size, k->type == PDCBB_CFG_PATH, why, sizeof(why))) {
             pdcbb_errf(err, errlen, "key '%s': %s", k->name, why);
             return PDCBB_ERR_CONFIG;
         }
         return PDCBB_OK;
     }
-    case CFG_PATH_LIST:
+    case PDCBB_CFG_PATH_LIST:
         if (c->n_drain_roots < 0 || c->n_drain_roots > PDCBB_CONFIG_LIST_MAX) {
             pdcbb_errf(err, errlen, "key '%s': bad number of entries %d", k->name,
                      c->n_drain_roots);
@@ -128,7 +128,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
             }
         }
         return PDCBB_OK;
-    case CFG_PLACEMENT:
+    case PDCBB_CFG_PLACEMENT:
         if ((int)*(const pdcbb_placement_t *)f < PDCBB_PLACE_OBJ_STATIC ||
             *(const pdcbb_placement_t *)f > PDCBB_PLACE_REGION_LOCAL) {
             pdcbb_errf(err, errlen, "key '%s': bad placement %d", k->name,
@@ -136,7 +136,7 @@ static pdcbb_err_t cfg_check_stored(const pdcbb_config_t *c, const cfg_key_t *k,
             return PDCBB_ERR_CONFIG;
         }
         return PDCBB_OK;
-    case CFG_LOG_LEVEL: {
+    case PDCBB_CFG_LOG_LEVEL: {
         int l = *(const int *)f;
         if (l < PDCBB_LOG_NONE || l > PDCBB_LOG_DEBUG) {
             pdcbb_errf(err, errlen, "key '%s': bad log level %d", k->name, l);

@@ -20,40 +20,8 @@
 
 /* ---- the table (pdcbb_config.c) ---- */
 
-typedef enum cfg_type {
-    CFG_SIZE,      /* uint64_t bytes, "16G" */
-    CFG_UINT,      /* unsigned, decimal */
-    CFG_SECONDS,   /* double seconds, "30", "1.5", "30s", "2m" */
-    CFG_STRING,    /* char[size] */
-    CFG_PATH,      /* char[size], a path */
-    CFG_PATH_LIST, /* drain_roots + n_drain_roots */
-    CFG_PLACEMENT, /* pdcbb_placement_t */
-    CFG_LOG_LEVEL, /* int holding a pdcbb_log_level_t */
-} cfg_type_t;
-
-#define CFG_F_ABSOLUTE 0x1u /* path: must be absolute when non-empty */
-#define CFG_F_REQUIRED 0x2u /* string/path: may not be empty */
-#define CFG_F_SWITCH   0x4u /* yes/no: in a --pdc spec the key alone means yes ("mount") */
-
-/* Extra check of a string value: NULL when fine, else why not (a constant string). */
-typedef const char *(*cfg_check_fn)(const char *value);
-
-typedef struct cfg_key {
-    const char *name;
-    cfg_type_t type;
-    size_t offset;      /* of the field in pdcbb_config_t */
-    size_t size;        /* of the field (the capacity of a string, including the NUL) */
-    const char *def;    /* default, as text (parsed through the same code as any value) */
-    uint64_t umin, umax; /* bounds of CFG_SIZE and CFG_UINT */
-    double dmin, dmax;  /* bounds of CFG_SECONDS */
-    unsigned flags;     /* CFG_F_* */
-    unsigned scope;     /* PDCBB_SCOPE_* allowed to set it */
-    cfg_check_fn check; /* optional */
-    const char *help;   /* one line, printed as a comment by pdcbb_config_print */
-} cfg_key_t;
-
-/* Every key, in the order pdcbb_config_print writes them. */
-extern const cfg_key_t cfg_keys[];
+/* Every key, in the order pdcbb_config_print writes them (pdcbb_config_keys() outside yaml/). */
+extern const pdcbb_config_key_t cfg_keys[];
 /* How many entries cfg_keys[] has. */
 extern const size_t cfg_nkeys;
 /* At least cfg_nkeys (checked at compile time): the size of arrays with one slot per key. */
@@ -66,7 +34,7 @@ extern const size_t cfg_nkeys;
 #define CFG_WHERE_LEN (PATH_MAX + 128)
 
 /* The field of key k in config c. */
-static inline const void *cfg_field_const(const pdcbb_config_t *c, const cfg_key_t *k)
+static inline const void *cfg_field_const(const pdcbb_config_t *c, const pdcbb_config_key_t *k)
 {
     return (const char *)c + k->offset;
 }
@@ -80,17 +48,17 @@ static inline bool cfg_isdigit(char ch)
 /* ---- setting one key (pdcbb_config.c) ---- */
 
 /* Checks shared by every string-like value: true when fine, else false and the reason in why. */
-bool cfg_text_ok(const cfg_key_t *k, const char *value, size_t cap, bool is_path, char *why,
-                 size_t whylen);
+bool cfg_text_ok(const pdcbb_config_key_t *k, const char *value, size_t cap, bool is_path,
+                 char *why, size_t whylen);
 /* Store the n paths in items as list key k; where prefixes messages; c written only on success. */
-pdcbb_err_t cfg_apply_list(pdcbb_config_t *c, const cfg_key_t *k, const char *const *items,
+pdcbb_err_t cfg_apply_list(pdcbb_config_t *c, const pdcbb_config_key_t *k, const char *const *items,
                            size_t n, const char *where, char *err, size_t errlen);
 /* Parse value for key k into c (scope not checked); where prefixes messages. */
-pdcbb_err_t cfg_apply(pdcbb_config_t *c, const cfg_key_t *k, const char *value,
+pdcbb_err_t cfg_apply(pdcbb_config_t *c, const pdcbb_config_key_t *k, const char *value,
                       const char *where, char *err, size_t errlen);
 /* Find key and check that scope may set it; messages name source, extra_known ends the list. */
-pdcbb_err_t cfg_lookup(const char *key, unsigned scope, const char *source,
-                       const char *extra_known, const cfg_key_t **out, char *err, size_t errlen);
+pdcbb_err_t cfg_lookup(const char *key, unsigned scope, const char *source, const char *extra_known,
+                       const pdcbb_config_key_t **out, char *err, size_t errlen);
 /* cfg_lookup then cfg_apply, with messages "SOURCE: key 'NAME': ...". */
 pdcbb_err_t cfg_set(pdcbb_config_t *c, const char *key, const char *value, unsigned scope,
                     const char *source, const char *extra_known, char *err, size_t errlen);

@@ -33,7 +33,7 @@ static void cfg_print_quoted(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void cfg_print_scope(FILE *out, const cfg_key_t *k)
+static void cfg_print_scope(FILE *out, const pdcbb_config_key_t *k)
 {
     const char *sep = "";
 
@@ -47,9 +47,8 @@ static void cfg_print_scope(FILE *out, const cfg_key_t *k)
         sep = ", ";
     }
     if (k->scope & PDCBB_SCOPE_ENV) {
-        fprintf(out, "%senv PDCBB_", sep);
-        for (const char *p = k->name; *p != '\0'; p++)
-            fputc((*p >= 'a' && *p <= 'z') ? *p - 32 : *p, out);
+        char var[80];
+        fprintf(out, "%senv %s", sep, pdcbb_config_env_name(k, var, sizeof(var)));
     }
     fputs(")", out);
 }
@@ -61,28 +60,28 @@ void pdcbb_config_print(const pdcbb_config_t *c, FILE *out)
     if (c == NULL || out == NULL)
         return;
     for (size_t i = 0; i < cfg_nkeys; i++) {
-        const cfg_key_t *k = &cfg_keys[i];
+        const pdcbb_config_key_t *k = &cfg_keys[i];
         const void *f = cfg_field_const(c, k);
 
         fprintf(out, "# %s", k->help);
         cfg_print_scope(out, k);
         fprintf(out, "\n%s: ", k->name);
         switch (k->type) {
-        case CFG_SIZE:
+        case PDCBB_CFG_SIZE:
             fputs(pdcbb_format_size(*(const uint64_t *)f, buf, sizeof(buf)), out);
             break;
-        case CFG_UINT:
+        case PDCBB_CFG_UINT:
             fprintf(out, "%u", *(const unsigned *)f);
             break;
-        case CFG_SECONDS:
+        case PDCBB_CFG_SECONDS:
             cfg_format_seconds(*(const double *)f, buf, sizeof(buf));
             fputs(buf, out);
             break;
-        case CFG_STRING:
-        case CFG_PATH:
+        case PDCBB_CFG_STRING:
+        case PDCBB_CFG_PATH:
             cfg_print_quoted(out, f);
             break;
-        case CFG_PATH_LIST:
+        case PDCBB_CFG_PATH_LIST:
             fputc('[', out);
             for (int j = 0; j < c->n_drain_roots && j < PDCBB_CONFIG_LIST_MAX; j++) {
                 if (j > 0)
@@ -91,10 +90,10 @@ void pdcbb_config_print(const pdcbb_config_t *c, FILE *out)
             }
             fputc(']', out);
             break;
-        case CFG_PLACEMENT:
+        case PDCBB_CFG_PLACEMENT:
             fputs(pdcbb_placement_name(*(const pdcbb_placement_t *)f), out);
             break;
-        case CFG_LOG_LEVEL:
+        case PDCBB_CFG_LOG_LEVEL:
             fputs(pdcbb_log_level_name((pdcbb_log_level_t)(*(const int *)f)), out);
             break;
         }

@@ -64,9 +64,9 @@ pdcbb_err_t pdcbb_config_parse_spec(pdcbb_config_t *c, const char *spec, char *e
         eq = strchr(item, '=');
         if (eq == NULL) {
             /* a yes/no key alone is "yes" (--pdc=capacity=20G,mount) */
-            const cfg_key_t *k = NULL;
+            const pdcbb_config_key_t *k = NULL;
             if (cfg_lookup(item, PDCBB_SCOPE_USER, source, "config", &k, NULL, 0) != PDCBB_OK ||
-                !(k->flags & CFG_F_SWITCH)) {
+                !(k->flags & PDCBB_CFG_F_SWITCH)) {
                 pdcbb_errf(err, errlen, "%s: item '%s' has no '=' (use key=value)", source, item);
                 rc = PDCBB_ERR_CONFIG;
                 goto done;
@@ -129,19 +129,13 @@ pdcbb_err_t pdcbb_config_apply_env(pdcbb_config_t *c, char *err, size_t errlen)
     }
     memcpy(work, c, sizeof(*work));
     for (size_t i = 0; i < cfg_nkeys; i++) {
-        const cfg_key_t *k = &cfg_keys[i];
+        const pdcbb_config_key_t *k = &cfg_keys[i];
         char var[80], where[96];
         const char *value;
-        size_t n;
 
         if ((k->scope & PDCBB_SCOPE_ENV) == 0)
             continue;
-        n = (size_t)snprintf(var, sizeof(var), "PDCBB_");
-        for (size_t j = 0; k->name[j] != '\0' && n + 1 < sizeof(var); j++)
-            var[n++] = (char)((k->name[j] >= 'a' && k->name[j] <= 'z') ? k->name[j] - 32
-                                                                        : k->name[j]);
-        var[n] = '\0';
-        value = getenv(var);
+        value = getenv(pdcbb_config_env_name(k, var, sizeof(var)));
         if (value == NULL || value[0] == '\0') /* set but empty counts as unset */
             continue;
         snprintf(where, sizeof(where), "environment: %s", var);

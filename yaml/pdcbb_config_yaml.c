@@ -99,7 +99,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
          pair < root->data.mapping.pairs.top; pair++) {
         yaml_node_t *kn = yaml_document_get_node(doc, pair->key);
         yaml_node_t *vn = yaml_document_get_node(doc, pair->value);
-        const cfg_key_t *k = NULL;
+        const pdcbb_config_key_t *k = NULL;
         const char *key, *value;
         size_t line, idx;
 
@@ -131,7 +131,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
         snprintf(source, sizeof(source), "%s:%zu", path, vn->start_mark.line + 1);
         snprintf(where, sizeof(where), "%s: key '%s'", source, k->name);
 
-        if (vn->type == YAML_SEQUENCE_NODE && k->type == CFG_PATH_LIST) {
+        if (vn->type == YAML_SEQUENCE_NODE && k->type == PDCBB_CFG_PATH_LIST) {
             size_t n = (size_t)(vn->data.sequence.items.top - vn->data.sequence.items.start);
             free(items);
             items = calloc(n + 1, sizeof(*items));
@@ -158,8 +158,9 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
         }
         if (vn->type != YAML_SCALAR_NODE) {
             pdcbb_errf(err, errlen, "%s: expected %s, found %s", where,
-                     k->type == CFG_PATH_LIST ? "a path or a list of paths" : "a single value",
-                     cfg_node_kind(vn));
+                       k->type == PDCBB_CFG_PATH_LIST ? "a path or a list of paths"
+                                                      : "a single value",
+                       cfg_node_kind(vn));
             rc = PDCBB_ERR_CONFIG;
             goto done;
         }
@@ -170,7 +171,7 @@ static pdcbb_err_t cfg_load_mapping(pdcbb_config_t *c, yaml_document_t *doc, yam
             goto done;
         }
         /* a single YAML scalar is one path, even with a comma in it */
-        if (k->type == CFG_PATH_LIST)
+        if (k->type == PDCBB_CFG_PATH_LIST)
             rc = cfg_apply_list(c, k, &value, value[0] ? 1 : 0, where, err, errlen);
         else
             rc = cfg_apply(c, k, value, where, err, errlen);
