@@ -278,7 +278,7 @@ enum { PDCBB_DRAINED_ANSWER = 0, PDCBB_DRAINED_READ_ONLY = 1, PDCBB_DRAINED_UNSU
     X(APPEND_COPY, 93, append_copy, PDCBB_APPEND_COPY_REQ, PDCBB_APPEND_COPY_REP,                  \
       READ, APPEND, READ_ONLY, CLIENT, PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)           \
     X(APPEND_WRITE, 94, append_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                              \
-      WRITE, APPEND, READ_ONLY, DAEMON, PDCBB_OPF_BULK | PDCBB_OPF_DATA)           \
+      WRITE, APPEND, READ_ONLY, DAEMON, PDCBB_OPF_BULK | PDCBB_OPF_DATA)                           \
     X(STRIDED_WRITE, 95, strided_write, PDCBB_DATA_REQ, PDCBB_DATA_REP,                            \
       WRITE, DATA, READ_ONLY, CLIENT,                                                              \
       PDCBB_OPF_BULK | PDCBB_OPF_DRAIN | PDCBB_OPF_DATA | PDCBB_OPF_FWD)                           \
