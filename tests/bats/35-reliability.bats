@@ -120,10 +120,13 @@ load_only() {
     # the node-local storage is a 192 MiB filesystem; the job's capacity (40 MiB) and metadata
     # store (104 MiB) fit in it
     mount_tmpfs "$WORKDIR/w" size=192m
+    # The clients store at most 4 x 1,000 objects of 4 KiB (16 MiB: never the job's 40 MiB,
+    # however fast the machine), and the disk fills once they have stored a few hundred
+    # operations, when new objects still need new space.
     run_load 1 '
-        for i in $(seq 4); do "$L" write --id $i --seconds $((12 * '"$SCALE"')) --log log.$i --keep-going > out.$i 2>&1 & done
+        for i in $(seq 4); do "$L" write --id $i --seconds $((12 * '"$SCALE"')) --objects 1000 --log log.$i --keep-going > out.$i 2>&1 & done
         clients=$(jobs -p)
-        sleep 3
+        for _ in $(seq 500); do [ "$(cat log.* 2>/dev/null | grep -vc "^try")" -ge 400 ] && break; sleep 0.01; done
         # another process fills what is left of the disk
         dd if=/dev/zero of=w/filler bs=1M 2>/dev/null
         echo "disk full: $(df -m --output=avail w | tail -1 | tr -d " ") MiB free"

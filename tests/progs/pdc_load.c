@@ -2,7 +2,8 @@
  * pdc_load - load with a checker, for the reliability suite (scripts/reliability.sh,
  * tests/bats/35-reliability.bats, docs/RELIABILITY.md).
  *
- *   pdc_load write --id N --seconds S --log FILE [--seed X] [--keep-going [--stop-after F]]
+ *   pdc_load write --id N --seconds S --log FILE [--seed X] [--objects M]
+ *                  [--keep-going [--stop-after F]]
  *   pdc_load check LOG...
  *
  * write: one client of the job mixing, for S seconds, object creates, tag puts, whole-region
@@ -15,8 +16,9 @@
  * client goes on, until F operations failed (--stop-after F: a fault that lasts). Before each tag
  * put, region write and KV set the client logs what it is about to do ("trytag", "trydata",
  * "trykv"): an operation that failed, or whose client was killed before the answer, may still have
- * been applied (a reply lost with its daemon), and the checker allows for it. Prints "wrote N
- * operations (E failed)".
+ * been applied (a reply lost with its daemon), and the checker allows for it. --objects M: at most
+ * M objects (then the creates become region writes), so the data the client stores is bounded
+ * (M x 4 KiB) however fast the machine is. Prints "wrote N operations (E failed)".
  *
  * check: reads the logs and checks, in the job or from a drain (PDCBB_DRAINED_DIR), that every
  * object is there with its last logged data and tag, and every KV key with its last logged
@@ -113,7 +115,7 @@ typedef struct own_obj {
 } own_obj_t;
 
 static int cmd_write(int id, double seconds, const char *logpath, uint64_t seed, int keep_going,
-                     uint64_t stop_after)
+                     uint64_t stop_after, size_t max_objects)
 {
     FILE *log = fopen(logpath, "a");
     if (log == NULL) {
@@ -130,6 +132,8 @@ static int cmd_write(int id, double seconds, const char *logpath, uint64_t seed,
     double end = now() + seconds;
     while (now() < end) {
         int what = nobj == 0 ? 0 : rand() % 4;
+        if (what == 0 && max_objects > 0 && nobj >= max_objects)
+            what = 2;
         char line[160], tried[160] = "";
         int ok = 0;
         if (what == 0) {
@@ -355,11 +359,13 @@ int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "write") != 0 && strcmp(argv[1], "check") != 0)) {
         fprintf(stderr, "usage: pdc_load write --id N --seconds S --log FILE [--seed X] "
-                        "[--keep-going [--stop-after F]]\n       pdc_load check LOG...\n");
+                        "[--objects M] [--keep-going [--stop-after F]]\n"
+                        "       pdc_load check LOG...\n");
         return 2;
     }
     int id = -1, keep_going = 0;
     uint64_t stop_after = 0;
+    size_t max_objects = 0;
     double seconds = 0;
     const char *log = NULL;
     uint64_t seed = 1;
@@ -375,6 +381,8 @@ int main(int argc, char **argv)
                 log = argv[++i];
             else if (i + 1 < argc && strcmp(argv[i], "--stop-after") == 0)
                 stop_after = strtoull(argv[++i], NULL, 10);
+            else if (i + 1 < argc && strcmp(argv[i], "--objects") == 0)
+                max_objects = strtoull(argv[++i], NULL, 10);
             else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0)
                 seed = strtoull(argv[++i], NULL, 10);
             else {
@@ -393,8 +401,9 @@ int main(int argc, char **argv)
                 PDCbb_last_error_message());
         return 1;
     }
-    int rc = argv[1][0] == 'w' ? cmd_write(id, seconds, log, seed, keep_going, stop_after)
-                               : cmd_check(argc - 2, argv + 2);
+    int rc = argv[1][0] == 'w'
+                 ? cmd_write(id, seconds, log, seed, keep_going, stop_after, max_objects)
+                 : cmd_check(argc - 2, argv + 2);
     if (kv)
         PDCkv_close(kv);
     if (cont)
