@@ -34,6 +34,7 @@
 typedef struct bbd_conn {
     struct bbd_conn *next;
     struct bbd_conn *prev;
+    struct bbd *d; /* the daemon it is a connection of (for UCX's callbacks) */
     ucp_ep_h ep;
     uint64_t id;
     int dead;         /* peer error seen; ep closed */
@@ -129,6 +130,23 @@ typedef struct bbd {
     double tagidx_quiet;      /* ... and since when (CLOCK_MONOTONIC seconds) it has not moved */
     double tagidx_retry;      /* idle passes apply nothing before this time (after an error) */
     int tagidx_idle_off;      /* PDCBB_TAGIDX_IDLE=0: only searches apply the log (tests) */
+
+    /* Each module's own state, reached only through its functions (NULL or 0 in a new bbd_t;
+     * the module's close or free function releases it), so a process may hold several. */
+    struct bbd_io *io;           /* bbd_io.c: the I/O thread (bbd_io_start/stop) */
+    struct bbd_staging *staging; /* bbd_staging.c: reused buffers (bbd_staging_free) */
+    struct bbd_fds *fds;         /* bbd_data.c: open data files (bbd_data_open/close) */
+    struct bbd_csum *csum;       /* bbd_csum.c: what is known of each block (open/close) */
+    struct bbd_qobj *qobjs;      /* bbd_query.c: block statistics (bbd_query_cleanup) */
+    struct bbd_peers *peers;     /* bbd_peer.c: the other daemons (bbd_peer_stop) */
+    struct bbd_lock *locks_head, *locks_tail; /* bbd_lock.c: granted and waiting locks */
+    uint64_t next_lock_id;                    /* (bbd_lock_free) */
+    struct bbd_bcast_sess *bcast_sessions;    /* bbd_bcast.c: files arriving (bbd_bcast_stop) */
+    struct bbd_tgather *tgather;  /* bbd_table_gather.c: the table being gathered (..._free) */
+    unsigned strided_mapped_told; /* bbd_strided.c: the mapping path was logged */
+    int pending_sends;            /* bbd_server.c: replies UCX has not completed, */
+    uint64_t queue_pass;          /* passes of process_queue over waiting messages, */
+    double auth_next_check;       /* when to look for connections that did not authenticate */
 } bbd_t;
 
 /* Per-request context handed to handlers: the open transaction and scratch memory. */
@@ -160,7 +178,7 @@ typedef struct bbd_bulk {
     void *map;      /* non-NULL: munmap(map, map_len) instead of free(ptr) */
     size_t map_len;
 } bbd_bulk_t;
-void bbd_bulk_release(bbd_bulk_t *b);
+void bbd_bulk_release(struct bbd *d, bbd_bulk_t *b);
 
 /* Memory freed after the reply is built (bbd_req_scratch_free). */
 void *bbd_req_alloc(bbd_req_t *r, size_t size);
@@ -308,9 +326,11 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen);
  * no inbound buffer is busy (a single larger message still goes through).
  */
 #define BBD_STAGING_INBOUND_MAX ((size_t)256 << 20)
-void *bbd_staging_get(size_t len, int inbound);
-void bbd_staging_put(void *buf);
-int bbd_staging_room(size_t len);
+void *bbd_staging_get(bbd_t *d, size_t len, int inbound);
+void bbd_staging_put(bbd_t *d, void *buf);
+int bbd_staging_room(bbd_t *d, size_t len);
+/* At the end, once nothing is in flight: free d's buffers (d->staging NULL after). */
+void bbd_staging_free(bbd_t *d);
 void bbd_data_close(bbd_t *d);
 /* A write batch is done: count the space its files now occupy. */
 void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b);
@@ -385,9 +405,10 @@ int bbd_data_fd(bbd_t *d, uint64_t obj, pdcbb_err_t *rc);
 /* bbd_query.c: per-block min/max of the data files, for skipping in queries. Every change of a
  * data file marks what it touched (a box of an object of shape dims) as unknown; DATA_DROP and
  * DATA_RESIZE forget the object. */
-void bbd_query_dirty_box(uint64_t obj, uint32_t ndim, const uint64_t *dims, const void *box);
-void bbd_query_forget(uint64_t obj);
-void bbd_query_cleanup(void);
+void bbd_query_dirty_box(bbd_t *d, uint64_t obj, uint32_t ndim, const uint64_t *dims,
+                         const void *box);
+void bbd_query_forget(bbd_t *d, uint64_t obj);
+void bbd_query_cleanup(bbd_t *d);
 /* bbd_stage_in.c: load cfg.stage_in (a drain directory) into a fresh store and data files:
  * this daemon's share under the job's placement. Call before bbd_data_open. */
 pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen);
@@ -426,9 +447,9 @@ int bbd_table_poll(bbd_t *d);
 /* While the table is being gathered: keep request r to answer it with the table (1), or 0. */
 int bbd_table_gather_defer(bbd_req_t *r);
 /* 1 with problem filled when the gathering ended without every daemon. */
-int bbd_table_gather_problem(char *problem, size_t plen);
+int bbd_table_gather_problem(bbd_t *d, char *problem, size_t plen);
 /* Rank's record if the gathering has it. */
-pdcbb_err_t bbd_table_gather_record(unsigned rank, pdcbb_endpoint_t *out);
+pdcbb_err_t bbd_table_gather_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out);
 /* Drop the gathering's state and the requests it kept (shutdown). */
 void bbd_table_gather_free(bbd_t *d);
 
@@ -447,7 +468,7 @@ void bbd_stats_recv_bulk(bbd_t *d, const uint8_t *msg, size_t len, size_t bulk_l
 void bbd_stats_sent(bbd_t *d, const uint8_t *reply, size_t len, size_t bulk_len);
 pdcbb_err_t bbd_stats_fill(bbd_req_t *r, pdcbb_stats_rep_t *p);
 unsigned bbd_server_queued(bbd_t *d);
-unsigned bbd_lock_waiting(void);
+unsigned bbd_lock_waiting(bbd_t *d);
 
 /*
  * bbd_bcast.c: file broadcast (BCAST_OPEN, BCAST_CHUNK, BCAST_CLOSE), where this daemon also

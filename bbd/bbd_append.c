@@ -55,7 +55,7 @@ static void copy_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
     if (rc != PDCBB_OK)
         PDCBB_WARN("append of object %#" PRIx64 " to %#" PRIx64 ": the write to daemon %u (%s) "
                    "failed: %s%s%s",
-                   w->src, w->dst, w->dst_daemon, bbd_peer_node(w->dst_daemon),
+                   w->src, w->dst, w->dst_daemon, bbd_peer_node(d, w->dst_daemon),
                    pdcbb_strerror(rc), why && *why ? ": " : "", why ? why : "");
     pdcbb_append_copy_rep_t p = {.bytes = rc == PDCBB_OK ? w->bytes : 0};
     bbd_server_answer(d, w->conn, &w->hdr, rc, rc == PDCBB_OK ? &p : NULL);

@@ -36,8 +36,8 @@
 #define BCAST_ERR_MAX 3000
 
 /* One file being received here. */
-typedef struct bcast_sess {
-    struct bcast_sess *next;
+typedef struct bbd_bcast_sess {
+    struct bbd_bcast_sess *next;
     uint64_t id;
     int fd;
     char tmp[PATH_MAX];
@@ -79,8 +79,6 @@ typedef struct bcast_out {
     unsigned rank;
     bcast_buf_t *bulk; /* held until the child answered */
 } bcast_out_t;
-
-static bcast_sess_t *sessions;
 
 static double now_s(void)
 {
@@ -200,7 +198,7 @@ static void forward_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *wh
         }
         pdcbb_body_free(h.op, 1, &p);
     } else {
-        wait_fail(w, status, "node %s (daemon %u): %s", bbd_peer_node(o->rank), o->rank,
+        wait_fail(w, status, "node %s (daemon %u): %s", bbd_peer_node(d, o->rank), o->rank,
                   why && *why ? why : "malformed reply");
     }
     free(o);
@@ -227,7 +225,7 @@ static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const
     if (rc != PDCBB_OK) {
         /* Still inside the handler: no reply is deferred yet. */
         free(o);
-        wait_fail(w, rc, "node %s (daemon %u): %s", bbd_peer_node(rank), rank, why);
+        wait_fail(w, rc, "node %s (daemon %u): %s", bbd_peer_node(d, rank), rank, why);
         return;
     }
     if (bulk)
@@ -235,7 +233,7 @@ static void forward(bbd_t *d, bcast_wait_t *w, unsigned rank, unsigned op, const
     w->outstanding++;
 }
 
-/* ------------------------------------------------------------------ sessions */
+/* ------------------------------------------------------------------ d->bcast_sessions */
 
 static void sess_free(bcast_sess_t *s, int unlink_tmp)
 {
@@ -248,28 +246,28 @@ static void sess_free(bcast_sess_t *s, int unlink_tmp)
     free(s);
 }
 
-static void sess_remove(bcast_sess_t *s)
+static void sess_remove(bbd_t *d, bcast_sess_t *s)
 {
-    for (bcast_sess_t **pp = &sessions; *pp; pp = &(*pp)->next)
+    for (bcast_sess_t **pp = &d->bcast_sessions; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;
             return;
         }
 }
 
-static bcast_sess_t *sess_find(uint64_t id)
+static bcast_sess_t *sess_find(bbd_t *d, uint64_t id)
 {
     double now = now_s();
-    for (bcast_sess_t *s = sessions, *next; s; s = next) {
+    for (bcast_sess_t *s = d->bcast_sessions, *next; s; s = next) {
         next = s->next;
         if (now - s->last > BCAST_IDLE_SECONDS && s->id != id) {
             PDCBB_WARN("broadcast %016" PRIx64 " abandoned by its sender: removing %s", s->id,
                        s->tmp);
-            sess_remove(s);
+            sess_remove(d, s);
             sess_free(s, 1);
         }
     }
-    for (bcast_sess_t *s = sessions; s; s = s->next)
+    for (bcast_sess_t *s = d->bcast_sessions; s; s = s->next)
         if (s->id == id) {
             s->last = now;
             return s;
@@ -279,12 +277,12 @@ static bcast_sess_t *sess_find(uint64_t id)
 
 void bbd_bcast_stop(bbd_t *d)
 {
-    while (sessions) {
-        bcast_sess_t *s = sessions;
-        sessions = s->next;
+    while (d->bcast_sessions) {
+        bcast_sess_t *s = d->bcast_sessions;
+        d->bcast_sessions = s->next;
         sess_free(s, 1);
     }
-    (void)d; /* the endpoints and requests are bbd_peer.c's (bbd_peer_stop) */
+    /* the endpoints and requests are bbd_peer.c's (bbd_peer_stop) */
 }
 
 /* Files of the burst buffer itself in the job directory: not a destination. */
@@ -491,7 +489,7 @@ static pdcbb_err_t sess_begin(bbd_req_t *r, uint64_t id, bcast_sess_t **s, bcast
 {
     if (r->conn == NULL)
         return PDCBB_ERR_UNSUPPORTED;
-    if ((*s = sess_find(id)) == NULL)
+    if ((*s = sess_find(r->d, id)) == NULL)
         return PDCBB_ERR_NOT_FOUND;
     return (*w = wait_new()) == NULL ? PDCBB_ERR_NOMEM : PDCBB_OK;
 }
@@ -512,7 +510,7 @@ pdcbb_err_t bbd_op_bcast_open(bbd_req_t *r, const pdcbb_bcast_open_req_t *q,
             if (q->ranks[j] == q->ranks[i])
                 return PDCBB_ERR_INVAL;
     }
-    if (sess_find(q->id))
+    if (sess_find(r->d, q->id))
         return PDCBB_ERR_EXISTS;
     bcast_sess_t *s = calloc(1, sizeof(*s));
     bcast_wait_t *w = wait_new();
@@ -541,8 +539,8 @@ pdcbb_err_t bbd_op_bcast_open(bbd_req_t *r, const pdcbb_bcast_open_req_t *q,
         s->nchild = i + 1;
         at += len;
     }
-    s->next = sessions;
-    sessions = s;
+    s->next = d->bcast_sessions;
+    d->bcast_sessions = s;
 
     /* Every node is asked even if this one fails: the sender learns every bad node at once. */
     for (unsigned i = 0; i < s->nchild; i++) {
@@ -658,7 +656,7 @@ pdcbb_err_t bbd_op_bcast_close(bbd_req_t *r, const pdcbb_bcast_close_req_t *q,
         return rc;
     for (unsigned i = 0; i < s->nchild; i++)
         forward(d, w, (unsigned)s->sub[i][0], PDCBB_OP_BCAST_CLOSE, q, NULL, 0);
-    sess_remove(s);
+    sess_remove(r->d, s);
     if (q->abort) {
         sess_free(s, 1);
         return answer(r, w, (pdcbb_bcast_open_rep_t *)p);

@@ -30,54 +30,57 @@ typedef struct ent {
     uint8_t used;
 } ent_t;
 
-static ent_t *tab;
-static size_t tab_cap, tab_n;
-static uint8_t *scratch; /* one block, for checks (event thread only) */
-static struct bbd *csum_d;
-/* PDCBB_CSUM_VERIFY=always in the daemon's environment: check every block on every serve, not
- * once per daemon life (tests: every read then checks the checksums' bookkeeping). */
-static int verify_always;
+/* A daemon's checksum state (d->csum, from bbd_csum_open to bbd_csum_close). */
+struct bbd_csum {
+    ent_t *tab; /* open addressing on (obj, block) */
+    size_t tab_cap, tab_n;
+    uint8_t *scratch; /* one block, for checks (event thread only) */
+    /* PDCBB_CSUM_VERIFY=always in the daemon's environment: check every block on every serve,
+     * not once per daemon life (tests: every read then checks the checksums' bookkeeping). */
+    int verify_always;
+};
 
-static size_t slot(uint64_t obj, uint64_t block)
+static size_t slot(const struct bbd_csum *cs, uint64_t obj, uint64_t block)
 {
     uint64_t h = obj * 0x9e3779b97f4a7c15ull ^ (block + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-    return (size_t)(h ^ h >> 29) & (tab_cap - 1);
+    return (size_t)(h ^ h >> 29) & (cs->tab_cap - 1);
 }
 
-static ent_t *find(uint64_t obj, uint64_t block, int create)
+/* What d knows of the block, NULL if nothing (create: a new entry, NULL if out of memory). */
+static ent_t *find(struct bbd *d, uint64_t obj, uint64_t block, int create)
 {
-    if (tab_cap > 0)
-        for (size_t i = slot(obj, block);; i = (i + 1) & (tab_cap - 1)) {
-            if (!tab[i].used)
+    struct bbd_csum *cs = d->csum;
+    if (cs->tab_cap > 0)
+        for (size_t i = slot(cs, obj, block);; i = (i + 1) & (cs->tab_cap - 1)) {
+            if (!cs->tab[i].used)
                 break;
-            if (tab[i].obj == obj && tab[i].block == block)
-                return &tab[i];
+            if (cs->tab[i].obj == obj && cs->tab[i].block == block)
+                return &cs->tab[i];
         }
     if (!create)
         return NULL;
-    if (2 * (tab_n + 1) > tab_cap) {
-        size_t ncap = tab_cap ? 2 * tab_cap : 4096;
-        ent_t *old = tab, *n = calloc(ncap, sizeof(*n));
+    if (2 * (cs->tab_n + 1) > cs->tab_cap) {
+        size_t ocap = cs->tab_cap, ncap = ocap ? 2 * ocap : 4096;
+        ent_t *old = cs->tab, *n = calloc(ncap, sizeof(*n));
         if (n == NULL)
             return NULL;
-        size_t ocap = tab_cap;
-        tab = n;
-        tab_cap = ncap;
+        cs->tab = n;
+        cs->tab_cap = ncap;
         for (size_t i = 0; i < ocap; i++)
             if (old[i].used) {
-                size_t j = slot(old[i].obj, old[i].block);
-                while (tab[j].used)
-                    j = (j + 1) & (tab_cap - 1);
-                tab[j] = old[i];
+                size_t j = slot(cs, old[i].obj, old[i].block);
+                while (n[j].used)
+                    j = (j + 1) & (ncap - 1);
+                n[j] = old[i];
             }
         free(old);
     }
-    size_t i = slot(obj, block);
-    while (tab[i].used)
-        i = (i + 1) & (tab_cap - 1);
-    tab[i] = (ent_t){.obj = obj, .block = block, .used = 1};
-    tab_n++;
-    return &tab[i];
+    size_t i = slot(cs, obj, block);
+    while (cs->tab[i].used)
+        i = (i + 1) & (cs->tab_cap - 1);
+    cs->tab[i] = (ent_t){.obj = obj, .block = block, .used = 1};
+    cs->tab_n++;
+    return &cs->tab[i];
 }
 
 static pdcbb_err_t rec_get(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn, uint64_t obj,
@@ -126,14 +129,14 @@ static pdcbb_err_t file_open(struct bbd *d, uint64_t obj, int *fd, uint64_t *siz
 }
 
 /* The block's CRC as the file has it now (none: zeros). */
-static pdcbb_err_t file_crc(int fd, uint64_t size, uint64_t block, uint32_t *crc)
+static pdcbb_err_t file_crc(struct bbd *d, int fd, uint64_t size, uint64_t block, uint32_t *crc)
 {
     int err = 0;
     if (fd < 0) {
         *crc = pdcbb_csum_rec_empty().crc;
         return PDCBB_OK;
     }
-    pdcbb_err_t rc = pdcbb_csum_block_crc(fd, size, block, scratch, crc, &err);
+    pdcbb_err_t rc = pdcbb_csum_block_crc(fd, size, block, d->csum->scratch, crc, &err);
     return rc == PDCBB_ERR_IO ? pdcbb_err_from_errno(err) : rc;
 }
 
@@ -212,7 +215,7 @@ static pdcbb_err_t check_records(struct bbd *d, pdcbb_txn_t *txn, fix_t **fixes,
         if (block * B + rec.end > reach)
             reach = block * B + rec.end;
         if (size < block * B + rec.end) {
-            ent_t *e = find(obj, block, 1);
+            ent_t *e = find(d, obj, block, 1);
             if (e == NULL) {
                 rc = PDCBB_ERR_NOMEM;
                 break;
@@ -228,7 +231,7 @@ static pdcbb_err_t check_records(struct bbd *d, pdcbb_txn_t *txn, fix_t **fixes,
             }
             *fixes = g;
             rec.flags &= ~PDCBB_CSUM_PENDING;
-            if ((rc = file_crc(fd, size, block, &rec.crc)) != PDCBB_OK)
+            if ((rc = file_crc(d, fd, size, block, &rec.crc)) != PDCBB_OK)
                 break;
             uint64_t in = size > block * B ? size - block * B : 0;
             if (in > B)
@@ -283,7 +286,7 @@ static pdcbb_err_t adopt(struct bbd *d, pdcbb_txn_t *txn, fix_t **fixes, size_t 
             }
             *fixes = g;
             pdcbb_csum_rec_t rec = {.end = size - block * B < B ? size - block * B : B};
-            rc = file_crc(fd, size, block, &rec.crc);
+            rc = file_crc(d, fd, size, block, &rec.crc);
             g[(*nfix)++] = (fix_t){obj, block, rec};
             *bytes += rec.end;
         }
@@ -304,10 +307,11 @@ pdcbb_err_t bbd_csum_open(struct bbd *d, char *err, size_t errlen)
     fix_t *fixes = NULL;
     size_t nfix = 0, fcap = 0, pending;
     uint64_t nrec = 0, adopted = 0;
-    csum_d = d;
     const char *v = getenv("PDCBB_CSUM_VERIFY");
-    verify_always = v != NULL && strcmp(v, "always") == 0;
-    if (scratch == NULL && (scratch = malloc(B)) == NULL)
+    if (d->csum == NULL && (d->csum = calloc(1, sizeof(*d->csum))) == NULL)
+        return PDCBB_ERR_NOMEM;
+    d->csum->verify_always = v != NULL && strcmp(v, "always") == 0;
+    if (d->csum->scratch == NULL && (d->csum->scratch = malloc(B)) == NULL)
         return PDCBB_ERR_NOMEM;
     pdcbb_err_t rc = ops->txn_begin(d->store, PDCBB_TXN_WRITE, &txn);
     if (rc != PDCBB_OK) {
@@ -337,13 +341,14 @@ pdcbb_err_t bbd_csum_open(struct bbd *d, char *err, size_t errlen)
     return PDCBB_OK;
 }
 
-void bbd_csum_close(void)
+void bbd_csum_close(struct bbd *d)
 {
-    free(tab);
-    tab = NULL;
-    tab_cap = tab_n = 0;
-    free(scratch);
-    scratch = NULL;
+    if (d->csum == NULL)
+        return;
+    free(d->csum->tab);
+    free(d->csum->scratch);
+    free(d->csum);
+    d->csum = NULL;
 }
 
 static int touch_run(uint64_t array_off, uint64_t len, uint64_t packed_off, void *arg)
@@ -410,9 +415,10 @@ void bbd_csum_touch_free(bbd_csum_touch_t *t)
         for (uint64_t obj = (t)->v[3 * i_], block = (t)->v[3 * i_ + 1];                           \
              block <= (t)->v[3 * i_ + 2]; block++)
 
-pdcbb_err_t bbd_csum_begin(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
-                           const bbd_csum_touch_t *t, uint32_t from)
+pdcbb_err_t bbd_csum_begin(struct bbd *d, pdcbb_txn_t *txn, const bbd_csum_touch_t *t,
+                           uint32_t from)
 {
+    const pdcbb_store_ops_t *ops = d->store_ops;
     /* The store first (the caller aborts the transaction on failure), then the counts. */
     FOR_BLOCKS(t, from, obj, block) {
         pdcbb_csum_rec_t rec;
@@ -422,31 +428,32 @@ pdcbb_err_t bbd_csum_begin(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
             rec.flags |= PDCBB_CSUM_PENDING;
             rc = rec_put(ops, txn, obj, block, &rec);
         }
-        if (rc == PDCBB_OK && find(obj, block, 1) == NULL)
+        if (rc == PDCBB_OK && find(d, obj, block, 1) == NULL)
             rc = PDCBB_ERR_NOMEM;
         if (rc != PDCBB_OK)
             return rc;
     }
     FOR_BLOCKS(t, from, obj, block)
-        find(obj, block, 0)->writers++;
+    find(d, obj, block, 0)->writers++;
     return PDCBB_OK;
 }
 
-void bbd_csum_abandon(const bbd_csum_touch_t *t)
+void bbd_csum_abandon(struct bbd *d, const bbd_csum_touch_t *t)
 {
     FOR_BLOCKS(t, 0, obj, block) {
-        ent_t *e = find(obj, block, 0);
+        ent_t *e = find(d, obj, block, 0);
         if (e && e->writers > 0)
             e->writers--;
     }
 }
 
-pdcbb_err_t bbd_csum_end(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
-                         const bbd_csum_touch_t *t, const pdcbb_csum_upd_t *u, size_t nu)
+pdcbb_err_t bbd_csum_end(struct bbd *d, pdcbb_txn_t *txn, const bbd_csum_touch_t *t,
+                         const pdcbb_csum_upd_t *u, size_t nu)
 {
+    const pdcbb_store_ops_t *ops = d->store_ops;
     pdcbb_err_t rc = PDCBB_OK;
     for (size_t i = 0; i < nu; i++) {
-        ent_t *e = find(u[i].obj, u[i].block, 0);
+        ent_t *e = find(d, u[i].obj, u[i].block, 0);
         if (e == NULL || e->writers == 0) {
             PDCBB_ERROR("checksum update of object %#" PRIx64 " block %" PRIu64
                         " that no write of it announced",
@@ -461,14 +468,14 @@ pdcbb_err_t bbd_csum_end(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
         if (rc != PDCBB_OK)
             break;
         pdcbb_csum_apply(&rec, &u[i]);
-        ent_t *e = find(u[i].obj, u[i].block, 0);
+        ent_t *e = find(d, u[i].obj, u[i].block, 0);
         if (u[i].kind == PDCBB_CSUM_SET)
             e->state = ST_GOOD; /* every byte is new */
         e->updated = 1;
         rc = rec_put(ops, txn, u[i].obj, u[i].block, &rec);
     }
     FOR_BLOCKS(t, 0, obj, block) {
-        ent_t *e = find(obj, block, 0);
+        ent_t *e = find(d, obj, block, 0);
         if (e == NULL || e->writers == 0)
             continue;
         if (!e->updated)
@@ -482,9 +489,9 @@ pdcbb_err_t bbd_csum_end(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
             /* rewritten in place meanwhile: the file is the truth (checked before) */
             int fd;
             uint64_t size;
-            rc = file_open(csum_d, obj, &fd, &size);
+            rc = file_open(d, obj, &fd, &size);
             if (rc == PDCBB_OK)
-                rc = file_crc(fd, size, block, &rec.crc);
+                rc = file_crc(d, fd, size, block, &rec.crc);
             if (fd >= 0)
                 close(fd);
             e->recompute = 0;
@@ -494,21 +501,22 @@ pdcbb_err_t bbd_csum_end(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
             rc = rec_put(ops, txn, obj, block, &rec);
     }
     for (size_t i = 0; i < nu; i++)
-        find(u[i].obj, u[i].block, 0)->updated = 0;
+        find(d, u[i].obj, u[i].block, 0)->updated = 0;
     return rc;
 }
 
 pdcbb_err_t bbd_csum_serve(struct bbd_req *r, int fd, const bbd_csum_touch_t *t, uint32_t from,
                            bbd_csum_bad_t *bad)
 {
+    struct bbd *d = r->d;
     const pdcbb_store_ops_t *ops = r->d->store_ops;
     struct stat st;
     if (fstat(fd, &st) != 0)
         return pdcbb_err_from_errno(errno);
     uint64_t size = (uint64_t)st.st_size;
     FOR_BLOCKS(t, from, obj, block) {
-        ent_t *e = find(obj, block, 0);
-        if (e && e->state == ST_GOOD && !verify_always)
+        ent_t *e = find(d, obj, block, 0);
+        if (e && e->state == ST_GOOD && !d->csum->verify_always)
             continue;
         pdcbb_csum_rec_t rec;
         int exists, kind = 0, err = 0;
@@ -521,12 +529,12 @@ pdcbb_err_t bbd_csum_serve(struct bbd_req *r, int fd, const bbd_csum_touch_t *t,
         } else if (!exists || (rec.flags & PDCBB_CSUM_PENDING)) {
             continue; /* never written (zeros), or being written: nothing to hold it to */
         } else {
-            rc = pdcbb_csum_check(fd, size, block, &rec, scratch, &kind, &err);
+            rc = pdcbb_csum_check(fd, size, block, &rec, d->csum->scratch, &kind, &err);
             if (rc == PDCBB_ERR_IO)
                 return pdcbb_err_from_errno(err);
         }
         if (rc == PDCBB_OK) {
-            if ((e = find(obj, block, 1)) != NULL)
+            if ((e = find(d, obj, block, 1)) != NULL)
                 e->state = ST_GOOD;
             continue;
         }
@@ -534,7 +542,7 @@ pdcbb_err_t bbd_csum_serve(struct bbd_req *r, int fd, const bbd_csum_touch_t *t,
             return rc;
         bad_range(block, rec.end, size, kind, bad);
         uint8_t st_bad = kind == PDCBB_CSUM_BAD_SIZE ? ST_BAD_SIZE : ST_BAD_CRC;
-        if ((e = find(obj, block, 1)) != NULL && e->state != st_bad) { /* logged once */
+        if ((e = find(d, obj, block, 1)) != NULL && e->state != st_bad) { /* logged once */
             e->state = st_bad;
             PDCBB_ERROR("object %#" PRIx64 ": bytes %" PRIu64 "-%" PRIu64 " of its data (checksum"
                         " block %" PRIu64 ", file %" PRIu64 " bytes) are damaged: %s; they will"
@@ -560,6 +568,7 @@ pdcbb_err_t bbd_csum_serve_box(struct bbd_req *r, int fd, uint64_t obj, const pd
 
 pdcbb_err_t bbd_csum_rewrite(struct bbd_req *r, int fd, const bbd_csum_touch_t *t)
 {
+    struct bbd *d = r->d;
     const pdcbb_store_ops_t *ops = r->d->store_ops;
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -569,11 +578,11 @@ pdcbb_err_t bbd_csum_rewrite(struct bbd_req *r, int fd, const bbd_csum_touch_t *
         pdcbb_csum_rec_t rec;
         int exists;
         pdcbb_err_t rc = rec_get(ops, r->txn, obj, block, &rec, &exists);
-        ent_t *e = find(obj, block, 1);
+        ent_t *e = find(d, obj, block, 1);
         if (rc == PDCBB_OK && e == NULL)
             rc = PDCBB_ERR_NOMEM;
         if (rc == PDCBB_OK)
-            rc = file_crc(fd, size, block, &rec.crc);
+            rc = file_crc(d, fd, size, block, &rec.crc);
         if (rc != PDCBB_OK)
             return rc;
         uint64_t in = size > block * B ? size - block * B : 0;
@@ -599,7 +608,7 @@ void bbd_csum_batch_end(struct bbd *d, struct bbd_io_batch *b)
         return;
     pdcbb_err_t rc = ops->txn_begin(d->store, PDCBB_TXN_WRITE, &txn);
     if (rc == PDCBB_OK) {
-        rc = bbd_csum_end(ops, txn, &b->touch, b->csum.v, b->csum.n);
+        rc = bbd_csum_end(d, txn, &b->touch, b->csum.v, b->csum.n);
         if (rc == PDCBB_OK)
             rc = ops->txn_commit(txn);
         else
@@ -607,7 +616,7 @@ void bbd_csum_batch_end(struct bbd *d, struct bbd_io_batch *b)
     }
     if (rc != PDCBB_OK) {
         /* the blocks stay PENDING: checksummed again from their files at the next start */
-        bbd_csum_abandon(&b->touch);
+        bbd_csum_abandon(d, &b->touch);
         PDCBB_ERROR("checksums of a finished write could not be stored: %s", pdcbb_errname(rc));
     }
 }
@@ -615,6 +624,7 @@ void bbd_csum_batch_end(struct bbd *d, struct bbd_io_batch *b)
 /* Delete obj's records from block `from` on; forget what is known of those blocks. */
 static pdcbb_err_t drop_from(bbd_req_t *r, uint64_t obj, uint64_t from)
 {
+    struct bbd *d = r->d;
     const pdcbb_store_ops_t *ops = r->d->store_ops;
     pdcbb_cursor_t *c;
     pdcbb_val_t k, v;
@@ -643,7 +653,7 @@ static pdcbb_err_t drop_from(bbd_req_t *r, uint64_t obj, uint64_t from)
     for (size_t i = 0; i < n && rc == PDCBB_OK; i++) {
         pdcbb_csum_key(key, obj, blocks[i]);
         rc = ops->del(r->txn, PDCBB_T_CSUM, (pdcbb_val_t){key, sizeof(key)});
-        ent_t *e = find(obj, blocks[i], 0);
+        ent_t *e = find(d, obj, blocks[i], 0);
         if (e)
             e->state = ST_UNCHECKED;
     }
@@ -654,6 +664,7 @@ static pdcbb_err_t drop_from(bbd_req_t *r, uint64_t obj, uint64_t from)
 pdcbb_err_t bbd_csum_truncate(struct bbd_req *r, int fd, uint64_t obj, uint64_t size,
                               int last_good)
 {
+    struct bbd *d = r->d;
     pdcbb_err_t rc = drop_from(r, obj, (size + B - 1) / B);
     if (rc != PDCBB_OK || size % B == 0 || !last_good)
         return rc;
@@ -663,7 +674,7 @@ pdcbb_err_t bbd_csum_truncate(struct bbd_req *r, int fd, uint64_t obj, uint64_t 
     rc = rec_get(r->d->store_ops, r->txn, obj, block, &rec, &exists);
     if (rc != PDCBB_OK || !exists)
         return rc;
-    if ((rc = file_crc(fd, size, block, &rec.crc)) != PDCBB_OK)
+    if ((rc = file_crc(d, fd, size, block, &rec.crc)) != PDCBB_OK)
         return rc;
     if (rec.end > size % B)
         rec.end = size % B;

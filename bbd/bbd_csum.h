@@ -43,7 +43,8 @@ typedef struct bbd_csum_bad {
 
 /* At start, after stage-in: the checks above, in one write transaction. */
 pdcbb_err_t bbd_csum_open(struct bbd *d, char *err, size_t errlen);
-void bbd_csum_close(void);
+/* Forget what d knows of its blocks (d->csum freed; NULL after). */
+void bbd_csum_close(struct bbd *d);
 
 /* The blocks of the runs of box (an object of ndim dims, unit bytes an element) into t, as new
  * triples (bbd_csum_begin(.., from = t->n before the call) counts exactly these). */
@@ -54,18 +55,18 @@ pdcbb_err_t bbd_csum_touch_range(bbd_csum_touch_t *t, uint64_t obj, uint64_t off
 void bbd_csum_touch_free(bbd_csum_touch_t *t);
 
 /* A write of the blocks of t[from..] begins: PENDING in txn, one more writer each. */
-pdcbb_err_t bbd_csum_begin(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
-                           const bbd_csum_touch_t *t, uint32_t from);
+pdcbb_err_t bbd_csum_begin(struct bbd *d, pdcbb_txn_t *txn, const bbd_csum_touch_t *t,
+                           uint32_t from);
 /*
  * The write of t ended: apply its updates u[0..nu) (each must be a block of t: else
  * PDCBB_ERR_PROTO and nothing is applied), one writer less per block, PENDING cleared where
  * none is left. Blocks without an update (a failed write) stay PENDING: they are checksummed
  * again from the file when the daemon next starts.
  */
-pdcbb_err_t bbd_csum_end(const pdcbb_store_ops_t *ops, pdcbb_txn_t *txn,
-                         const bbd_csum_touch_t *t, const pdcbb_csum_upd_t *u, size_t nu);
+pdcbb_err_t bbd_csum_end(struct bbd *d, pdcbb_txn_t *txn, const bbd_csum_touch_t *t,
+                         const pdcbb_csum_upd_t *u, size_t nu);
 /* Forget the writers of t (a write that was accepted but will never run). */
-void bbd_csum_abandon(const bbd_csum_touch_t *t);
+void bbd_csum_abandon(struct bbd *d, const bbd_csum_touch_t *t);
 
 /*
  * Before serving the blocks of t[from..] from fd (obj's file): check each block not checked

@@ -60,7 +60,16 @@ typedef struct fd_slot {
     uint64_t alloc; /* bytes the file occupies, as last measured */
 } fd_slot_t;
 
-static fd_slot_t fd_cache[FD_CACHE];
+/* A daemon's open data files (d->fds, from bbd_data_open to bbd_data_close): one slot per
+ * hash of the object id, replaced on collision. */
+struct bbd_fds {
+    fd_slot_t slot[FD_CACHE];
+};
+
+static fd_slot_t *slot_for(bbd_t *d, uint64_t obj)
+{
+    return &d->fds->slot[(obj * 0x9e3779b97f4a7c15ull) >> 56 & (FD_CACHE - 1)];
+}
 
 static void path_of(bbd_t *d, uint64_t obj, char *out, size_t len)
 {
@@ -86,8 +95,12 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
         return pdcbb_err_from_errno(errno);
     }
+    if (d->fds == NULL && (d->fds = malloc(sizeof(*d->fds))) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return PDCBB_ERR_NOMEM;
+    }
     for (int i = 0; i < FD_CACHE; i++)
-        fd_cache[i].fd = -1;
+        d->fds->slot[i].fd = -1;
     /* What the job already stored here (a restart) counts against its capacity. */
     d->data_used = 0;
     DIR *dir = opendir(path);
@@ -112,23 +125,25 @@ pdcbb_err_t bbd_data_open(bbd_t *d, char *err, size_t errlen)
 
 void bbd_data_close(bbd_t *d)
 {
-    for (int i = 0; i < FD_CACHE; i++)
-        if (fd_cache[i].fd >= 0) {
-            if (fsync(fd_cache[i].fd) != 0)
-                PDCBB_ERROR("fsync of the data of object %#" PRIx64 " failed: %s",
-                            fd_cache[i].obj, strerror(errno));
-            close(fd_cache[i].fd);
-            fd_cache[i].fd = -1;
+    for (int i = 0; d->fds && i < FD_CACHE; i++) {
+        fd_slot_t *s = &d->fds->slot[i];
+        if (s->fd >= 0) {
+            if (fsync(s->fd) != 0)
+                PDCBB_ERROR("fsync of the data of object %#" PRIx64 " failed: %s", s->obj,
+                            strerror(errno));
+            close(s->fd);
         }
-    bbd_query_cleanup();
-    bbd_csum_close();
-    (void)d;
+    }
+    free(d->fds);
+    d->fds = NULL;
+    bbd_query_cleanup(d);
+    bbd_csum_close(d);
 }
 
 /* The data file of obj, opened (created if create) and cached; -1 with *rc on failure. */
 static int obj_fd(bbd_t *d, uint64_t obj, int create, pdcbb_err_t *rc)
 {
-    fd_slot_t *s = &fd_cache[(obj * 0x9e3779b97f4a7c15ull) >> 56 & (FD_CACHE - 1)];
+    fd_slot_t *s = slot_for(d, obj);
     if (s->fd >= 0 && s->obj == obj)
         return s->fd;
     char path[PATH_MAX + 64];
@@ -146,9 +161,9 @@ static int obj_fd(bbd_t *d, uint64_t obj, int create, pdcbb_err_t *rc)
     return fd;
 }
 
-static fd_slot_t *slot_of(uint64_t obj)
+static fd_slot_t *slot_of(bbd_t *d, uint64_t obj)
 {
-    fd_slot_t *s = &fd_cache[(obj * 0x9e3779b97f4a7c15ull) >> 56 & (FD_CACHE - 1)];
+    fd_slot_t *s = slot_for(d, obj);
     return s->fd >= 0 && s->obj == obj ? s : NULL;
 }
 
@@ -388,7 +403,7 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
                 refused = 1;
         }
         if (one == PDCBB_OK) {
-            bbd_query_dirty_box(dd.obj, dd.ndim, dd.dims, &dd.box);
+            bbd_query_dirty_box(r->d, dd.obj, dd.ndim, dd.dims, &dd.box);
             /* The file writes go to the I/O thread; the reply waits for them. */
             if (r->io == NULL && (r->io = calloc(1, sizeof(*r->io))) == NULL)
                 return PDCBB_ERR_NOMEM;
@@ -396,7 +411,7 @@ pdcbb_err_t bbd_op_data_write(bbd_req_t *r, const pdcbb_data_write_req_t *q,
             uint32_t from = r->io->touch.n;
             one = bbd_csum_touch_box(&r->io->touch, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit);
             if (one == PDCBB_OK)
-                one = bbd_csum_begin(OPS, r->txn, &r->io->touch, from);
+                one = bbd_csum_begin(r->d, r->txn, &r->io->touch, from);
             if (one != PDCBB_OK) {
                 r->io->touch.n = from;
             } else if (pdcbb_box_runs(&dd.box, dd.ndim, dd.dims, (size_t)dd.unit, run_queue,
@@ -435,7 +450,7 @@ void bbd_data_account(bbd_t *d, const bbd_io_batch_t *b)
         if (b->runs[i].obj == last)
             continue;
         last = b->runs[i].obj;
-        fd_slot_t *s = slot_of(last);
+        fd_slot_t *s = slot_of(d, last);
         if (s) {
             uint64_t now = file_alloc(s->fd);
             d->data_used = d->data_used + now - s->alloc;
@@ -519,7 +534,7 @@ pdcbb_err_t bbd_op_data_read(bbd_req_t *r, const pdcbb_data_read_req_t *q,
         p->results_count = 1;
         return PDCBB_OK;
     }
-    uint8_t *out = bbd_staging_get(total ? total : 1, 0);
+    uint8_t *out = bbd_staging_get(d, total ? total : 1, 0);
     if (out == NULL)
         return PDCBB_ERR_NOMEM;
     pos = 0;
@@ -610,7 +625,7 @@ void bbd_data_direct_release(bbd_t *d, bbd_conn_t *c)
 /* Count the file of obj at its new size. */
 static void direct_account(bbd_t *d, uint64_t obj)
 {
-    fd_slot_t *s = slot_of(obj);
+    fd_slot_t *s = slot_of(d, obj);
     if (s) {
         uint64_t now = file_alloc(s->fd);
         d->data_used = d->data_used + now - s->alloc;
@@ -640,7 +655,7 @@ static pdcbb_err_t direct_done(bbd_req_t *r, const bbd_csum_touch_t *touch)
     for (size_t i = 0; i < nu; i++)
         if (pdcbb_csum_upd_decode(r->in_bulk + i * PDCBB_CSUM_WIRE_LEN, &u[i]) != PDCBB_OK)
             return PDCBB_ERR_PROTO;
-    return bbd_csum_end(OPS, r->txn, touch, u, nu);
+    return bbd_csum_end(r->d, r->txn, touch, u, nu);
 }
 
 /*
@@ -690,7 +705,7 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
             break;
         }
         if (q->mode != PDCBB_DIRECT_READ) /* the client writes the file itself */
-            bbd_query_dirty_box(dd.obj, dd.ndim, dd.dims, &dd.box);
+            bbd_query_dirty_box(r->d, dd.obj, dd.ndim, dd.dims, &dd.box);
         if (q->mode == PDCBB_DIRECT_DONE) {
             uint64_t b = dd.bytes < r->conn->direct_reserved ? dd.bytes : r->conn->direct_reserved;
             r->conn->direct_reserved -= b;
@@ -729,7 +744,7 @@ pdcbb_err_t bbd_op_data_direct(bbd_req_t *r, const pdcbb_data_direct_req_t *q,
             uint32_t from = touch.n;
             one = bbd_csum_touch_box(&touch, dd.obj, &dd.box, dd.ndim, dd.dims, dd.unit);
             if (one == PDCBB_OK)
-                one = bbd_csum_begin(OPS, r->txn, &touch, from);
+                one = bbd_csum_begin(r->d, r->txn, &touch, from);
             touch.n = from;
         }
         if (one == PDCBB_OK && q->mode == PDCBB_DIRECT_WRITE) {
@@ -763,10 +778,11 @@ pdcbb_err_t bbd_op_data_flush(bbd_req_t *r, const pdcbb_data_flush_req_t *q,
                               pdcbb_data_flush_rep_t *p)
 {
     pdcbb_err_t rc = PDCBB_OK;
-    for (int i = 0; i < FD_CACHE; i++)
-        if (fd_cache[i].fd >= 0 && (q->id == 0 || fd_cache[i].obj == q->id) &&
-            fdatasync(fd_cache[i].fd) != 0)
+    for (int i = 0; i < FD_CACHE; i++) {
+        const fd_slot_t *s = &r->d->fds->slot[i];
+        if (s->fd >= 0 && (q->id == 0 || s->obj == q->id) && fdatasync(s->fd) != 0)
             rc = pdcbb_err_from_errno(errno);
+    }
     if (rc == PDCBB_OK)
         rc = OPS->sync(r->d->store);
     return rc;
@@ -781,11 +797,11 @@ pdcbb_err_t bbd_op_data_drop(bbd_req_t *r, const pdcbb_data_drop_req_t *q,
     struct stat st;
     if (pdcbb_meta_id_kind(q->id) != PDCBB_META_KIND_OBJ)
         return PDCBB_ERR_BAD_ID;
-    bbd_query_forget(q->id);
+    bbd_query_forget(r->d, q->id);
     pdcbb_err_t crc = bbd_csum_drop(r, q->id);
     if (crc != PDCBB_OK)
         return crc;
-    fd_slot_t *s = slot_of(q->id);
+    fd_slot_t *s = slot_of(d, q->id);
     if (s) {
         close(s->fd);
         s->fd = -1;
@@ -817,7 +833,7 @@ pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
         return PDCBB_ERR_BAD_ID;
     if (q->ids_count == 0 || q->ids_count > PDCBB_REGION_NDIM_MAX)
         return PDCBB_ERR_BAD_REGION;
-    bbd_query_forget(q->id);
+    bbd_query_forget(r->d, q->id);
     pdcbb_key_u64(key, q->id);
     pdcbb_err_t rc = OPS->get(r->txn, PDCBB_T_DATA, (pdcbb_val_t){key, 8}, &v);
     if (rc == PDCBB_ERR_NOT_FOUND)
@@ -852,7 +868,7 @@ pdcbb_err_t bbd_op_data_resize(bbd_req_t *r, const pdcbb_data_resize_req_t *q,
             pdcbb_err_t crc = bbd_csum_truncate(r, fd, q->id, end, good);
             if (crc != PDCBB_OK)
                 return crc;
-            fd_slot_t *s = slot_of(q->id);
+            fd_slot_t *s = slot_of(r->d, q->id);
             if (s) {
                 uint64_t now = file_alloc(fd);
                 r->d->data_used = r->d->data_used + now - s->alloc;

@@ -109,12 +109,12 @@ void bbd_reply_build(const pdcbb_msg_hdr_t *req, int status, const void *body, v
     }
 }
 
-void bbd_bulk_release(bbd_bulk_t *b)
+void bbd_bulk_release(bbd_t *d, bbd_bulk_t *b)
 {
     if (b->map)
         munmap(b->map, b->map_len);
     else
-        bbd_staging_put(b->ptr);
+        bbd_staging_put(d, b->ptr);
     memset(b, 0, sizeof(*b));
 }
 
@@ -249,7 +249,7 @@ int bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, con
             *reply = NULL;
         } else {
             d->data_inflight -= r.io->bytes;
-            bbd_csum_abandon(&r.io->touch);
+            bbd_csum_abandon(d, &r.io->touch);
             bbd_io_batch_free(r.io);
         }
     }
@@ -257,7 +257,7 @@ int bbd_dispatch(bbd_t *d, bbd_conn_t *conn, const uint8_t *msg, size_t len, con
     if (rc == PDCBB_OK && r.out_bulk)
         *reply_bulk = out;
     else
-        bbd_bulk_release(&out);
+        bbd_bulk_release(d, &out);
     pdcbb_body_free(h.op, 0, &q);
     bbd_req_scratch_free(&r);
     return r.keep_bulk && rc == PDCBB_OK;
@@ -294,7 +294,7 @@ pdcbb_err_t bbd_dispatch_nested(bbd_req_t *r, const uint8_t *msg, size_t len, vo
     if (rc == PDCBB_OK && *reply != NULL)
         *reply_bulk = out;
     else
-        bbd_bulk_release(&out);
+        bbd_bulk_release(r->d, &out);
     bbd_req_scratch_free(&s);
     return *reply ? PDCBB_OK : PDCBB_ERR_NOMEM;
 }
@@ -347,7 +347,7 @@ void bbd_dispatch_batch(bbd_t *d, bbd_batch_item_t *items, size_t n)
             bbd_io_batch_t *io;
             bbd_dispatch(d, NULL, items[i].msg, items[i].len, NULL, 0, &items[i].reply,
                          &items[i].reply_len, &bulk, &io);
-            bbd_bulk_release(&bulk);
+            bbd_bulk_release(d, &bulk);
         }
         return;
     }

@@ -34,13 +34,13 @@ static void forward_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *wh
                          const uint8_t *msg, size_t len)
 {
     fwd_t *f = arg;
-    bbd_staging_put(f->bulk);
+    bbd_staging_put(d, f->bulk);
     bbd_bulk_t bulk = {0};
-    bulk.ptr = bbd_peer_reply_bulk(&bulk.len);
+    bulk.ptr = bbd_peer_reply_bulk(d, &bulk.len);
     if (msg == NULL) {
         PDCBB_WARN("forwarding request %llu to daemon %u (node %s): %s",
-                   (unsigned long long)f->hdr.req_id, f->rank, bbd_peer_node(f->rank), why);
-        bbd_bulk_release(&bulk);
+                   (unsigned long long)f->hdr.req_id, f->rank, bbd_peer_node(d, f->rank), why);
+        bbd_bulk_release(d, &bulk);
         bbd_server_answer(d, f->conn, &f->hdr, status == PDCBB_OK ? PDCBB_ERR_PROTO : status, NULL);
     } else {
         /* The reply as it came: its status (perhaps an error) is the client's to read. */

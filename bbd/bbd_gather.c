@@ -38,6 +38,7 @@ typedef struct part {
 
 /* The replies being gathered for one GATHER. */
 typedef struct gather_wait {
+    bbd_t *d;
     bbd_conn_t *conn; /* the connection to answer on (referenced) */
     pdcbb_msg_hdr_t hdr;
     tree_t t;
@@ -110,7 +111,7 @@ static void wait_free(gather_wait_t *w)
 {
     for (size_t i = 0; i < w->n; i++) {
         free(w->parts[i].msg);
-        bbd_bulk_release(&w->parts[i].bulk);
+        bbd_bulk_release(w->d, &w->parts[i].bulk);
     }
     free(w->parts);
     free(w);
@@ -129,10 +130,10 @@ static pdcbb_err_t wait_reply(gather_wait_t *w, pdcbb_gather_rep_t *p, void **ar
     if (msgs + w->n * 16 + 64 > PDCBB_PAYLOAD_MAX || bulks > PDCBB_DATA_BULK_MAX)
         return PDCBB_ERR_TOO_BIG;
     uint8_t *a = malloc(w->n * 16 + msgs + 1);
-    void *b = bulks ? bbd_staging_get(bulks, 0) : NULL;
+    void *b = bulks ? bbd_staging_get(w->d, bulks, 0) : NULL;
     if (a == NULL || (bulks && b == NULL)) {
         free(a);
-        bbd_staging_put(b);
+        bbd_staging_put(w->d, b);
         return PDCBB_ERR_NOMEM;
     }
     uint64_t *ranks = (uint64_t *)a, *lens = ranks + w->n;
@@ -200,18 +201,19 @@ static void child_failed(gather_child_t *c, pdcbb_err_t status)
 /* A child's GATHER reply: its parts, each a whole reply from a daemon of its subtree. */
 static pdcbb_err_t child_take(gather_child_t *c, const uint8_t *msg, size_t len)
 {
+    bbd_t *d = c->w->d;
     const tree_t *t = &c->w->t;
     pdcbb_msg_hdr_t h;
     pdcbb_gather_rep_t p;
     size_t blen = 0;
-    uint8_t *bulk = bbd_peer_reply_bulk(&blen);
+    uint8_t *bulk = bbd_peer_reply_bulk(d, &blen);
     pdcbb_err_t rc = pdcbb_hdr_decode(msg, len, &h);
     if (rc == PDCBB_OK && h.status != PDCBB_OK)
         rc = (pdcbb_err_t)h.status;
     if (rc == PDCBB_OK)
         rc = pdcbb_body_decode(PDCBB_OP_GATHER, 1, msg + PDCBB_HDR_LEN, h.payload_len, &p);
     if (rc != PDCBB_OK) {
-        bbd_staging_put(bulk);
+        bbd_staging_put(d, bulk);
         return rc;
     }
     uint64_t self = vrank(t, c->rank), total = 0;
@@ -246,7 +248,7 @@ static pdcbb_err_t child_take(gather_child_t *c, const uint8_t *msg, size_t len)
             memcpy(pt->msg, p.msgs + off, pt->len);
             off += pt->len;
             if (p.bulk_lens[i] > 0) {
-                pt->bulk.ptr = bbd_staging_get(p.bulk_lens[i], 0);
+                pt->bulk.ptr = bbd_staging_get(d, p.bulk_lens[i], 0);
                 if (pt->bulk.ptr == NULL) {
                     rc = PDCBB_ERR_NOMEM;
                 } else {
@@ -264,11 +266,11 @@ static pdcbb_err_t child_take(gather_child_t *c, const uint8_t *msg, size_t len)
         while (c->w->n > first) {
             part_t *pt = &c->w->parts[--c->w->n];
             free(pt->msg);
-            bbd_bulk_release(&pt->bulk);
+            bbd_bulk_release(d, &pt->bulk);
         }
     }
     pdcbb_body_free(PDCBB_OP_GATHER, 1, &p);
-    bbd_staging_put(bulk);
+    bbd_staging_put(d, bulk);
     return rc;
 }
 
@@ -283,7 +285,7 @@ static void child_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
         status = PDCBB_ERR_PROTO;
     if (status != PDCBB_OK) {
         PDCBB_WARN("GATHER %llu through the tree: daemon %u (node %s): %s",
-                   (unsigned long long)w->hdr.req_id, c->rank, bbd_peer_node(c->rank),
+                   (unsigned long long)w->hdr.req_id, c->rank, bbd_peer_node(d, c->rank),
                    why && *why ? why : pdcbb_strerror(status));
         child_failed(c, status);
     }
@@ -428,6 +430,7 @@ pdcbb_err_t bbd_op_gather(bbd_req_t *r, const pdcbb_gather_req_t *q, pdcbb_gathe
         free(w);
         return PDCBB_ERR_NOMEM;
     }
+    w->d = d;
     pdcbb_err_t rc = split_requests(&t, self, q, hdrs, offs);
     if (rc != PDCBB_OK) {
         free(w);
@@ -465,7 +468,7 @@ pdcbb_err_t bbd_op_gather(bbd_req_t *r, const pdcbb_gather_req_t *q, pdcbb_gathe
         void *keep = bbd_req_alloc(r, w->n * 16 + p->msgs_len + 1);
         if (keep == NULL) {
             rc = PDCBB_ERR_NOMEM;
-            bbd_bulk_release(&bulk);
+            bbd_bulk_release(d, &bulk);
         } else {
             memcpy(keep, arena, w->n * 16 + p->msgs_len);
             p->ranks = keep;

@@ -10,17 +10,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bbd.h"
 #include "pdcbb_grow.h"
 #include "pdcbb_log.h"
 
-static pthread_t io_thread;
-static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t io_cond = PTHREAD_COND_INITIALIZER;
-static bbd_io_batch_t *todo_head, *todo_tail, *done_head, *done_tail;
-/* Batches submitted and not yet taken back: changed under io_lock, read without it (the event
- * loop asks on every pass). */
-static _Atomic unsigned in_flight;
-static int io_efd = -1, io_stop, io_running;
+/* A daemon's I/O thread (d->io, from bbd_io_start to bbd_io_stop). */
+struct bbd_io {
+    pthread_t thread;
+    pthread_mutex_t lock; /* the lists and stop */
+    pthread_cond_t cond;
+    bbd_io_batch_t *todo_head, *todo_tail, *done_head, *done_tail;
+    /* Batches submitted and not yet taken back: changed under lock, read without it (the event
+     * loop asks on every pass). */
+    _Atomic unsigned in_flight;
+    int efd; /* eventfd: batches done */
+    int stop;
+};
 
 static void push(bbd_io_batch_t **head, bbd_io_batch_t **tail, bbd_io_batch_t *b)
 {
@@ -66,64 +71,73 @@ static void run_batch(bbd_io_batch_t *b)
 
 static void *io_main(void *arg)
 {
-    (void)arg;
-    pthread_mutex_lock(&io_lock);
+    struct bbd_io *io = arg;
+    pthread_mutex_lock(&io->lock);
     for (;;) {
-        while (todo_head == NULL && !io_stop)
-            pthread_cond_wait(&io_cond, &io_lock);
-        if (todo_head == NULL && io_stop)
+        while (io->todo_head == NULL && !io->stop)
+            pthread_cond_wait(&io->cond, &io->lock);
+        if (io->todo_head == NULL && io->stop)
             break;
-        bbd_io_batch_t *b = todo_head;
-        todo_head = b->next;
-        if (todo_head == NULL)
-            todo_tail = NULL;
-        pthread_mutex_unlock(&io_lock);
+        bbd_io_batch_t *b = io->todo_head;
+        io->todo_head = b->next;
+        if (io->todo_head == NULL)
+            io->todo_tail = NULL;
+        pthread_mutex_unlock(&io->lock);
         run_batch(b);
-        pthread_mutex_lock(&io_lock);
-        push(&done_head, &done_tail, b);
+        pthread_mutex_lock(&io->lock);
+        push(&io->done_head, &io->done_tail, b);
         uint64_t one = 1;
-        ssize_t w = write(io_efd, &one, sizeof(one));
+        ssize_t w = write(io->efd, &one, sizeof(one));
         (void)w;
     }
-    pthread_mutex_unlock(&io_lock);
+    pthread_mutex_unlock(&io->lock);
     return NULL;
 }
 
 pdcbb_err_t bbd_io_start(struct bbd *d)
 {
-    (void)d;
-    io_stop = 0; /* a process may start the thread again after bbd_io_stop (unit tests) */
-    io_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (io_efd < 0)
-        return pdcbb_err_from_errno(errno);
+    struct bbd_io *io = calloc(1, sizeof(*io));
+    if (io == NULL)
+        return PDCBB_ERR_NOMEM;
+    pthread_mutex_init(&io->lock, NULL);
+    pthread_cond_init(&io->cond, NULL);
+    io->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    pdcbb_err_t rc = io->efd < 0 ? pdcbb_err_from_errno(errno) : PDCBB_OK;
     /* Shutdown signals stay blocked in this thread (inherited mask): they reach the loop. */
-    if (pthread_create(&io_thread, NULL, io_main, NULL) != 0) {
-        close(io_efd);
-        io_efd = -1;
-        return PDCBB_ERR_INTERNAL;
+    if (rc == PDCBB_OK && pthread_create(&io->thread, NULL, io_main, io) != 0)
+        rc = PDCBB_ERR_INTERNAL;
+    if (rc != PDCBB_OK) {
+        if (io->efd >= 0)
+            close(io->efd);
+        pthread_cond_destroy(&io->cond);
+        pthread_mutex_destroy(&io->lock);
+        free(io);
+        return rc;
     }
-    io_running = 1;
+    d->io = io;
     return PDCBB_OK;
 }
 
 void bbd_io_stop(struct bbd *d)
 {
-    (void)d;
-    if (!io_running)
+    struct bbd_io *io = d->io;
+    if (io == NULL)
         return;
-    pthread_mutex_lock(&io_lock);
-    io_stop = 1;
-    pthread_cond_signal(&io_cond);
-    pthread_mutex_unlock(&io_lock);
-    pthread_join(io_thread, NULL);
-    io_running = 0;
-    close(io_efd);
-    io_efd = -1;
+    pthread_mutex_lock(&io->lock);
+    io->stop = 1;
+    pthread_cond_signal(&io->cond);
+    pthread_mutex_unlock(&io->lock);
+    pthread_join(io->thread, NULL);
+    close(io->efd);
+    pthread_cond_destroy(&io->cond);
+    pthread_mutex_destroy(&io->lock);
+    free(io);
+    d->io = NULL;
 }
 
-int bbd_io_event_fd(void)
+int bbd_io_event_fd(struct bbd *d)
 {
-    return io_efd;
+    return d->io ? d->io->efd : -1;
 }
 
 pdcbb_err_t bbd_io_add_run(bbd_io_batch_t *b, int fd, const uint8_t *src, uint64_t len,
@@ -144,32 +158,34 @@ pdcbb_err_t bbd_io_add_run(bbd_io_batch_t *b, int fd, const uint8_t *src, uint64
     return PDCBB_OK;
 }
 
-void bbd_io_submit(bbd_io_batch_t *b)
+void bbd_io_submit(struct bbd *d, bbd_io_batch_t *b)
 {
-    pthread_mutex_lock(&io_lock);
-    push(&todo_head, &todo_tail, b);
-    in_flight++;
-    pthread_cond_signal(&io_cond);
-    pthread_mutex_unlock(&io_lock);
+    struct bbd_io *io = d->io;
+    pthread_mutex_lock(&io->lock);
+    push(&io->todo_head, &io->todo_tail, b);
+    io->in_flight++;
+    pthread_cond_signal(&io->cond);
+    pthread_mutex_unlock(&io->lock);
 }
 
-bbd_io_batch_t *bbd_io_take_done(void)
+bbd_io_batch_t *bbd_io_take_done(struct bbd *d)
 {
+    struct bbd_io *io = d->io;
     uint64_t n;
-    ssize_t r = read(io_efd, &n, sizeof(n));
+    ssize_t r = read(io->efd, &n, sizeof(n));
     (void)r;
-    pthread_mutex_lock(&io_lock);
-    bbd_io_batch_t *b = done_head;
-    done_head = done_tail = NULL;
+    pthread_mutex_lock(&io->lock);
+    bbd_io_batch_t *b = io->done_head;
+    io->done_head = io->done_tail = NULL;
     for (bbd_io_batch_t *x = b; x; x = x->next)
-        in_flight--;
-    pthread_mutex_unlock(&io_lock);
+        io->in_flight--;
+    pthread_mutex_unlock(&io->lock);
     return b;
 }
 
-unsigned bbd_io_in_flight(void)
+unsigned bbd_io_in_flight(struct bbd *d)
 {
-    return atomic_load_explicit(&in_flight, memory_order_relaxed);
+    return d->io ? atomic_load_explicit(&d->io->in_flight, memory_order_relaxed) : 0;
 }
 
 void bbd_io_batch_free(bbd_io_batch_t *b)

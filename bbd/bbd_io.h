@@ -52,18 +52,21 @@ typedef struct bbd_io_batch {
     pdcbb_csum_list_t csum;  /* their checksum updates, computed by the I/O thread */
 } bbd_io_batch_t;
 
+/* Start d's I/O thread (d->io); PDCBB_ERR_NOMEM, an errno-mapped error or
+ * PDCBB_ERR_INTERNAL (no thread). */
 pdcbb_err_t bbd_io_start(struct bbd *d);
+/* Let the thread finish the batches submitted, then end it (d->io NULL after; accepts none). */
 void bbd_io_stop(struct bbd *d);
-/* The eventfd that becomes readable when batches finish. */
-int bbd_io_event_fd(void);
+/* The eventfd that becomes readable when batches finish (-1 before bbd_io_start). */
+int bbd_io_event_fd(struct bbd *d);
 /* Add a run (fd is dup'ed here); PDCBB_ERR_NOMEM or an errno-mapped error. */
 pdcbb_err_t bbd_io_add_run(bbd_io_batch_t *b, int fd, const uint8_t *src, uint64_t len,
                            uint64_t off, uint32_t region, uint64_t obj);
-void bbd_io_submit(bbd_io_batch_t *b);
+void bbd_io_submit(struct bbd *d, bbd_io_batch_t *b);
 /* Take the finished batches (oldest first), or NULL. */
-bbd_io_batch_t *bbd_io_take_done(void);
+bbd_io_batch_t *bbd_io_take_done(struct bbd *d);
 /* Number of batches submitted and not yet taken. */
-unsigned bbd_io_in_flight(void);
+unsigned bbd_io_in_flight(struct bbd *d);
 void bbd_io_batch_free(bbd_io_batch_t *b);
 
 #endif

@@ -102,20 +102,19 @@ static unsigned pend_state(const pendset_t *ps, uint64_t tag)
     return 0;
 }
 
-/* A reusable buffer for record values being built. */
-static uint8_t *vbuf;
-static size_t vbuf_cap;
-static uint8_t *vbuf_get(size_t n)
+/* Room for n bytes of a record value being built in *buf (capacity *cap): request scratch
+ * memory, reused by the records of one request. */
+static uint8_t *vbuf_get(bbd_req_t *r, uint8_t **buf, size_t *cap, size_t n)
 {
-    if (n > vbuf_cap) {
-        size_t cap = n < 4096 ? 4096 : n;
-        uint8_t *b = realloc(vbuf, cap);
+    if (n > *cap) {
+        size_t c = n < 4096 ? 4096 : n;
+        uint8_t *b = bbd_req_alloc(r, c);
         if (b == NULL)
             return NULL;
-        vbuf = b;
-        vbuf_cap = cap;
+        *buf = b;
+        *cap = c;
     }
-    return vbuf;
+    return *buf;
 }
 
 /* The object's write ('G') and transaction ('X') generations here; bump adds one. */
@@ -567,6 +566,8 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
     if (ord)
         qsort(ord, q->count, sizeof(*ord), cmp_setord);
     uint8_t rk[PDCBB_KV_RECKEY_MAX];
+    uint8_t *vbuf = NULL; /* the records' values, built in turn */
+    size_t vbuf_cap = 0;
     pos = 0;
     for (uint32_t i = 0; i < q->count; i++) {
         if (ord)
@@ -585,7 +586,7 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
                 rc = delete_prefix(r, PDCBB_T_KV, rk, rkl - 8, 0, 0, NULL);
             } else {
                 size_t vs = pdcbb_kv_rec_val_size(w.key, w.key_len, 1, 0);
-                uint8_t *vb = vbuf_get(vs);
+                uint8_t *vb = vbuf_get(r, &vbuf, &vbuf_cap, vs);
                 if (vb == NULL)
                     return PDCBB_ERR_NOMEM;
                 pdcbb_kv_rec_val_build(w.key, w.key_len, 1, NULL, 0, vb);
@@ -593,7 +594,7 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
             }
         } else {
             size_t vs = pdcbb_kv_rec_val_size(w.key, w.key_len, 0, w.value_len);
-            uint8_t *vb = vbuf_get(vs);
+            uint8_t *vb = vbuf_get(r, &vbuf, &vbuf_cap, vs);
             if (vb == NULL)
                 return PDCBB_ERR_NOMEM;
             if (w.op == PDCBB_KV_OP_SET) {
@@ -607,11 +608,6 @@ pdcbb_err_t bbd_op_kv_set(bbd_req_t *r, const pdcbb_kv_set_req_t *q, pdcbb_kv_se
         }
         if (rc != PDCBB_OK)
             return rc;
-    }
-    if (vbuf_cap > (64u << 20)) { /* do not keep a huge value's buffer around */
-        free(vbuf);
-        vbuf = NULL;
-        vbuf_cap = 0;
     }
     p->applied = q->count;
     return gen_bump(r, q->id);

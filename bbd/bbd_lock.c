@@ -39,10 +39,6 @@ typedef struct bbd_lock {
 enum { LOCK_READ = 1, LOCK_WRITE = 2 };
 enum { LOCK_BLOCK = 0, LOCK_NOBLOCK = 1 };
 
-static bbd_lock_t *locks_head;
-static bbd_lock_t *locks_tail;
-static uint64_t next_lock_id;
-
 static int conflict(const bbd_lock_t *a, uint64_t obj, uint32_t access, const pdcbb_box_t *box)
 {
     pdcbb_box_t x;
@@ -51,35 +47,35 @@ static int conflict(const bbd_lock_t *a, uint64_t obj, uint32_t access, const pd
     return pdcbb_box_intersect(&a->box, box, &x);
 }
 
-static void lock_append(bbd_lock_t *l)
+static void lock_append(bbd_t *d, bbd_lock_t *l)
 {
     l->next = NULL;
-    if (locks_tail)
-        locks_tail->next = l;
+    if (d->locks_tail)
+        d->locks_tail->next = l;
     else
-        locks_head = l;
-    locks_tail = l;
+        d->locks_head = l;
+    d->locks_tail = l;
 }
 
-static void lock_unlink(bbd_lock_t *prev, bbd_lock_t *l)
+static void lock_unlink(bbd_t *d, bbd_lock_t *prev, bbd_lock_t *l)
 {
     if (prev)
         prev->next = l->next;
     else
-        locks_head = l->next;
-    if (locks_tail == l)
-        locks_tail = prev;
+        d->locks_head = l->next;
+    if (d->locks_tail == l)
+        d->locks_tail = prev;
 }
 
 /* Grant every waiting request that no longer conflicts, in arrival order, and answer it. */
 static void regrant(bbd_t *d)
 {
-    for (bbd_lock_t *w = locks_head; w; w = w->next) {
+    for (bbd_lock_t *w = d->locks_head; w; w = w->next) {
         if (w->granted)
             continue;
         /* Blocked by a granted lock anywhere, or by a request that waits since before w. */
         int blocked = 0, past = 0;
-        for (bbd_lock_t *o = locks_head; o && !blocked; o = o->next) {
+        for (bbd_lock_t *o = d->locks_head; o && !blocked; o = o->next) {
             if (o == w) {
                 past = 1;
                 continue;
@@ -103,6 +99,7 @@ static void regrant(bbd_t *d)
 pdcbb_err_t bbd_op_lock_obtain(bbd_req_t *r, const pdcbb_lock_obtain_req_t *q,
                                pdcbb_lock_obtain_rep_t *p)
 {
+    bbd_t *d = r->d;
     pdcbb_box_t box;
     pdcbb_obj_info_rep_t rec;
     pdcbb_obj_info_req_t oq = {.id = q->id};
@@ -127,7 +124,7 @@ pdcbb_err_t bbd_op_lock_obtain(bbd_req_t *r, const pdcbb_lock_obtain_req_t *q,
         return PDCBB_ERR_BAD_REGION;
 
     int blocked = 0;
-    for (bbd_lock_t *o = locks_head; o; o = o->next) {
+    for (bbd_lock_t *o = d->locks_head; o; o = o->next) {
         if (!conflict(o, q->id, q->access, &box))
             continue;
         if (o->granted && o->conn == r->conn)
@@ -139,13 +136,13 @@ pdcbb_err_t bbd_op_lock_obtain(bbd_req_t *r, const pdcbb_lock_obtain_req_t *q,
     bbd_lock_t *l = calloc(1, sizeof(*l));
     if (l == NULL)
         return PDCBB_ERR_NOMEM;
-    l->id = ++next_lock_id;
+    l->id = ++d->next_lock_id;
     l->obj = q->id;
     l->conn = r->conn;
     l->access = q->access;
     l->box = box;
     l->granted = !blocked;
-    lock_append(l);
+    lock_append(d, l);
     if (blocked) {
         l->hdr = *r->hdr;
         bbd_conn_ref(r->conn); /* until the reply is sent */
@@ -160,17 +157,18 @@ pdcbb_err_t bbd_op_lock_obtain(bbd_req_t *r, const pdcbb_lock_obtain_req_t *q,
 pdcbb_err_t bbd_op_lock_release(bbd_req_t *r, const pdcbb_lock_release_req_t *q,
                                 pdcbb_lock_release_rep_t *p)
 {
+    bbd_t *d = r->d;
     (void)p;
     if (r->conn == NULL)
         return PDCBB_ERR_UNSUPPORTED;
     bbd_lock_t *prev = NULL;
-    for (bbd_lock_t *l = locks_head; l; prev = l, l = l->next) {
+    for (bbd_lock_t *l = d->locks_head; l; prev = l, l = l->next) {
         if (l->id != q->lock)
             continue;
         /* Only the holder releases its own granted lock. */
         if (!l->granted || l->conn != r->conn || l->obj != q->id)
             return PDCBB_ERR_NOT_FOUND;
-        lock_unlink(prev, l);
+        lock_unlink(d, prev, l);
         free(l);
         regrant(r->d);
         return PDCBB_OK;
@@ -180,12 +178,12 @@ pdcbb_err_t bbd_op_lock_release(bbd_req_t *r, const pdcbb_lock_release_req_t *q,
 
 void bbd_lock_conn_gone(bbd_t *d, bbd_conn_t *c)
 {
-    bbd_lock_t *prev = NULL, *l = locks_head;
+    bbd_lock_t *prev = NULL, *l = d->locks_head;
     unsigned dropped = 0;
     while (l) {
         bbd_lock_t *next = l->next;
         if (l->conn == c) {
-            lock_unlink(prev, l);
+            lock_unlink(d, prev, l);
             if (!l->granted)
                 bbd_conn_unref(d, c);
             free(l);
@@ -202,10 +200,10 @@ void bbd_lock_conn_gone(bbd_t *d, bbd_conn_t *c)
     }
 }
 
-unsigned bbd_lock_waiting(void)
+unsigned bbd_lock_waiting(bbd_t *d)
 {
     unsigned waiting = 0;
-    for (bbd_lock_t *l = locks_head; l; l = l->next)
+    for (bbd_lock_t *l = d->locks_head; l; l = l->next)
         waiting += !l->granted;
     return waiting;
 }
@@ -213,7 +211,7 @@ unsigned bbd_lock_waiting(void)
 void bbd_lock_free(bbd_t *d)
 {
     unsigned held = 0, waiting = 0;
-    for (bbd_lock_t *l = locks_head; l; l = l->next) {
+    for (bbd_lock_t *l = d->locks_head; l; l = l->next) {
         if (l->granted)
             held++;
         else
@@ -221,12 +219,12 @@ void bbd_lock_free(bbd_t *d)
     }
     if (held || waiting)
         PDCBB_INFO("stopping with %u region locks held and %u requests waiting", held, waiting);
-    while (locks_head) {
-        bbd_lock_t *l = locks_head;
-        locks_head = l->next;
+    while (d->locks_head) {
+        bbd_lock_t *l = d->locks_head;
+        d->locks_head = l->next;
         if (!l->granted)
             bbd_conn_unref(d, l->conn);
         free(l);
     }
-    locks_tail = NULL;
+    d->locks_tail = NULL;
 }

@@ -336,6 +336,7 @@ int main(int argc, char **argv)
     bbd_server_stop(d);
     bbd_io_stop(d);
     bbd_data_close(d);
+    bbd_staging_free(d);
     if ((rc = d->store_ops->sync(d->store)) != PDCBB_OK)
         PDCBB_ERROR("final sync of the store failed: %s", pdcbb_strerror(rc));
     d->store_ops->close(d->store);

@@ -45,6 +45,7 @@ typedef struct peer_out {
 /* A reply that arrived (copied in the callback, handled in the loop). */
 typedef struct peer_inbox {
     struct peer_inbox *next;
+    bbd_t *d;
     void *bulk; /* the bulk part of a data reply (bbd_staging_get), or NULL */
     size_t bulk_len;
     int failed; /* the bulk part could not be received */
@@ -52,12 +53,16 @@ typedef struct peer_inbox {
     uint8_t data[];
 } peer_inbox_t;
 
-static bbd_peer_t *peers;
-static unsigned npeers;
-static peer_out_t *outs;
-static peer_inbox_t *inbox_head, *inbox_tail;
-static uint64_t next_req_id;
-static peer_out_t *current; /* the request whose done runs (bbd_peer_reply_bulk) */
+/* A daemon's connections to the others and its requests to them (d->peers: made by the first
+ * bbd_peer_get, freed by bbd_peer_stop). */
+struct bbd_peers {
+    bbd_peer_t *peer; /* by rank */
+    unsigned n;
+    peer_out_t *outs;
+    peer_inbox_t *inbox_head, *inbox_tail;
+    uint64_t next_req_id;
+    peer_out_t *current; /* the request whose done runs (bbd_peer_reply_bulk) */
+};
 
 /* ------------------------------------------------------------------ endpoints */
 
@@ -77,15 +82,18 @@ bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
         snprintf(err, errlen, "daemon %u is not one of the job's %u daemons", rank, d->nservers);
         return NULL;
     }
-    if (peers == NULL) {
-        peers = calloc(d->nservers, sizeof(*peers));
-        if (peers == NULL) {
+    if (d->peers == NULL && (d->peers = calloc(1, sizeof(*d->peers))) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (d->peers->peer == NULL) {
+        if ((d->peers->peer = calloc(d->nservers, sizeof(*d->peers->peer))) == NULL) {
             snprintf(err, errlen, "out of memory");
             return NULL;
         }
-        npeers = d->nservers;
+        d->peers->n = d->nservers;
     }
-    bbd_peer_t *p = &peers[rank];
+    bbd_peer_t *p = &d->peers->peer[rank];
     if (p->ep && p->failed) {
         pdcbb_ucx_ep_close(d->ucx.worker, p->ep, 1, 1.0);
         p->ep = NULL;
@@ -125,17 +133,19 @@ bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen)
     return p;
 }
 
-const char *bbd_peer_node(unsigned rank)
+const char *bbd_peer_node(bbd_t *d, unsigned rank)
 {
-    return peers && rank < npeers && peers[rank].node[0] ? peers[rank].node : "?";
+    return d->peers && rank < d->peers->n && d->peers->peer[rank].node[0]
+               ? d->peers->peer[rank].node
+               : "?";
 }
 
-int bbd_peer_failed(unsigned rank, ucs_status_t *status)
+int bbd_peer_failed(bbd_t *d, unsigned rank, ucs_status_t *status)
 {
-    if (peers == NULL || rank >= npeers || !peers[rank].failed)
+    if (d->peers == NULL || rank >= d->peers->n || !d->peers->peer[rank].failed)
         return 0;
     if (status)
-        *status = peers[rank].fail_status;
+        *status = d->peers->peer[rank].fail_status;
     return 1;
 }
 
@@ -146,40 +156,41 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h)
+void bbd_peer_hdr(bbd_t *d, unsigned op, pdcbb_msg_hdr_t *h)
 {
     /* Replies carry no token: an unguessable id is what ties one to its request. */
-    if (next_req_id == 0 && getrandom(&next_req_id, sizeof(next_req_id), 0) != sizeof(next_req_id))
-        next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
+    if (d->peers->next_req_id == 0 &&
+        getrandom(&d->peers->next_req_id, sizeof(d->peers->next_req_id), 0) !=
+            sizeof(d->peers->next_req_id))
+        d->peers->next_req_id = (uint64_t)now_s() * 1000003u ^ (uint64_t)getpid() << 32;
     /* The connection proved the token (the handshake): the header carries none. */
-    pdcbb_request_hdr(h, op, ++next_req_id, NULL);
-    (void)peer;
+    pdcbb_request_hdr(h, op, ++d->peers->next_req_id, NULL);
 }
 
 /* ------------------------------------------------------------------ requests */
 
 /* The reply (req_id) this daemon waits for, or NULL. */
-static peer_out_t *out_waiting(uint64_t req_id)
+static peer_out_t *out_waiting(bbd_t *d, uint64_t req_id)
 {
-    peer_out_t *o = outs;
+    peer_out_t *o = d->peers ? d->peers->outs : NULL;
     while (o && (o->req_id != req_id || o->answered))
         o = o->next;
     return o;
 }
 
-static void inbox_push(peer_inbox_t *m)
+static void inbox_push(bbd_t *d, peer_inbox_t *m)
 {
     m->next = NULL;
-    if (inbox_tail)
-        inbox_tail->next = m;
+    if (d->peers->inbox_tail)
+        d->peers->inbox_tail->next = m;
     else
-        inbox_head = m;
-    inbox_tail = m;
+        d->peers->inbox_head = m;
+    d->peers->inbox_tail = m;
 }
 
-static void out_unlink(peer_out_t *o)
+static void out_unlink(bbd_t *d, peer_out_t *o)
 {
-    for (peer_out_t **pp = &outs; *pp; pp = &(*pp)->next)
+    for (peer_out_t **pp = &d->peers->outs; *pp; pp = &(*pp)->next)
         if (*pp == o) {
             *pp = o->next;
             return;
@@ -191,11 +202,11 @@ static int out_maybe_done(bbd_t *d, peer_out_t *o)
 {
     if (!o->answered || o->sending)
         return 0;
-    out_unlink(o);
-    current = o;
+    out_unlink(d, o);
+    d->peers->current = o;
     o->done(d, o->arg, o->status, o->why, o->reply, o->reply_len);
-    current = NULL;
-    bbd_staging_put(o->reply_bulk);
+    d->peers->current = NULL;
+    bbd_staging_put(d, o->reply_bulk);
     free(o->reply);
     free(o->msg);
     free(o);
@@ -259,8 +270,8 @@ static pdcbb_err_t out_launch(bbd_t *d, bbd_peer_t *peer, peer_out_t *o, uint64_
         free(o);
         return PDCBB_ERR_UNREACHABLE;
     }
-    o->next = outs;
-    outs = o;
+    o->next = d->peers->outs;
+    d->peers->outs = o;
     return PDCBB_OK;
 }
 
@@ -270,7 +281,7 @@ static pdcbb_err_t out_start(bbd_t *d, bbd_peer_t *peer, unsigned rank, unsigned
                              bbd_peer_done_fn done, void *arg, char *why, size_t whylen)
 {
     pdcbb_msg_hdr_t h;
-    bbd_peer_hdr(peer, op, &h);
+    bbd_peer_hdr(d, op, &h);
     peer_out_t *o = calloc(1, sizeof(*o));
     if (o == NULL || pdcbb_msg_build(&h, body, &o->msg, &o->len) != PDCBB_OK) {
         free(o);
@@ -312,7 +323,7 @@ pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_
     }
     /* This daemon's own request id (its replies are matched by it) and no token. */
     pdcbb_msg_hdr_t mine;
-    bbd_peer_hdr(peer, h.op, &mine);
+    bbd_peer_hdr(d, h.op, &mine);
     memcpy(copy, msg, len);
     memcpy(copy + 8, &mine.req_id, 8); /* little-endian on every supported host */
     memset(copy + PDCBB_HDR_LEN - PDCBB_TOKEN_LEN, 0, PDCBB_TOKEN_LEN);
@@ -325,12 +336,12 @@ pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_
                       whylen);
 }
 
-void *bbd_peer_reply_bulk(size_t *len)
+void *bbd_peer_reply_bulk(bbd_t *d, size_t *len)
 {
-    void *b = current ? current->reply_bulk : NULL;
-    *len = b ? current->reply_bulk_len : 0;
-    if (current)
-        current->reply_bulk = NULL;
+    void *b = d->peers && d->peers->current ? d->peers->current->reply_bulk : NULL;
+    *len = b ? d->peers->current->reply_bulk_len : 0;
+    if (b)
+        d->peers->current->reply_bulk = NULL;
     return b;
 }
 
@@ -339,7 +350,7 @@ void *bbd_peer_reply_bulk(size_t *len)
 /* The handshake with rank ended: send what waited for it, or fail it with status. */
 static void handshake_end(bbd_t *d, unsigned rank, pdcbb_err_t status, const char *why)
 {
-    bbd_peer_t *peer = &peers[rank];
+    bbd_peer_t *peer = &d->peers->peer[rank];
     peer->auth_state = status == PDCBB_OK ? BBD_PEER_READY : BBD_PEER_NEW;
     if (status != PDCBB_OK) {
         PDCBB_WARN("handshake with daemon %u (node %s) failed: %s", rank, peer->node, why);
@@ -347,7 +358,7 @@ static void handshake_end(bbd_t *d, unsigned rank, pdcbb_err_t status, const cha
         peer->failed = 1;
         peer->fail_status = UCS_ERR_REJECTED;
     }
-    for (peer_out_t *o = outs; o; o = o->next) {
+    for (peer_out_t *o = d->peers->outs; o; o = o->next) {
         if (!o->queued || o->rank != rank || o->answered)
             continue;
         o->queued = 0;
@@ -364,7 +375,7 @@ static void auth_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, 
 {
     unsigned rank = (unsigned)(uintptr_t)arg;
     (void)msg, (void)len;
-    if (peers == NULL || rank >= npeers)
+    if (d->peers == NULL || rank >= d->peers->n)
         return;
     char text[300];
     if (status != PDCBB_OK)
@@ -380,7 +391,7 @@ static void auth_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, 
  */
 static int handshake_retry(bbd_t *d, unsigned rank)
 {
-    bbd_peer_t *peer = &peers[rank];
+    bbd_peer_t *peer = &d->peers->peer[rank];
     pdcbb_endpoint_t rec;
     char err[1024];
     bbd_table_reread(d, rank);
@@ -402,9 +413,9 @@ static void hello_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
                        size_t len)
 {
     unsigned rank = (unsigned)(uintptr_t)arg;
-    if (peers == NULL || rank >= npeers)
+    if (d->peers == NULL || rank >= d->peers->n)
         return;
-    bbd_peer_t *peer = &peers[rank];
+    bbd_peer_t *peer = &d->peers->peer[rank];
     char text[300];
     if (status == PDCBB_ERR_UNREACHABLE && handshake_retry(d, rank))
         return;
@@ -441,10 +452,10 @@ static void hello_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why,
         handshake_end(d, rank, rc, err);
 }
 
-/* Send HELLO with a fresh nonce on peers[rank]'s new endpoint (its reply: hello_done). */
+/* Send HELLO with a fresh nonce on d->peers->peer[rank]'s new endpoint (its reply: hello_done). */
 static pdcbb_err_t handshake_start(bbd_t *d, unsigned rank, char *err, size_t errlen)
 {
-    bbd_peer_t *peer = &peers[rank];
+    bbd_peer_t *peer = &d->peers->peer[rank];
     pdcbb_err_t rc = pdcbb_auth_nonce(peer->nonce);
     if (rc != PDCBB_OK) {
         snprintf(err, errlen, "cannot make a nonce: the kernel's random source failed");
@@ -464,27 +475,29 @@ int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len)
 {
     uint64_t req_id;
     memcpy(&req_id, (const uint8_t *)data + 8, 8); /* little-endian on every supported host */
-    if (out_waiting(req_id) == NULL)
+    if (out_waiting(d, req_id) == NULL)
         return 0; /* not ours: the dispatcher refuses it as a reply sent as a request */
     peer_inbox_t *m = calloc(1, sizeof(*m) + len);
     if (m == NULL) {
         d->stats.proto_errors++;
         return 1;
     }
+    m->d = d;
     m->len = len;
     memcpy(m->data, data, len);
-    inbox_push(m);
+    inbox_push(d, m);
     return 1;
 }
 
 static void data_reply_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     peer_inbox_t *m = user_data;
+    bbd_t *d = m->d;
     if (status != UCS_OK)
         m->failed = 1;
     else
         m->bulk_len = length;
-    inbox_push(m);
+    inbox_push(d, m);
     ucp_request_free(request);
 }
 
@@ -495,27 +508,28 @@ int bbd_peer_on_data_reply(bbd_t *d, const void *header, size_t header_len, void
     if (header_len < PDCBB_HDR_LEN || !(((const uint8_t *)header)[16] & PDCBB_MSG_FLAG_REPLY))
         return 0;
     memcpy(&req_id, (const uint8_t *)header + 8, 8);
-    if (out_waiting(req_id) == NULL)
+    if (out_waiting(d, req_id) == NULL)
         return 0; /* a request's bulk part, or junk: the dispatcher's */
     peer_inbox_t *m = calloc(1, sizeof(*m) + header_len);
-    if (m == NULL || (len > 0 && (m->bulk = bbd_staging_get(len, 0)) == NULL)) {
+    if (m == NULL || (len > 0 && (m->bulk = bbd_staging_get(d, len, 0)) == NULL)) {
         free(m);
         d->stats.proto_errors++;
         return 1;
     }
+    m->d = d;
     m->len = header_len;
     memcpy(m->data, header, header_len);
     m->bulk_len = len;
     if (!rndv || len == 0) {
         if (len)
             memcpy(m->bulk, data, len);
-        inbox_push(m);
+        inbox_push(d, m);
         return 1;
     }
     void *req = pdcbb_ucx_recv_data(d->ucx.worker, data, m->bulk, len, data_reply_cb, m);
     if (UCS_PTR_IS_ERR(req)) {
         m->failed = 1;
-        inbox_push(m);
+        inbox_push(d, m);
     }
     return 1;
 }
@@ -529,7 +543,7 @@ static void reply_handle(bbd_t *d, peer_inbox_t *in)
         d->stats.proto_errors++;
         return;
     }
-    peer_out_t *o = outs;
+    peer_out_t *o = d->peers->outs;
     while (o && o->req_id != h.req_id)
         o = o->next;
     if (o == NULL || o->answered || h.op != o->op) {
@@ -561,22 +575,24 @@ static void reply_handle(bbd_t *d, peer_inbox_t *in)
 int bbd_peer_poll(bbd_t *d)
 {
     int n = 0;
-    while (inbox_head) {
-        peer_inbox_t *m = inbox_head;
-        inbox_head = m->next;
-        if (inbox_head == NULL)
-            inbox_tail = NULL;
+    if (d->peers == NULL)
+        return 0;
+    while (d->peers->inbox_head) {
+        peer_inbox_t *m = d->peers->inbox_head;
+        d->peers->inbox_head = m->next;
+        if (d->peers->inbox_head == NULL)
+            d->peers->inbox_tail = NULL;
         reply_handle(d, m);
-        bbd_staging_put(m->bulk);
+        bbd_staging_put(d, m->bulk);
         free(m);
         n++;
     }
-    for (peer_out_t *o = outs, *next; o; o = next) {
+    for (peer_out_t *o = d->peers->outs, *next; o; o = next) {
         next = o->next;
         ucs_status_t st;
         /* A peer that went away answers nothing more. A request that waits for the handshake
          * waits for its outcome (which may reconnect: handshake_retry). */
-        if (!o->answered && !o->queued && bbd_peer_failed(o->rank, &st))
+        if (!o->answered && !o->queued && bbd_peer_failed(d, o->rank, &st))
             out_answer(o, PDCBB_ERR_UNREACHABLE, ucs_status_string(st));
         if (!o->answered && o->deadline > 0 && now_s() > o->deadline)
             out_answer(o, PDCBB_ERR_TIMEOUT, "no reply within request_timeout");
@@ -587,17 +603,23 @@ int bbd_peer_poll(bbd_t *d)
 
 void bbd_peer_stop(bbd_t *d)
 {
-    while (inbox_head) {
-        peer_inbox_t *m = inbox_head;
-        inbox_head = m->next;
-        bbd_staging_put(m->bulk);
+    if (d->peers == NULL)
+        return;
+    while (d->peers->inbox_head) {
+        peer_inbox_t *m = d->peers->inbox_head;
+        d->peers->inbox_head = m->next;
+        bbd_staging_put(d, m->bulk);
         free(m);
     }
-    inbox_tail = NULL;
-    for (unsigned i = 0; peers && i < npeers; i++)
-        if (peers[i].ep)
-            pdcbb_ucx_ep_close(d->ucx.worker, peers[i].ep, 1, 1.0);
-    free(peers);
-    peers = NULL;
-    npeers = 0;
+    d->peers->inbox_tail = NULL;
+    for (unsigned i = 0; i < d->peers->n; i++)
+        if (d->peers->peer[i].ep)
+            pdcbb_ucx_ep_close(d->ucx.worker, d->peers->peer[i].ep, 1, 1.0);
+    free(d->peers->peer);
+    d->peers->peer = NULL;
+    d->peers->n = 0;
+    if (d->peers->outs == NULL) { /* else UCX may still hold them: kept with the requests */
+        free(d->peers);
+        d->peers = NULL;
+    }
 }

@@ -33,11 +33,12 @@ enum { BBD_PEER_NEW = 0, BBD_PEER_HELLO = 1, BBD_PEER_AUTH = 2, BBD_PEER_READY =
 /* The connected peer of daemon rank (connecting if needed), or NULL with a message in err. */
 bbd_peer_t *bbd_peer_get(bbd_t *d, unsigned rank, char *err, size_t errlen);
 /* The node name of rank once connected, else "?". */
-const char *bbd_peer_node(unsigned rank);
+const char *bbd_peer_node(bbd_t *d, unsigned rank);
 /* 1 if the endpoint of rank failed (its requests get no more replies). */
-int bbd_peer_failed(unsigned rank, ucs_status_t *status);
-/* A new request header for op to peer: magic, version, an unguessable request id, its token. */
-void bbd_peer_hdr(bbd_peer_t *peer, unsigned op, pdcbb_msg_hdr_t *h);
+int bbd_peer_failed(bbd_t *d, unsigned rank, ucs_status_t *status);
+/* A new request header for op from d to a peer: magic, version, an unguessable request id, no
+ * token (the connection's handshake proved it). Needs d->peers (bbd_peer_get). */
+void bbd_peer_hdr(bbd_t *d, unsigned op, pdcbb_msg_hdr_t *h);
 
 /*
  * The outcome of a request: status is the transport's failure or the peer's reply status; when
@@ -65,7 +66,7 @@ pdcbb_err_t bbd_peer_send_msg(bbd_t *d, unsigned rank, const uint8_t *msg, size_
                               void *arg, char *why, size_t whylen);
 /* In a done callback: the bulk part of the reply (bbd_staging_get memory that the caller now
  * owns; NULL, *len 0 if it had none). */
-void *bbd_peer_reply_bulk(size_t *len);
+void *bbd_peer_reply_bulk(bbd_t *d, size_t *len);
 int bbd_peer_on_reply(bbd_t *d, const void *data, size_t len);
 /* The data active-message callback's part: a reply with a bulk part (a forwarded read's) to one
  * of this daemon's requests is taken (received into staging memory; returns 1), else 0. */
@@ -73,7 +74,7 @@ int bbd_peer_on_data_reply(bbd_t *d, const void *header, size_t header_len, void
                            int rndv);
 /* Handle the replies that arrived and the requests of failed peers; returns how many. */
 int bbd_peer_poll(bbd_t *d);
-/* Close the endpoints (shutdown). */
+/* Close the endpoints (shutdown); d->peers is freed unless requests are still out. */
 void bbd_peer_stop(bbd_t *d);
 
 #endif

@@ -40,8 +40,8 @@
 #define QUERY_STEP_ELEMS  ((uint64_t)PDCBB_QBLOCK * 32)
 #define QUERY_STEP_BLOCKS ((uint64_t)1 << 16)
 
-typedef struct qobj {
-    struct qobj *next;
+typedef struct bbd_qobj {
+    struct bbd_qobj *next;
     uint64_t obj;
     int type;            /* the type the stats were computed for */
     uint64_t nblk;
@@ -49,19 +49,17 @@ typedef struct qobj {
     uint8_t *known;
 } qobj_t;
 
-static qobj_t *qobjs;
-
-static qobj_t *qobj_find(uint64_t obj)
+static qobj_t *qobj_find(bbd_t *d, uint64_t obj)
 {
-    for (qobj_t *q = qobjs; q; q = q->next)
+    for (qobj_t *q = d->qobjs; q; q = q->next)
         if (q->obj == obj)
             return q;
     return NULL;
 }
 
-void bbd_query_forget(uint64_t obj)
+void bbd_query_forget(bbd_t *d, uint64_t obj)
 {
-    for (qobj_t **pp = &qobjs; *pp; pp = &(*pp)->next)
+    for (qobj_t **pp = &d->qobjs; *pp; pp = &(*pp)->next)
         if ((*pp)->obj == obj) {
             qobj_t *q = *pp;
             *pp = q->next;
@@ -72,21 +70,22 @@ void bbd_query_forget(uint64_t obj)
         }
 }
 
-void bbd_query_cleanup(void)
+void bbd_query_cleanup(bbd_t *d)
 {
-    while (qobjs)
-        bbd_query_forget(qobjs->obj);
+    while (d->qobjs)
+        bbd_query_forget(d, d->qobjs->obj);
 }
 
-void bbd_query_dirty_box(uint64_t obj, uint32_t ndim, const uint64_t *dims, const void *boxp)
+void bbd_query_dirty_box(bbd_t *daemon, uint64_t obj, uint32_t ndim, const uint64_t *dims,
+                         const void *boxp)
 {
     const pdcbb_box_t *b = boxp;
-    qobj_t *q = qobj_find(obj);
+    qobj_t *q = qobj_find(daemon, obj);
     uint64_t strides[PDCBB_REGION_NDIM_MAX];
     if (q == NULL)
         return;
     if (pdcbb_layout_strides(ndim, dims, 1, strides) != PDCBB_OK || b->ndim != ndim) {
-        bbd_query_forget(obj);
+        bbd_query_forget(daemon, obj);
         return;
     }
     uint64_t first = 0, last = 0;
@@ -101,6 +100,7 @@ void bbd_query_dirty_box(uint64_t obj, uint32_t ndim, const uint64_t *dims, cons
 /* Where a scan reads: this daemon's data file of the object, mapped (the page cache is read in
  * place, no copy). */
 typedef struct dsrc {
+    bbd_t *d; /* whose statistics */
     int fd; /* -1: no data here (zeros) */
     size_t unit;
     uint64_t obj;
@@ -154,7 +154,7 @@ static void dsrc_unmap(dsrc_t *s)
 static int dsrc_stats_get(void *arg, uint64_t blk, pdcbb_qstats_t *st)
 {
     dsrc_t *s = arg;
-    qobj_t *q = qobj_find(s->obj);
+    qobj_t *q = qobj_find(s->d, s->obj);
     if (q == NULL || q->type != s->type || blk >= q->nblk || !q->known[blk])
         return 0;
     *st = q->st[blk];
@@ -164,9 +164,9 @@ static int dsrc_stats_get(void *arg, uint64_t blk, pdcbb_qstats_t *st)
 static void dsrc_stats_put(void *arg, uint64_t blk, const pdcbb_qstats_t *st)
 {
     dsrc_t *s = arg;
-    qobj_t *q = qobj_find(s->obj);
+    qobj_t *q = qobj_find(s->d, s->obj);
     if (q != NULL && q->type != s->type) {
-        bbd_query_forget(s->obj);
+        bbd_query_forget(s->d, s->obj);
         q = NULL;
     }
     if (q == NULL) {
@@ -174,8 +174,8 @@ static void dsrc_stats_put(void *arg, uint64_t blk, const pdcbb_qstats_t *st)
             return;
         q->obj = s->obj;
         q->type = s->type;
-        q->next = qobjs;
-        qobjs = q;
+        q->next = s->d->qobjs;
+        s->d->qobjs = q;
     }
     if (blk >= q->nblk) {
         uint64_t n = blk + 1 > 2 * q->nblk ? blk + 1 : 2 * q->nblk;
@@ -210,6 +210,7 @@ static pdcbb_err_t query_object(bbd_req_t *r, uint64_t id, int type, const uint6
     src->unit = pdcbb_type_size(type);
     src->obj = id;
     src->type = type;
+    src->d = r->d;
     src->fd = -1;
     src->map = NULL;
     src->size = 0;
@@ -271,19 +272,19 @@ pdcbb_err_t bbd_op_query_eval(bbd_req_t *r, const pdcbb_query_eval_req_t *q,
          * bulk part. */
         s.max_hits = q->max_hits < PDCBB_QBLOCK ? PDCBB_QBLOCK
                      : q->max_hits > QUERY_HITS_MAX ? QUERY_HITS_MAX : q->max_hits;
-        if ((s.hits = bbd_staging_get(8 * (size_t)s.max_hits, 0)) == NULL)
+        if ((s.hits = bbd_staging_get(r->d, 8 * (size_t)s.max_hits, 0)) == NULL)
             return PDCBB_ERR_NOMEM;
         s.hits_cap = s.max_hits;
     }
     if ((rc = pdcbb_qscan_init(&s)) != PDCBB_OK) {
-        bbd_staging_put(s.hits);
+        bbd_staging_put(r->d, s.hits);
         return rc;
     }
     uint32_t maxex = q->pieces_count / (2 * s.ndim) + 1;
     pdcbb_box_t *excl = malloc(maxex * sizeof(*excl));
     if (excl == NULL) {
         pdcbb_qscan_free(&s);
-        bbd_staging_put(s.hits);
+        bbd_staging_put(r->d, s.hits);
         return PDCBB_ERR_NOMEM;
     }
     dsrc_map(&ds);
@@ -292,7 +293,7 @@ pdcbb_err_t bbd_op_query_eval(bbd_req_t *r, const pdcbb_query_eval_req_t *q,
         if (fstat(ds.fd, &fst) == 0 && fst.st_size > 0) { /* a file we could not map */
             free(excl);
             pdcbb_qscan_free(&s);
-            bbd_staging_put(s.hits);
+            bbd_staging_put(r->d, s.hits);
             return PDCBB_ERR_IO;
         }
     }
@@ -326,7 +327,7 @@ pdcbb_err_t bbd_op_query_eval(bbd_req_t *r, const pdcbb_query_eval_req_t *q,
     dsrc_unmap(&ds);
     pdcbb_qscan_free(&s);
     if (rc != PDCBB_OK) {
-        bbd_staging_put(s.hits);
+        bbd_staging_put(r->d, s.hits);
         return rc;
     }
     p->count = s.nhits;
@@ -350,7 +351,7 @@ pdcbb_err_t bbd_op_query_eval(bbd_req_t *r, const pdcbb_query_eval_req_t *q,
         r->out_bulk = s.hits; /* bbd_bulk_release gives it back once sent */
         r->out_bulk_len = 8 * (size_t)s.nhits;
     } else {
-        bbd_staging_put(s.hits);
+        bbd_staging_put(r->d, s.hits);
     }
     return PDCBB_OK;
 }
@@ -370,7 +371,7 @@ pdcbb_err_t bbd_op_query_values(bbd_req_t *r, const pdcbb_query_values_req_t *q,
         if (q->idx[i] >= total)
             return PDCBB_ERR_BAD_REGION;
     size_t len = (size_t)q->idx_count * ds.unit;
-    uint8_t *out = bbd_staging_get(len ? len : 1, 0);
+    uint8_t *out = bbd_staging_get(r->d, len ? len : 1, 0);
     if (out == NULL)
         return PDCBB_ERR_NOMEM;
     struct stat st;
@@ -380,7 +381,7 @@ pdcbb_err_t bbd_op_query_values(bbd_req_t *r, const pdcbb_query_values_req_t *q,
         size = (uint64_t)st.st_size;
         map = mmap(NULL, size, PROT_READ, MAP_SHARED, ds.fd, 0);
         if (map == MAP_FAILED) {
-            bbd_staging_put(out);
+            bbd_staging_put(r->d, out);
             return pdcbb_err_from_errno(errno);
         }
     }
@@ -398,7 +399,7 @@ pdcbb_err_t bbd_op_query_values(bbd_req_t *r, const pdcbb_query_values_req_t *q,
         r->out_bulk = out;
         r->out_bulk_len = len;
     } else {
-        bbd_staging_put(out);
+        bbd_staging_put(r->d, out);
     }
     return PDCBB_OK;
 }

@@ -36,8 +36,6 @@ typedef struct send_ctx {
     bbd_conn_t *conn;
 } send_ctx_t;
 
-static bbd_t *the_daemon;
-
 /* How long the loop keeps polling the shared-memory channels after the last request on one,
  * before it sleeps. It never yields the CPU while polling: on a node whose cores all compute,
  * sched_yield hands the core to the application for a whole time slice (milliseconds), while
@@ -60,9 +58,7 @@ void bbd_signals_block(sigset_t *mask)
     /* Before any thread exists (UCX starts some), so every thread inherits the mask and the
      * signals reach only our signalfd. */
     sigprocmask(SIG_BLOCK, mask, NULL);
-} /* for UCX callbacks that carry no argument we control */
-static int pending_sends;
-
+}
 static void conn_release(bbd_t *d, bbd_conn_t *c)
 {
     if (--c->refs > 0 || !c->dead)
@@ -85,7 +81,7 @@ static void conn_close_ep(bbd_t *d, bbd_conn_t *c, int force)
 static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     bbd_conn_t *c = arg;
-    bbd_t *d = the_daemon;
+    bbd_t *d = c->d;
     if (c->dead)
         return;
     /* A normal disconnect arrives as CONNECTION_RESET: an ordinary close. */
@@ -147,13 +143,12 @@ static void conn_make_room(bbd_t *d)
 /* Close the connections that did not prove the token within cfg.auth_timeout. */
 static void conn_expire_unauthenticated(bbd_t *d)
 {
-    static double next_check;
     if (d->unauth_conns == 0)
         return;
     double now = monotonic_seconds();
-    if (now < next_check)
+    if (now < d->auth_next_check)
         return;
-    next_check = now + 0.1;
+    d->auth_next_check = now + 0.1;
     for (bbd_conn_t *c = d->conns; c; c = c->next)
         if (c->unauth_counted && !c->dead && now - c->accepted > d->cfg.auth_timeout)
             conn_expire(d, c, "it did not prove the job token within auth_timeout");
@@ -171,6 +166,7 @@ static void conn_request_cb(ucp_conn_request_h req, void *arg)
         ucp_listener_reject(d->listener, req);
         return;
     }
+    c->d = d;
     ucp_ep_params_t ep;
     memset(&ep, 0, sizeof(ep));
     ep.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -218,17 +214,17 @@ static void queue_push(bbd_t *d, bbd_msg_t *m)
     d->queue_tail = m;
 }
 
-static void msg_free(bbd_msg_t *m)
+static void msg_free(bbd_t *d, bbd_msg_t *m)
 {
     free(m->data);
-    bbd_staging_put(m->bulk);
+    bbd_staging_put(d, m->bulk);
     free(m);
 }
 
 static void rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     bbd_msg_t *m = user_data;
-    the_daemon->recv_active--;
+    m->conn->d->recv_active--;
     if (status != UCS_OK) {
         PDCBB_WARN("receiving a %zu-byte request failed: %s", m->bulk_len ? m->bulk_len : m->len,
                    ucs_status_string(status));
@@ -277,11 +273,11 @@ static void start_receives(bbd_t *d)
     for (bbd_msg_t *m = d->queue_head; m && d->recv_active < RECV_ACTIVE_MAX; m = m->next) {
         if (m->rndv_desc == NULL)
             continue;
-        if (!m->conn->dead && !bbd_staging_room(m->bulk_len))
+        if (!m->conn->dead && !bbd_staging_room(d, m->bulk_len))
             break; /* in arrival order: wait until written data frees staging */
         void *desc = m->rndv_desc;
         m->rndv_desc = NULL;
-        if (m->conn->dead || (m->bulk = bbd_staging_get(m->bulk_len, 1)) == NULL) {
+        if (m->conn->dead || (m->bulk = bbd_staging_get(d, m->bulk_len, 1)) == NULL) {
             ucp_am_data_release(d->ucx.worker, desc);
             m->pending = 0;
             m->failed = 1;
@@ -319,14 +315,14 @@ static ucs_status_t am_data_cb(void *arg, const void *header, size_t header_leng
     if (m)
         m->data = malloc(header_length ? header_length : 1);
     if (m && m->data && !rndv)
-        m->bulk = bbd_staging_get(length ? length : 1, 1);
+        m->bulk = bbd_staging_get(d, length ? length : 1, 1);
     if (m == NULL || m->data == NULL || (!rndv && m->bulk == NULL) ||
         length > PDCBB_DATA_BULK_MAX) {
         d->stats.proto_errors++;
         PDCBB_WARN("dropped a %zu-byte data message (%s)", length,
                    c ? "out of memory or too big" : "unknown endpoint");
         if (m)
-            msg_free(m);
+            msg_free(d, m);
         /* Rendezvous data is dropped and the sender's send fails with this status. */
         return rndv ? UCS_ERR_NO_MEMORY : UCS_OK;
     }
@@ -405,11 +401,12 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
     send_ctx_t *s = user_data;
     if (status != UCS_OK && status != UCS_ERR_CANCELED)
         PDCBB_DEBUG("reply not delivered: %s", ucs_status_string(status));
+    bbd_t *d = s->conn->d;
     free(s->buf);
-    bbd_bulk_release(&s->bulk);
-    conn_release(the_daemon, s->conn);
+    bbd_bulk_release(d, &s->bulk);
+    conn_release(d, s->conn);
     free(s);
-    pending_sends--;
+    d->pending_sends--;
     ucp_request_free(request);
 }
 
@@ -419,7 +416,7 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
     send_ctx_t *s = NULL;
     if (c->dead || c->ep == NULL || (s = malloc(sizeof(*s))) == NULL) {
         free(buf);
-        bbd_bulk_release(bulk);
+        bbd_bulk_release(d, bulk);
         return;
     }
     /* Counted from a copy of the header: send_cb may free buf before the send returns. */
@@ -438,13 +435,13 @@ static void send_reply(bbd_t *d, bbd_conn_t *c, void *buf, size_t len, bbd_bulk_
     if (UCS_PTR_IS_ERR(req)) {
         PDCBB_DEBUG("cannot send reply: %s", ucs_status_string(UCS_PTR_STATUS(req)));
         free(buf);
-        bbd_bulk_release(&s->bulk);
+        bbd_bulk_release(d, &s->bulk);
         free(s);
         conn_release(d, c);
         return;
     }
     bbd_stats_sent(d, head, len, bulk_len);
-    pending_sends++;
+    d->pending_sends++;
 }
 
 void bbd_io_batch_end(bbd_t *d, bbd_io_batch_t *b, void **reply, size_t *reply_len)
@@ -455,14 +452,14 @@ void bbd_io_batch_end(bbd_t *d, bbd_io_batch_t *b, void **reply, size_t *reply_l
     *reply = NULL;
     *reply_len = 0;
     bbd_reply_build(&b->hdr, PDCBB_OK, &rep, reply, reply_len);
-    bbd_staging_put(b->staging);
+    bbd_staging_put(d, b->staging);
     bbd_io_batch_free(b);
 }
 
 /* Replies of finished write batches. */
 static void io_reap(bbd_t *d)
 {
-    bbd_io_batch_t *b = bbd_io_take_done();
+    bbd_io_batch_t *b = bbd_io_take_done(d);
     while (b) {
         bbd_io_batch_t *next = b->next;
         bbd_conn_t *c = b->conn;
@@ -480,8 +477,8 @@ static void io_reap(bbd_t *d)
 /* Wait until every write handed to the I/O thread is done and answered. */
 static void io_drain(bbd_t *d)
 {
-    while (bbd_io_in_flight() > 0) {
-        struct pollfd pfd = {.fd = bbd_io_event_fd(), .events = POLLIN};
+    while (bbd_io_in_flight(d) > 0) {
+        struct pollfd pfd = {.fd = bbd_io_event_fd(d), .events = POLLIN};
         poll(&pfd, 1, 10);
         io_reap(d);
     }
@@ -509,7 +506,7 @@ static void process_one(bbd_t *d, bbd_msg_t *m)
 {
     if (m->failed) {
         conn_release(d, m->conn);
-        msg_free(m);
+        msg_free(d, m);
         return;
     }
     void *reply = NULL;
@@ -535,13 +532,13 @@ static void process_one(bbd_t *d, bbd_msg_t *m)
         m->conn->refs++;
         io->staging = m->bulk;
         m->bulk = NULL;
-        bbd_io_submit(io);
+        bbd_io_submit(d, io);
     } else if (reply)
         send_reply(d, m->conn, reply, reply_len, &bulk);
     else
-        bbd_bulk_release(&bulk);
+        bbd_bulk_release(d, &bulk);
     conn_release(d, m->conn);
-    msg_free(m);
+    msg_free(d, m);
 }
 
 /*
@@ -554,7 +551,6 @@ static void process_one(bbd_t *d, bbd_msg_t *m)
  */
 static void process_queue(bbd_t *d)
 {
-    static uint64_t pass;
     bbd_msg_t *m;
     while ((m = d->queue_head) != NULL && !m->pending) {
         d->queue_head = m->next;
@@ -564,7 +560,7 @@ static void process_queue(bbd_t *d)
     }
     if (d->queue_head == NULL)
         return;
-    pass++;
+    uint64_t pass = ++d->queue_pass;
     bbd_msg_t *prev = NULL;
     for (m = d->queue_head; m != NULL;) {
         bbd_msg_t *next = m->next;
@@ -611,7 +607,7 @@ void bbd_server_local_request(bbd_t *d, const uint8_t *msg, size_t len, void **r
     if (op_needs_drain(&m))
         io_drain(d);
     bbd_dispatch(d, NULL, msg, len, NULL, 0, reply, reply_len, &bulk, &io);
-    bbd_bulk_release(&bulk);
+    bbd_bulk_release(d, &bulk);
     if (io) {
         /* Cannot happen without a bulk part; never leave the batch behind. */
         d->data_inflight -= io->bytes;
@@ -641,7 +637,7 @@ void bbd_server_answer_bulk(bbd_t *d, bbd_conn_t *c, const pdcbb_msg_hdr_t *req,
     if (reply)
         send_reply(d, c, reply, len, bulk);
     else
-        bbd_bulk_release(bulk);
+        bbd_bulk_release(d, bulk);
     bbd_conn_unref(d, c);
 }
 
@@ -690,7 +686,6 @@ static pdcbb_err_t pick_listen_ip(bbd_t *d)
 pdcbb_err_t bbd_server_start(bbd_t *d, char *err, size_t errlen)
 {
     pdcbb_err_t rc;
-    the_daemon = d;
     bbd_stats_start(d);
     rc = pdcbb_ucx_open(&d->ucx, d->cfg.ucx_tls, d->cfg.ucx_net_devices, err, errlen);
     if (rc != PDCBB_OK)
@@ -756,7 +751,7 @@ void bbd_server_run(bbd_t *d)
         epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
         ev.data.fd = sfd;
         epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
-        ev.data.fd = bbd_io_event_fd();
+        ev.data.fd = bbd_io_event_fd(d);
         epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
         bbd_shm_start(d, ep);
     }
@@ -784,7 +779,7 @@ void bbd_server_run(bbd_t *d)
         start_receives(d);
         /* Only with writes in flight: taking finished ones costs a system call (a read of the
          * I/O thread's eventfd), which the polling passes for shared memory cannot afford. */
-        if (bbd_io_in_flight() > 0)
+        if (bbd_io_in_flight(d) > 0)
             io_reap(d);
         conn_expire_unauthenticated(d);
         reap_dead(d);
@@ -850,14 +845,14 @@ void bbd_server_run(bbd_t *d)
     }
     io_drain(d);
     /* Replies to live clients get a bounded time to leave; a stopped client cannot hold us. */
-    for (int spins = 0; pending_sends > 0 && spins < 50000; spins++)
+    for (int spins = 0; d->pending_sends > 0 && spins < 50000; spins++)
         if (!ucp_worker_progress(d->ucx.worker)) {
             reap_dead(d);
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
         }
-    if (pending_sends > 0)
-        PDCBB_WARN("%d replies not delivered at shutdown", pending_sends);
+    if (d->pending_sends > 0)
+        PDCBB_WARN("%d replies not delivered at shutdown", d->pending_sends);
     PDCBB_INFO("%llu requests served, %llu of them over %llu shared-memory channels; %llu in "
                "%llu group commits",
                (unsigned long long)d->stats.requests, (unsigned long long)d->stats.shm_requests,

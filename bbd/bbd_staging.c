@@ -22,16 +22,20 @@ typedef struct staging {
     int inbound; /* counted against BBD_STAGING_INBOUND_MAX while busy */
 } staging_t;
 
-static staging_t staging[STAGING_SLOTS];
-static size_t staging_kept;
-/* Buffers handed out but not kept for reuse (freed by bbd_staging_put): few at any time. */
-static staging_t *loose;
-static size_t loose_count, loose_cap;
-static size_t inbound_busy;
+/* A daemon's buffers (d->staging: made by the first bbd_staging_get, freed by bbd_staging_free). */
+struct bbd_staging {
+    staging_t slot[STAGING_SLOTS]; /* kept for reuse */
+    size_t kept;                   /* their bytes */
+    /* Buffers handed out but not kept for reuse (freed by bbd_staging_put): few at any time. */
+    staging_t *loose;
+    size_t loose_count, loose_cap;
+    size_t inbound_busy; /* bytes of busy inbound buffers */
+};
 
-int bbd_staging_room(size_t len)
+int bbd_staging_room(bbd_t *d, size_t len)
 {
-    return inbound_busy == 0 || inbound_busy + len <= BBD_STAGING_INBOUND_MAX;
+    size_t busy = d->staging ? d->staging->inbound_busy : 0;
+    return busy == 0 || busy + len <= BBD_STAGING_INBOUND_MAX;
 }
 
 static void *staging_new(size_t len, size_t *capp)
@@ -58,60 +62,78 @@ static void *staging_new(size_t len, size_t *capp)
     return buf;
 }
 
-void *bbd_staging_get(size_t len, int inbound)
+void *bbd_staging_get(bbd_t *d, size_t len, int inbound)
 {
+    struct bbd_staging *st = d->staging;
+    if (st == NULL && (st = d->staging = calloc(1, sizeof(*st))) == NULL)
+        return NULL;
     staging_t *best = NULL;
     for (int i = 0; i < STAGING_SLOTS; i++)
-        if (staging[i].buf && !staging[i].busy && staging[i].cap >= len &&
-            (best == NULL || staging[i].cap < best->cap))
-            best = &staging[i];
+        if (st->slot[i].buf && !st->slot[i].busy && st->slot[i].cap >= len &&
+            (best == NULL || st->slot[i].cap < best->cap))
+            best = &st->slot[i];
     if (best == NULL) {
         size_t cap;
         void *buf = staging_new(len, &cap);
         if (buf == NULL)
             return NULL;
         for (int i = 0; i < STAGING_SLOTS && best == NULL; i++)
-            if (staging[i].buf == NULL && staging_kept + cap <= STAGING_KEEP) {
-                staging[i] = (staging_t){buf, cap, 0, 0};
-                staging_kept += cap;
-                best = &staging[i];
+            if (st->slot[i].buf == NULL && st->kept + cap <= STAGING_KEEP) {
+                st->slot[i] = (staging_t){buf, cap, 0, 0};
+                st->kept += cap;
+                best = &st->slot[i];
             }
         if (best == NULL) {
-            staging_t *g = pdcbb_grow(loose, loose_count, &loose_cap, sizeof(*g), 8);
+            staging_t *g = pdcbb_grow(st->loose, st->loose_count, &st->loose_cap, sizeof(*g), 8);
             if (g == NULL) {
                 free(buf);
                 return NULL;
             }
-            loose = g;
-            best = &loose[loose_count++];
+            st->loose = g;
+            best = &st->loose[st->loose_count++];
             *best = (staging_t){buf, cap, 0, 0};
         }
     }
     best->busy = 1;
     best->inbound = inbound;
     if (inbound)
-        inbound_busy += best->cap;
+        st->inbound_busy += best->cap;
     return best->buf;
 }
 
-void bbd_staging_put(void *buf)
+void bbd_staging_put(bbd_t *d, void *buf)
 {
+    struct bbd_staging *st = d->staging;
     if (buf == NULL)
         return;
-    for (int i = 0; i < STAGING_SLOTS; i++)
-        if (staging[i].buf == buf) {
-            if (staging[i].inbound)
-                inbound_busy -= staging[i].cap;
-            staging[i].busy = staging[i].inbound = 0;
+    for (int i = 0; st && i < STAGING_SLOTS; i++)
+        if (st->slot[i].buf == buf) {
+            if (st->slot[i].inbound)
+                st->inbound_busy -= st->slot[i].cap;
+            st->slot[i].busy = st->slot[i].inbound = 0;
             return;
         }
-    for (size_t i = 0; i < loose_count; i++)
-        if (loose[i].buf == buf) {
-            if (loose[i].inbound)
-                inbound_busy -= loose[i].cap;
+    for (size_t i = 0; st && i < st->loose_count; i++)
+        if (st->loose[i].buf == buf) {
+            if (st->loose[i].inbound)
+                st->inbound_busy -= st->loose[i].cap;
             free(buf);
-            loose[i] = loose[--loose_count];
+            st->loose[i] = st->loose[--st->loose_count];
             return;
         }
     PDCBB_ERROR("bbd_staging_put: %p is not a staging buffer", buf);
+}
+
+void bbd_staging_free(bbd_t *d)
+{
+    struct bbd_staging *st = d->staging;
+    if (st == NULL)
+        return;
+    for (int i = 0; i < STAGING_SLOTS; i++)
+        free(st->slot[i].buf);
+    for (size_t i = 0; i < st->loose_count; i++)
+        free(st->loose[i].buf);
+    free(st->loose);
+    free(st);
+    d->staging = NULL;
 }

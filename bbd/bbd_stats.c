@@ -70,7 +70,7 @@ pdcbb_err_t bbd_stats_fill(bbd_req_t *r, pdcbb_stats_rep_t *p)
     p->job_id = d->job_id;
     double up = mono_now() - d->started;
     p->uptime_ms = up > 0 ? (uint64_t)(up * 1000.0) : 0;
-    p->in_flight = bbd_server_queued(d) + bbd_io_in_flight() + bbd_lock_waiting();
+    p->in_flight = bbd_server_queued(d) + bbd_io_in_flight(d) + bbd_lock_waiting(d);
     p->capacity_used = d->data_used;
     p->capacity_limit = d->data_capacity;
     p->errors = d->stats.error_replies;

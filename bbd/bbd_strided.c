@@ -310,8 +310,7 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
     if (c.alone) {
         c.span = malloc(SPAN_MAX); /* NULL: the mapping path */
     } else {
-        static int told;
-        if (!told++)
+        if (!d->strided_mapped_told++)
             PDCBB_INFO("strided writes store through mappings (%s)",
                        getenv("PDCBB_STRIDED_MAPPED") ? "PDCBB_STRIDED_MAPPED"
                                                       : "a direct writer is active");
@@ -378,7 +377,7 @@ pdcbb_err_t bbd_op_strided_write(bbd_req_t *r, const pdcbb_strided_write_req_t *
             pdcbb_box_t bb;
             pdcbb_sel_bbox(&s.sel, &bb);
             pdcbb_box_intersect(&bb, &s.clip, &bb);
-            bbd_query_dirty_box(s.obj, s.ndim, s.dims, &bb);
+            bbd_query_dirty_box(r->d, s.obj, s.ndim, s.dims, &bb);
             c.fd = fd;
             c.src = r->in_bulk + data_off;
             c.nruns = 0;
@@ -431,9 +430,9 @@ pdcbb_err_t bbd_op_strided_read(bbd_req_t *r, const pdcbb_strided_read_req_t *q,
         n++;
     }
     uint64_t *results = bbd_req_alloc(r, 8 * ((size_t)n + 1));
-    uint8_t *out = bbd_staging_get(total ? total : 1, 0);
+    uint8_t *out = bbd_staging_get(d, total ? total : 1, 0);
     if (results == NULL || out == NULL) {
-        bbd_staging_put(out);
+        bbd_staging_put(d, out);
         return PDCBB_ERR_NOMEM;
     }
     rctx_t c = {.fd = -1};

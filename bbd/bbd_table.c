@@ -233,7 +233,7 @@ pdcbb_err_t bbd_table_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out, cha
                              size_t plen)
 {
     jobinfo_load(d);
-    if (table_find(d, rank, out) == PDCBB_OK || bbd_table_gather_record(rank, out) == PDCBB_OK)
+    if (table_find(d, rank, out) == PDCBB_OK || bbd_table_gather_record(d, rank, out) == PDCBB_OK)
         return PDCBB_OK;
     if (d->have_jobinfo && d->jobinfo.nnodes > 1 && d->jobinfo.rendezvous[0]) {
         /* Not gathered yet (a peer this daemon sends to while gathering): its record alone. */
@@ -304,7 +304,7 @@ pdcbb_err_t bbd_table_current(bbd_t *d, char *problem, size_t plen)
     if (d->table != NULL)
         return PDCBB_OK;
     problem[0] = '\0';
-    if (bbd_table_gather_problem(problem, plen))
+    if (bbd_table_gather_problem(d, problem, plen))
         return PDCBB_ERR_DISCOVERY;
     int complete = 0;
     pdcbb_err_t rc = table_build_local(d, &complete, problem, plen);

@@ -45,7 +45,9 @@ typedef struct gather_wait {
 enum { RANK_UNKNOWN = 0, RANK_KNOWN = 1, RANK_MISSING = 2 };
 enum { PHASE_OFF = 0, PHASE_GATHER, PHASE_SEND, PHASE_DONE };
 
-static struct {
+/* A daemon's gathering of the job's table (d->tgather: made by bbd_table_gather_start when
+ * the job gathers one, freed by bbd_table_gather_free; NULL: PHASE_OFF). */
+struct bbd_tgather {
     int phase;
     unsigned me, n, fanout;
     pdcbb_endpoint_t *rec; /* by rank: the records gathered */
@@ -58,7 +60,7 @@ static struct {
     int in_flight;      /* a TABLE_GATHER to target awaits its answer */
     char problem[2048]; /* why the table is incomplete (PHASE_DONE without a table) */
     unsigned record_reads, error_checks, sends;
-} g;
+};
 
 static double now_seconds(void)
 {
@@ -67,29 +69,30 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static unsigned parent_of(unsigned k)
+static unsigned parent_of(const struct bbd_tgather *g, unsigned k)
 {
-    return (k - 1) / g.fanout;
+    return (k - 1) / g->fanout;
 }
 
 /* 1 if rank is in the subtree of k (k included). */
-static int in_subtree(unsigned rank, unsigned k)
+static int in_subtree(const struct bbd_tgather *g, unsigned rank, unsigned k)
 {
     while (rank > k)
-        rank = parent_of(rank);
+        rank = parent_of(g, rank);
     return rank == k;
 }
 
 /* Call fn for every rank of the subtree of k, level by level (the ranks of a level are one
  * range in this numbering). */
-static void for_subtree(unsigned k, void (*fn)(unsigned rank, void *arg), void *arg)
+static void for_subtree(const struct bbd_tgather *g, unsigned k,
+                        void (*fn)(unsigned rank, void *arg), void *arg)
 {
     uint64_t lo = k, hi = k;
-    while (lo < g.n) {
-        for (uint64_t r = lo; r <= hi && r < g.n; r++)
+    while (lo < g->n) {
+        for (uint64_t r = lo; r <= hi && r < g->n; r++)
             fn((unsigned)r, arg);
-        lo = lo * g.fanout + 1;
-        hi = hi * g.fanout + g.fanout;
+        lo = lo * g->fanout + 1;
+        hi = hi * g->fanout + g->fanout;
     }
 }
 
@@ -99,20 +102,21 @@ static void count_rank(unsigned rank, void *arg)
     (*(unsigned *)arg)++;
 }
 
-static void settle(unsigned rank, int state)
+static void settle(struct bbd_tgather *g, unsigned rank, int state)
 {
-    if (g.state[rank] != RANK_UNKNOWN)
+    if (g->state[rank] != RANK_UNKNOWN)
         return;
-    g.state[rank] = (uint8_t)state;
-    g.settled++;
+    g->state[rank] = (uint8_t)state;
+    g->settled++;
 }
 
 /* The node of rank has an error file: its prolog failed (one file read). */
 static int node_failed(bbd_t *d, unsigned rank)
 {
+    struct bbd_tgather *g = d->tgather;
     char path[PATH_MAX];
     unsigned spn = d->jobinfo.servers_per_node ? d->jobinfo.servers_per_node : 1;
-    g.error_checks++;
+    g->error_checks++;
     return pdcbb_rendezvous_error_path(d->jobinfo.rendezvous, rank / spn, path, sizeof(path)) ==
                PDCBB_OK &&
            access(path, F_OK) == 0;
@@ -135,13 +139,14 @@ static int table_whole(const bbd_t *d, const char *text, size_t len)
 
 static void answer_waits(bbd_t *d)
 {
+    struct bbd_tgather *g = d->tgather;
     pdcbb_job_table_rep_t p = {.complete = d->table != NULL,
                                .records = d->table ? d->table : "",
                                .records_len = d->table ? (uint32_t)d->table_len : 0,
-                               .problem = d->table ? "" : g.problem};
-    while (g.waits) {
-        gather_wait_t *w = g.waits;
-        g.waits = w->next;
+                               .problem = d->table ? "" : g->problem};
+    while (g->waits) {
+        gather_wait_t *w = g->waits;
+        g->waits = w->next;
         bbd_server_answer(d, w->conn, &w->hdr, PDCBB_OK, &p);
         free(w);
     }
@@ -149,34 +154,37 @@ static void answer_waits(bbd_t *d)
 
 static void finish(bbd_t *d)
 {
-    g.phase = PHASE_DONE;
+    struct bbd_tgather *g = d->tgather;
+    g->phase = PHASE_DONE;
     if (d->table)
         PDCBB_INFO("every daemon of the job found: table in %s/job.table (gathered in %.3f s; "
                    "%u record reads, %u error-file checks, %u requests sent)",
-                   d->job_dir, now_seconds() - g.start, g.record_reads, g.error_checks, g.sends);
+                   d->job_dir, now_seconds() - g->start, g->record_reads, g->error_checks,
+                   g->sends);
     else
-        PDCBB_WARN("the job's table is incomplete: %s", g.problem);
+        PDCBB_WARN("the job's table is incomplete: %s", g->problem);
     answer_waits(d);
-    free(g.rec);
-    free(g.state);
-    g.rec = NULL;
-    g.state = NULL;
+    free(g->rec);
+    free(g->state);
+    g->rec = NULL;
+    g->state = NULL;
 }
 
 /* The root has its subtree, which is the job: the table, or the first missing node. */
 static void root_finish(bbd_t *d)
 {
+    struct bbd_tgather *g = d->tgather;
     char *text = NULL;
     size_t len = 0, cap = 0;
-    for (unsigned k = 0; k < g.n; k++) {
-        if (g.state[k] != RANK_KNOWN) {
-            bbd_table_missing_reason(d, k, g.problem, sizeof(g.problem));
+    for (unsigned k = 0; k < g->n; k++) {
+        if (g->state[k] != RANK_KNOWN) {
+            bbd_table_missing_reason(d, k, g->problem, sizeof(g->problem));
             free(text);
             finish(d);
             return;
         }
-        if (bbd_table_append(&text, &len, &cap, &g.rec[k]) != PDCBB_OK) {
-            snprintf(g.problem, sizeof(g.problem),
+        if (bbd_table_append(&text, &len, &cap, &g->rec[k]) != PDCBB_OK) {
+            snprintf(g->problem, sizeof(g->problem),
                      "daemon %u: out of memory building the job's "
                      "table",
                      d->rank);
@@ -194,9 +202,10 @@ static void root_finish(bbd_t *d)
 static void send_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, const uint8_t *msg,
                       size_t len)
 {
+    struct bbd_tgather *g = d->tgather;
     (void)arg;
-    g.in_flight = 0;
-    if (g.phase != PHASE_SEND)
+    g->in_flight = 0;
+    if (g->phase != PHASE_SEND)
         return;
     pdcbb_msg_hdr_t h;
     pdcbb_job_table_rep_t p;
@@ -211,13 +220,13 @@ static void send_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, 
                 text[p.records_len] = '\0';
                 bbd_table_set(d, text, p.records_len);
             } else {
-                snprintf(g.problem, sizeof(g.problem),
+                snprintf(g->problem, sizeof(g->problem),
                          "daemon %u sent a job table that does not hold the job's %u daemons "
                          "in order",
-                         g.target, g.n);
+                         g->target, g->n);
             }
         } else {
-            snprintf(g.problem, sizeof(g.problem), "%s",
+            snprintf(g->problem, sizeof(g->problem), "%s",
                      p.problem && *p.problem ? p.problem : "the job's table is incomplete");
         }
         pdcbb_body_free(h.op, 1, &p);
@@ -226,65 +235,66 @@ static void send_done(bbd_t *d, void *arg, pdcbb_err_t status, const char *why, 
     }
     /* Not answered (the ancestor stopped, or is restarting): try again until the deadline. */
     PDCBB_INFO("sending this daemon's part of the job's table to daemon %u: %s (trying again)",
-               g.target, why && *why ? why : pdcbb_strerror(status));
-    g.next_try = now_seconds() + g.try_interval;
+               g->target, why && *why ? why : pdcbb_strerror(status));
+    g->next_try = now_seconds() + g->try_interval;
 }
 
 /* Send the subtree's records to the nearest ancestor that did not fail, if it is there. */
 static void try_send(bbd_t *d, double now)
 {
+    struct bbd_tgather *g = d->tgather;
     pdcbb_endpoint_t e;
     for (;;) {
-        g.record_reads++;
-        if (pdcbb_rendezvous_read(d->jobinfo.rendezvous, g.target, &e) == PDCBB_OK &&
+        g->record_reads++;
+        if (pdcbb_rendezvous_read(d->jobinfo.rendezvous, g->target, &e) == PDCBB_OK &&
             e.job_id == d->job_id && e.nservers == d->nservers)
             break;
-        if (now - g.start < 1.0 || !node_failed(d, g.target)) {
-            g.next_try = now + g.try_interval;
-            g.try_interval = g.try_interval * 2 > 1.0 ? 1.0 : g.try_interval * 2;
+        if (now - g->start < 1.0 || !node_failed(d, g->target)) {
+            g->next_try = now + g->try_interval;
+            g->try_interval = g->try_interval * 2 > 1.0 ? 1.0 : g->try_interval * 2;
             return;
         }
-        if (g.target == 0) {
-            bbd_table_missing_reason(d, 0, g.problem, sizeof(g.problem));
+        if (g->target == 0) {
+            bbd_table_missing_reason(d, 0, g->problem, sizeof(g->problem));
             finish(d);
             return;
         }
-        PDCBB_INFO("daemon %u's node failed to start: sending to daemon %u instead", g.target,
-                   parent_of(g.target));
-        g.target = parent_of(g.target);
+        PDCBB_INFO("daemon %u's node failed to start: sending to daemon %u instead", g->target,
+                   parent_of(g, g->target));
+        g->target = parent_of(g, g->target);
     }
     char *text = NULL;
     size_t len = 0, cap = 0;
-    uint64_t *missing = malloc(sizeof(uint64_t) * (g.n ? g.n : 1));
+    uint64_t *missing = malloc(sizeof(uint64_t) * (g->n ? g->n : 1));
     uint32_t nmissing = 0;
     pdcbb_err_t rc = missing ? PDCBB_OK : PDCBB_ERR_NOMEM;
-    for (unsigned k = g.me; rc == PDCBB_OK && k < g.n; k++) {
-        if (g.state[k] == RANK_KNOWN && in_subtree(k, g.me))
-            rc = bbd_table_append(&text, &len, &cap, &g.rec[k]);
-        else if (g.state[k] == RANK_MISSING)
+    for (unsigned k = g->me; rc == PDCBB_OK && k < g->n; k++) {
+        if (g->state[k] == RANK_KNOWN && in_subtree(g, k, g->me))
+            rc = bbd_table_append(&text, &len, &cap, &g->rec[k]);
+        else if (g->state[k] == RANK_MISSING)
             missing[nmissing++] = k;
     }
     char why[512] = "";
     if (rc == PDCBB_OK) {
-        pdcbb_table_gather_req_t q = {.from = g.me,
+        pdcbb_table_gather_req_t q = {.from = g->me,
                                       .records = text,
                                       .records_len = (uint32_t)len,
                                       .missing = missing,
                                       .missing_count = nmissing};
-        rc = bbd_peer_send(d, g.target, PDCBB_OP_TABLE_GATHER, &q, NULL, 0, PDCBB_KIND_OTHER,
+        rc = bbd_peer_send(d, g->target, PDCBB_OP_TABLE_GATHER, &q, NULL, 0, PDCBB_KIND_OTHER,
                            send_done, NULL, why, sizeof(why));
     }
     free(text);
     free(missing);
     if (rc == PDCBB_OK) {
-        g.in_flight = 1;
-        g.sends++;
+        g->in_flight = 1;
+        g->sends++;
         return;
     }
-    PDCBB_INFO("cannot send this daemon's part of the job's table to daemon %u: %s", g.target,
+    PDCBB_INFO("cannot send this daemon's part of the job's table to daemon %u: %s", g->target,
                why[0] ? why : pdcbb_strerror(rc));
-    g.next_try = now + g.try_interval;
-    g.try_interval = g.try_interval * 2 > 1.0 ? 1.0 : g.try_interval * 2;
+    g->next_try = now + g->try_interval;
+    g->try_interval = g->try_interval * 2 > 1.0 ? 1.0 : g->try_interval * 2;
 }
 
 /* ------------------------------------------------------------------ gathering */
@@ -299,51 +309,57 @@ typedef struct {
 static void check_rank(unsigned rank, void *argp)
 {
     check_arg_t *a = argp;
-    if (rank == g.me || g.state[rank] != RANK_UNKNOWN)
+    struct bbd_tgather *g = a->d->tgather;
+    if (rank == g->me || g->state[rank] != RANK_UNKNOWN)
         return;
-    unsigned p = parent_of(rank);
-    if (p != g.me && g.state[p] != RANK_MISSING)
+    unsigned p = parent_of(g, rank);
+    if (p != g->me && g->state[p] != RANK_MISSING)
         return;
     if (node_failed(a->d, rank))
-        settle(rank, RANK_MISSING);
+        settle(g, rank, RANK_MISSING);
 }
 
 static void give_up_rank(unsigned rank, void *arg)
 {
-    (void)arg;
-    settle(rank, RANK_MISSING);
+    struct bbd_tgather *g = arg;
+    settle(g, rank, RANK_MISSING);
 }
 
 static void subtree_done(bbd_t *d, double now)
 {
-    if (g.me == 0) {
+    struct bbd_tgather *g = d->tgather;
+    if (g->me == 0) {
         root_finish(d);
         return;
     }
-    g.phase = PHASE_SEND;
-    g.target = parent_of(g.me);
-    g.try_interval = 0.01;
+    g->phase = PHASE_SEND;
+    g->target = parent_of(g, g->me);
+    g->try_interval = 0.01;
     try_send(d, now);
 }
 
 void bbd_table_gather_start(bbd_t *d, const pdcbb_endpoint_t *self)
 {
-    if (g.phase != PHASE_OFF || !d->have_jobinfo || d->jobinfo.nnodes <= 1 ||
+    if (d->tgather != NULL || !d->have_jobinfo || d->jobinfo.nnodes <= 1 ||
         d->jobinfo.rendezvous[0] == '\0' || d->nservers < 2)
         return;
-    memset(&g, 0, sizeof(g));
-    g.me = d->rank;
-    g.n = d->nservers;
-    g.fanout = bbd_tree_fanout(d);
-    g.start = now_seconds();
-    g.deadline = g.start + 2 * d->cfg.ready_timeout;
-    g.next_check = g.start + 1.0; /* failed nodes are looked for after this grace period */
-    g.check_interval = 0.25;
-    g.phase = PHASE_GATHER;
+    struct bbd_tgather *g = d->tgather = calloc(1, sizeof(*g));
+    if (g == NULL) {
+        PDCBB_ERROR("daemon %u: out of memory to gather the job's table", d->rank);
+        return;
+    }
+    g->me = d->rank;
+    g->n = d->nservers;
+    g->fanout = bbd_tree_fanout(d);
+    g->start = now_seconds();
+    g->deadline = g->start + 2 * d->cfg.ready_timeout;
+    g->next_check = g->start + 1.0; /* failed nodes are looked for after this grace period */
+    g->check_interval = 0.25;
+    g->phase = PHASE_GATHER;
 
     /* A restarted daemon: its node's job.table, with its own new record. */
     char path[PATH_MAX];
-    size_t cap = (size_t)g.n * 512 + 2, tlen = 0;
+    size_t cap = (size_t)g->n * 512 + 2, tlen = 0;
     char *text = malloc(cap);
     if (text && pdcbb_jobdir_path(d->job_dir, "job.table", path, sizeof(path)) == PDCBB_OK &&
         pdcbb_read_text(path, text, cap - 1) == PDCBB_OK) {
@@ -355,66 +371,70 @@ void bbd_table_gather_start(bbd_t *d, const pdcbb_endpoint_t *self)
             text = NULL;
             bbd_table_replace(d, self);
             PDCBB_INFO("restarted: the job's table from %s, with this daemon's new record", path);
-            g.phase = PHASE_DONE;
+            g->phase = PHASE_DONE;
         }
     }
     free(text);
-    if (g.phase == PHASE_DONE)
+    if (g->phase == PHASE_DONE)
         return;
 
-    g.rec = calloc(g.n, sizeof(*g.rec));
-    g.state = calloc(g.n, 1);
-    if (g.rec == NULL || g.state == NULL) {
-        snprintf(g.problem, sizeof(g.problem), "daemon %u: out of memory", d->rank);
+    g->rec = calloc(g->n, sizeof(*g->rec));
+    g->state = calloc(g->n, 1);
+    if (g->rec == NULL || g->state == NULL) {
+        snprintf(g->problem, sizeof(g->problem), "daemon %u: out of memory", d->rank);
         finish(d);
         return;
     }
-    for_subtree(g.me, count_rank, &g.subtree);
-    g.rec[g.me] = *self;
-    settle(g.me, RANK_KNOWN);
-    if (g.settled == g.subtree)
-        subtree_done(d, g.start);
+    for_subtree(g, g->me, count_rank, &g->subtree);
+    g->rec[g->me] = *self;
+    settle(g, g->me, RANK_KNOWN);
+    if (g->settled == g->subtree)
+        subtree_done(d, g->start);
 }
 
 int bbd_table_poll(bbd_t *d)
 {
+    struct bbd_tgather *g = d->tgather;
+    if (g == NULL)
+        return -1;
     double now = now_seconds();
-    if (g.phase == PHASE_GATHER) {
-        if (g.settled < g.subtree && now >= g.next_check) {
+    if (g->phase == PHASE_GATHER) {
+        if (g->settled < g->subtree && now >= g->next_check) {
             check_arg_t a = {d, now};
-            for_subtree(g.me, check_rank, &a);
-            g.check_interval = g.check_interval * 2 > 4.0 ? 4.0 : g.check_interval * 2;
-            g.next_check = now + g.check_interval;
+            for_subtree(g, g->me, check_rank, &a);
+            g->check_interval = g->check_interval * 2 > 4.0 ? 4.0 : g->check_interval * 2;
+            g->next_check = now + g->check_interval;
         }
-        if (g.settled < g.subtree && now > g.deadline) {
+        if (g->settled < g->subtree && now > g->deadline) {
             PDCBB_WARN("daemons of this daemon's subtree did not report within %.0f s: given "
                        "up as missing",
                        2 * d->cfg.ready_timeout);
-            for_subtree(g.me, give_up_rank, NULL);
+            for_subtree(g, g->me, give_up_rank, g);
         }
-        if (g.settled == g.subtree)
+        if (g->settled == g->subtree)
             subtree_done(d, now);
     }
-    if (g.phase == PHASE_SEND && !g.in_flight) {
-        if (now > g.deadline) {
-            bbd_table_missing_reason(d, g.target, g.problem, sizeof(g.problem));
+    if (g->phase == PHASE_SEND && !g->in_flight) {
+        if (now > g->deadline) {
+            bbd_table_missing_reason(d, g->target, g->problem, sizeof(g->problem));
             finish(d);
-        } else if (now >= g.next_try) {
+        } else if (now >= g->next_try) {
             try_send(d, now);
         }
     }
-    if (g.phase == PHASE_GATHER) {
-        double next = g.next_check < g.deadline ? g.next_check : g.deadline;
+    if (g->phase == PHASE_GATHER) {
+        double next = g->next_check < g->deadline ? g->next_check : g->deadline;
         return (int)((next - now) * 1000) + 1;
     }
-    if (g.phase == PHASE_SEND && !g.in_flight)
-        return (int)((g.next_try - now) * 1000) + 1;
+    if (g->phase == PHASE_SEND && !g->in_flight)
+        return (int)((g->next_try - now) * 1000) + 1;
     return -1;
 }
 
 int bbd_table_gather_defer(bbd_req_t *r)
 {
-    if (g.phase != PHASE_GATHER && g.phase != PHASE_SEND)
+    struct bbd_tgather *g = r->d->tgather;
+    if (g == NULL || (g->phase != PHASE_GATHER && g->phase != PHASE_SEND))
         return 0;
     if (r->conn == NULL || r->hdr == NULL)
         return 0; /* no connection to answer on later (the test harness) */
@@ -424,44 +444,52 @@ int bbd_table_gather_defer(bbd_req_t *r)
     w->conn = r->conn;
     w->hdr = *r->hdr;
     bbd_conn_ref(r->conn);
-    w->next = g.waits;
-    g.waits = w;
+    w->next = g->waits;
+    g->waits = w;
     r->deferred = 1;
     return 1;
 }
 
-int bbd_table_gather_problem(char *problem, size_t plen)
+int bbd_table_gather_problem(bbd_t *d, char *problem, size_t plen)
 {
-    if (g.phase == PHASE_GATHER || g.phase == PHASE_SEND) {
+    const struct bbd_tgather *g = d->tgather;
+    if (g == NULL)
+        return 0;
+    if (g->phase == PHASE_GATHER || g->phase == PHASE_SEND) {
         snprintf(problem, plen, "the daemons are still gathering the job's table");
         return 1;
     }
-    if (g.phase == PHASE_DONE && g.problem[0]) {
-        snprintf(problem, plen, "%s", g.problem);
+    if (g->phase == PHASE_DONE && g->problem[0]) {
+        snprintf(problem, plen, "%s", g->problem);
         return 1;
     }
     return 0;
 }
 
-pdcbb_err_t bbd_table_gather_record(unsigned rank, pdcbb_endpoint_t *out)
+pdcbb_err_t bbd_table_gather_record(bbd_t *d, unsigned rank, pdcbb_endpoint_t *out)
 {
-    if (g.state == NULL || rank >= g.n || g.state[rank] != RANK_KNOWN)
+    const struct bbd_tgather *g = d->tgather;
+    if (g == NULL || g->state == NULL || rank >= g->n || g->state[rank] != RANK_KNOWN)
         return PDCBB_ERR_NOT_FOUND;
-    *out = g.rec[rank];
+    *out = g->rec[rank];
     return PDCBB_OK;
 }
 
 void bbd_table_gather_free(bbd_t *d)
 {
-    while (g.waits) {
-        gather_wait_t *w = g.waits;
-        g.waits = w->next;
+    struct bbd_tgather *g = d->tgather;
+    if (g == NULL)
+        return;
+    while (g->waits) {
+        gather_wait_t *w = g->waits;
+        g->waits = w->next;
         bbd_conn_unref(d, w->conn);
         free(w);
     }
-    free(g.rec);
-    free(g.state);
-    memset(&g, 0, sizeof(g));
+    free(g->rec);
+    free(g->state);
+    free(g);
+    d->tgather = NULL;
 }
 
 /* ------------------------------------------------------------------ TABLE_GATHER */
@@ -470,13 +498,14 @@ pdcbb_err_t bbd_op_table_gather(bbd_req_t *r, const pdcbb_table_gather_req_t *q,
                                 pdcbb_table_gather_rep_t *p)
 {
     bbd_t *d = r->d;
-    if (g.phase == PHASE_OFF) {
+    struct bbd_tgather *g = d->tgather;
+    if (g == NULL || g->phase == PHASE_OFF) {
         PDCBB_WARN("TABLE_GATHER from daemon %u: this job gathers no table (one node, or no "
                    "rendezvous directory)",
                    q->from);
         return PDCBB_ERR_INVAL;
     }
-    if (q->from >= d->nservers || q->from == d->rank || !in_subtree(q->from, d->rank)) {
+    if (q->from >= d->nservers || q->from == d->rank || !in_subtree(g, q->from, d->rank)) {
         PDCBB_WARN("TABLE_GATHER from daemon %u: not of this daemon's subtree", q->from);
         return PDCBB_ERR_INVAL;
     }
@@ -488,7 +517,7 @@ pdcbb_err_t bbd_op_table_gather(bbd_req_t *r, const pdcbb_table_gather_req_t *q,
     unsigned nrec = 0;
     while ((rc = pdcbb_job_table_next(q->records, q->records_len, &pos, &e)) == PDCBB_OK) {
         if (e.job_id != d->job_id || e.nservers != d->nservers || e.rank >= d->nservers ||
-            e.rank == d->rank || !in_subtree(e.rank, q->from)) {
+            e.rank == d->rank || !in_subtree(g, e.rank, q->from)) {
             PDCBB_WARN("TABLE_GATHER from daemon %u: a record of daemon %u of job %" PRIu64
                        " that is not of its subtree",
                        q->from, e.rank, e.job_id);
@@ -503,14 +532,14 @@ pdcbb_err_t bbd_op_table_gather(bbd_req_t *r, const pdcbb_table_gather_req_t *q,
         return PDCBB_ERR_INVAL;
     }
     for (uint32_t i = 0; i < q->missing_count; i++)
-        if (q->missing[i] >= d->nservers || !in_subtree((unsigned)q->missing[i], d->rank) ||
+        if (q->missing[i] >= d->nservers || !in_subtree(g, (unsigned)q->missing[i], d->rank) ||
             q->missing[i] == d->rank) {
             PDCBB_WARN("TABLE_GATHER from daemon %u: missing daemon %" PRIu64
                        " is not of this daemon's subtree",
                        q->from, q->missing[i]);
             return PDCBB_ERR_INVAL;
         }
-    if (g.phase == PHASE_DONE) {
+    if (g->phase == PHASE_DONE) {
         /* Late (a restarted daemon): the table as it is, with the sender's record. */
         pos = 0;
         while (pdcbb_job_table_next(q->records, q->records_len, &pos, &e) == PDCBB_OK)
@@ -519,18 +548,18 @@ pdcbb_err_t bbd_op_table_gather(bbd_req_t *r, const pdcbb_table_gather_req_t *q,
         p->complete = d->table != NULL;
         p->records = d->table ? d->table : "";
         p->records_len = d->table ? (uint32_t)d->table_len : 0;
-        p->problem = d->table ? "" : g.problem;
+        p->problem = d->table ? "" : g->problem;
         return PDCBB_OK;
     }
-    if (g.phase == PHASE_GATHER) {
+    if (g->phase == PHASE_GATHER) {
         pos = 0;
         while (pdcbb_job_table_next(q->records, q->records_len, &pos, &e) == PDCBB_OK) {
-            if (g.state[e.rank] == RANK_UNKNOWN)
-                g.rec[e.rank] = e;
-            settle(e.rank, RANK_KNOWN);
+            if (g->state[e.rank] == RANK_UNKNOWN)
+                g->rec[e.rank] = e;
+            settle(g, e.rank, RANK_KNOWN);
         }
         for (uint32_t i = 0; i < q->missing_count; i++)
-            settle((unsigned)q->missing[i], RANK_MISSING);
+            settle(g, (unsigned)q->missing[i], RANK_MISSING);
     }
     /* Answered with the whole table (after this daemon's ancestors answered). */
     if (!bbd_table_gather_defer(r))

@@ -31,8 +31,6 @@ struct bbd_harness {
     int rep_decoded;
 };
 
-static int harness_is_open; /* the daemon's file-level state allows one at a time */
-
 static size_t rep_size(unsigned op)
 {
     switch (op) {
@@ -53,7 +51,7 @@ static void last_release(bbd_harness_t *h)
     h->rep_decoded = 0;
     free(h->reply);
     h->reply = NULL;
-    bbd_bulk_release(&h->reply_bulk);
+    bbd_bulk_release(&h->d, &h->reply_bulk);
     memset(&h->last, 0, sizeof(h->last));
     h->last.result = BBD_HARNESS_NO_REPLY;
 }
@@ -85,20 +83,17 @@ void bbd_harness_close(bbd_harness_t *h)
         d->store_ops->close(d->store);
     if (h->dir[0])
         nftw(h->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    bbd_staging_free(d);
     free(h);
-    harness_is_open = 0;
 }
 
 pdcbb_err_t bbd_harness_open(const pdcbb_config_t *cfg, bbd_harness_t **out)
 {
     char err[PATH_MAX + 512] = "", path[PATH_MAX];
     pdcbb_err_t rc;
-    if (harness_is_open)
-        return PDCBB_ERR_BUSY;
     bbd_harness_t *h = calloc(1, sizeof(*h));
     if (h == NULL)
         return PDCBB_ERR_NOMEM;
-    harness_is_open = 1;
     h->last.result = BBD_HARNESS_NO_REPLY;
     bbd_t *d = &h->d;
 
@@ -156,6 +151,7 @@ pdcbb_err_t bbd_harness_open(const pdcbb_config_t *cfg, bbd_harness_t **out)
     h->io_started = 1;
     bbd_stats_start(d);
     h->conn.id = ++d->next_conn_id;
+    h->conn.d = d;
     d->stats.connections++;
     /* The connection proves the token as every UCX client does (HELLO, AUTH). */
     if ((rc = bbd_harness_handshake(h, d->token)) != PDCBB_OK) {
@@ -212,11 +208,12 @@ pdcbb_err_t bbd_harness_msg(bbd_harness_t *h, unsigned op, const void *req, uint
 /* Run the I/O batch of a DATA_WRITE to its end and build its reply, as io_drain/io_reap do. */
 static void *io_wait(bbd_harness_t *h, size_t *reply_len)
 {
+    bbd_t *d = &h->d;
     void *reply = NULL;
-    while (bbd_io_in_flight() > 0) {
-        struct pollfd pfd = {.fd = bbd_io_event_fd(), .events = POLLIN};
+    while (bbd_io_in_flight(d) > 0) {
+        struct pollfd pfd = {.fd = bbd_io_event_fd(d), .events = POLLIN};
         poll(&pfd, 1, 100);
-        bbd_io_batch_t *b = bbd_io_take_done();
+        bbd_io_batch_t *b = bbd_io_take_done(d);
         while (b) {
             bbd_io_batch_t *next = b->next;
             bbd_conn_t *c = b->conn;
@@ -283,7 +280,8 @@ int bbd_harness_raw(bbd_harness_t *h, const void *msg, size_t len, const void *b
     /* The server's copies: the control message malloc'ed to its size, the bulk part in a
      * staging buffer (am_recv_cb, am_data_cb). */
     uint8_t *copy = malloc(len ? len : 1);
-    if (copy == NULL || (bulk && (staging = bbd_staging_get(bulk_len ? bulk_len : 1, 1)) == NULL)) {
+    if (copy == NULL ||
+        (bulk && (staging = bbd_staging_get(d, bulk_len ? bulk_len : 1, 1)) == NULL)) {
         free(copy);
         return h->last.result = BBD_HARNESS_ENCODE;
     }
@@ -301,10 +299,10 @@ int bbd_harness_raw(bbd_harness_t *h, const void *msg, size_t len, const void *b
         h->conn.refs++;
         io->staging = staging;
         staging = NULL;
-        bbd_io_submit(io);
+        bbd_io_submit(d, io);
         reply = io_wait(h, &reply_len);
     }
-    bbd_staging_put(staging);
+    bbd_staging_put(d, staging);
     if (reply)
         bbd_stats_sent(d, reply, reply_len, h->reply_bulk.ptr ? h->reply_bulk.len : 0);
     h->last.result = reply_check(h, copy, len, reply, reply_len);

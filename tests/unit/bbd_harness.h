@@ -17,9 +17,10 @@
  * an endpoint and are dropped), and requests to other daemons (there are none: those ops answer
  * with an error).
  *
- * Threads and state: the daemon keeps file-level state (I/O thread, descriptor cache, checksum
- * table, locks, staging buffers), so at most one harness may be open at a time in a process;
- * open and close may be repeated. Call everything from one thread. The process's log level is
+ * Threads and state: everything a daemon keeps is in its bbd_t (each module's state behind a
+ * pointer of its own), so several harnesses may be open at once in a process, each a daemon of
+ * its own with its own directory, store, I/O thread, descriptors, checksum state, locks and
+ * buffers (tests/unit/test_bbd_two.c). Call each from one thread. The process's log level is
  * set to errors only, or to $PDCBB_HARNESS_LOG (a level name: warn, info, debug) when set.
  */
 #ifndef BBD_HARNESS_H
@@ -52,9 +53,8 @@ typedef struct bbd_harness_reply {
 /*
  * Open a daemon on a fresh directory. cfg: the configuration (copied), or NULL for the
  * defaults (pdcbb_config_init). Returns PDCBB_OK with *out (close with bbd_harness_close), or
- * the error of the step that failed (printed on stderr): PDCBB_ERR_BUSY if a harness is
- * already open, errno-mapped errors of the directory, the store's and bbd_data_open's errors,
- * the I/O thread's.
+ * the error of the step that failed (printed on stderr): errno-mapped errors of the directory,
+ * the store's and bbd_data_open's errors, the I/O thread's.
  */
 pdcbb_err_t bbd_harness_open(const pdcbb_config_t *cfg, bbd_harness_t **out);
 /* Stop the daemon as bbd_main.c does, remove the directory, free everything; accepts NULL. */
