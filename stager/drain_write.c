@@ -7,13 +7,16 @@
  *      objects with their tags and placement map, and the layouts of the data files it holds;
  *   2. plan the extents: the written byte ranges of each data file (SEEK_DATA/SEEK_HOLE),
  *      widened to whole elements and clipped to what this rank owns (drain_write_plan.c), cut
- *      at PDCBB_DRAIN_EXTENT_MAX;
+ *      at PDCBB_DRAIN_EXTENT_MAX; each file's size checked against the daemon's checksums;
  *   3. copy them into data/rank-R.dat: a reader thread preads the node-local files into large
- *      buffers and computes each extent's CRC-32C while the calling thread writes the full
- *      buffers sequentially (multiple buffering, so reading, checksumming and writing
- *      overlap), and a verifier thread re-reads every extent once it is written and compares
- *      its CRC;
- *   4. fdatasync (writeback was started behind the writer with sync_file_range);
+ *      buffers and computes each extent's and each source block's CRC-32C while the calling
+ *      thread writes the full buffers sequentially (multiple buffering, so reading,
+ *      checksumming and writing overlap), and a verifier thread re-reads every extent once it
+ *      is written and compares its CRC; then every source block is compared with the daemon's
+ *      checksum (dw_check_blocks), and on a mismatch steps 2-3 run again with every block
+ *      checked before the copy (so the damaged bytes become extents of their own);
+ *   4. fdatasync (writeback was started behind the writer with sync_file_range, and the
+ *      verified part given back from the page cache as the copy goes);
  *   5. write parts/rank-R.yaml (write, fsync, rename): from then on the rank counts as drained.
  * Then pdcbb_drain_finish merges the parts when every rank of the job has one.
  *
@@ -170,6 +173,7 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
     r.rank = rank;
     dw_plan_t plan;
     memset(&plan, 0, sizeof(plan));
+    dw_blocksums_t sums = {0};
     int fd = -1;
     if ((r.m = pdcbb_drain_new()) == NULL ||
         (r.m->user = strdup(job->user ? job->user : "")) == NULL ||
@@ -183,28 +187,55 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
     r.m->servers_per_node = job->servers_per_node;
     if ((rc = dw_read_store(c, &r, store_dir)) != PDCBB_OK)
         goto out;
-    for (size_t i = 0; i < r.nlayouts; i++)
-        if ((rc = dw_plan_object(c, &r, &plan, &r.layouts[i], store_dir)) != PDCBB_OK)
-            goto out;
-    c->total_bytes += plan.bytes;
-    /* objects: those without data are done now, the others as the copy finishes them */
-    uint64_t objects_before = c->done_objects, with_data = 0;
-    for (size_t i = 0; i < plan.npieces; i++)
-        with_data += i == 0 || plan.pieces[i].obj != plan.pieces[i - 1].obj;
-    c->total_objects += r.m->nobjs;
-    c->done_objects += r.m->nobjs > with_data ? r.m->nobjs - with_data : 0;
-    PDCBB_INFO("rank %u: %u containers, %u objects, %zu data files, %.1f MiB to drain", rank,
-               r.m->nconts, r.m->nobjs, plan.nsrc, (double)plan.bytes / (1 << 20));
-
-    fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) {
-        rc = dw_fail_errno(c, errno, "cannot create", data_path);
-        goto out;
-    }
+    /* The blocks' bytes are checked against their checksums from the copy's own read (one read
+     * of the node-local data); if one does not match, everything is planned again with every
+     * block checked first, and copied again (PDCBB_DRAIN_CHECK_FIRST=1: always so; tests). */
+    const char *first_env = getenv("PDCBB_DRAIN_CHECK_FIRST");
+    plan.crc_checked = first_env != NULL && strcmp(first_env, "1") == 0;
+    uint64_t total_before = c->total_bytes, done_before = c->done_bytes;
+    uint64_t objects_before = c->done_objects, total_objects_before = c->total_objects;
     uint64_t size = 0;
-    double t_copy = dw_now();
-    if ((rc = dw_copy(c, rank, &plan, fd, data_path, &size)) != PDCBB_OK)
-        goto out;
+    double t_copy;
+    for (;;) {
+        for (size_t i = 0; i < r.nlayouts; i++)
+            if ((rc = dw_plan_object(c, &r, &plan, &r.layouts[i], store_dir)) != PDCBB_OK)
+                goto out;
+        c->total_bytes += plan.bytes;
+        /* objects: those without data are done now, the others as the copy finishes them */
+        uint64_t with_data = 0;
+        for (size_t i = 0; i < plan.npieces; i++)
+            with_data += i == 0 || plan.pieces[i].obj != plan.pieces[i - 1].obj;
+        c->total_objects += r.m->nobjs;
+        c->done_objects += r.m->nobjs > with_data ? r.m->nobjs - with_data : 0;
+        PDCBB_INFO("rank %u: %u containers, %u objects, %zu data files, %.1f MiB to drain", rank,
+                   r.m->nconts, r.m->nobjs, plan.nsrc, (double)plan.bytes / (1 << 20));
+
+        fd = open(data_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+            rc = dw_fail_errno(c, errno, "cannot create", data_path);
+            goto out;
+        }
+        t_copy = dw_now();
+        if ((rc = dw_copy(c, rank, &plan, fd, data_path, &size, &sums)) != PDCBB_OK)
+            goto out;
+        int damaged = 0;
+        if (!plan.crc_checked &&
+            (rc = dw_check_blocks(c, &r, &plan, &sums, store_dir, &damaged)) != PDCBB_OK)
+            goto out;
+        if (!damaged)
+            break;
+        PDCBB_WARN("rank %u: node-local data does not match its checksums: planning again with "
+                   "every block checked first, and copying again",
+                   rank);
+        close(fd);
+        fd = -1;
+        dw_plan_free(&plan);
+        plan.crc_checked = 1;
+        c->total_bytes = total_before;
+        c->done_bytes = done_before;
+        c->done_objects = objects_before;
+        c->total_objects = total_objects_before;
+    }
     c->total_bytes -= plan.bytes - size; /* all-zero runs that were dropped */
     c->done_objects = objects_before + r.m->nobjs;
     double t_sync = dw_now();
@@ -275,6 +306,7 @@ out:
     if (rc != PDCBB_OK && access(part_path, F_OK) != 0)
         unlink(data_path); /* not part of any drain: give the space back */
     dw_plan_free(&plan);
+    free(sums.v);
     free(r.layouts);
     free(r.objs);
     free(r.csums);

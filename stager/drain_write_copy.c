@@ -8,8 +8,16 @@
  * or misplaced writes, a file changed under us, our own bugs), not the device's media. Since a
  * re-read before or after the sync reads the same pages, it runs behind the writer rather than
  * after the sync, which keeps the drain close to the speed of a plain copy. A failed fdatasync
- * fails the rank. Afterwards POSIX_FADV_DONTNEED drops the data file's pages so that a drain
- * does not evict the rest of the node's page cache.
+ * fails the rank.
+ *
+ * Page cache: the writer starts writeback every DW_WRITEBACK_STEP bytes, and a range both
+ * verified and one step behind the last writeback started is waited for (it is on the device
+ * then) and dropped (POSIX_FADV_DONTNEED). So a drain holds a few steps of its data file in
+ * memory however large the file, and the copy writes into the pages it just gave back instead
+ * of taking fresh ones for every byte: fresh memory can cost more than the copy (on this VM
+ * the host hands back pages the guest freed a while ago one fault at a time: a drain that took
+ * 1 GiB of fresh pages copied at a third of its speed), and a drain should not evict the
+ * node's other cached data either. What is left is dropped after the fdatasync.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,12 +33,15 @@
 
 #include "drain_write_internal.h"
 #include "pdcbb_crc32c.h"
+#include "pdcbb_grow.h"
 
 #define DW_NBUF 3 /* reader fills one while the writer writes another */
+#define DW_WRITEBACK_STEP ((uint64_t)16 << 20) /* writeback started, pages dropped, per step */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Copy and verify: three threads over one plan.                                              */
-/*   reader   (thread) preads the node-local files into buffers, CRCs each extent;           */
+/*   reader   (thread) preads the node-local files into buffers, CRCs each extent (and each */
+/*            source block, for dw_check_blocks);                                            */
 /*   writer   (caller) writes the full buffers to the data file, sequentially;               */
 /*   verifier (thread) re-reads each extent from the data file once it is written and        */
 /*            compares its CRC.                                                              */
@@ -61,7 +72,9 @@ typedef struct dw_copy {
     pdcbb_err_t rrc, vrc;
     char rerr[512], verr[512];
     uint64_t out_bytes;    /* bytes the reader emitted (= the data file's size) */
-    uint64_t verified;     /* bytes the verifier checked */
+    dw_blocksums_t *sums;  /* the blocks' checksums the reader computes, or NULL */
+    uint64_t verified;     /* bytes the verifier checked (= the data file's bytes [0, verified):
+                              kept pieces lie in order); changed under mu */
     int vfd;               /* the data file, opened for reading */
 } dw_copy_t;
 
@@ -81,6 +94,72 @@ static int dw_all_zero(const uint8_t *p, size_t n)
         if (p[i])
             return 0;
     return 1;
+}
+
+/* The reader's block checksum in progress: block `block` of source src (object obj), its
+ * bytes [block B, next) read so far (B = PDCBB_CSUM_BLOCK). */
+typedef struct dw_bcur {
+    int on;
+    uint32_t src;
+    uint64_t obj, block, next;
+    uint32_t crc;
+} dw_bcur_t;
+
+static void dw_bsum_push(dw_blocksums_t *s, uint64_t obj, uint64_t block, uint32_t crc)
+{
+    dw_blocksum_t *g = pdcbb_grow(s->v, s->n, &s->cap, sizeof(*g), 256);
+    if (g == NULL) {
+        s->nomem = 1; /* that block is read again to check it */
+        return;
+    }
+    s->v = g;
+    s->v[s->n++] = (dw_blocksum_t){obj, block, crc};
+}
+
+/* End the block in progress: its checksum counts when it was read to its end, or to the end
+ * of the file (the bytes past it count as zeros). */
+static void dw_bcur_end(dw_copy_t *cp, dw_bcur_t *b)
+{
+    if (!b->on)
+        return;
+    b->on = 0;
+    uint64_t end = (b->block + 1) * PDCBB_CSUM_BLOCK, size = cp->plan->src_sizes[b->src];
+    if (b->next == end)
+        dw_bsum_push(cp->sums, b->obj, b->block, b->crc);
+    else if (b->next == size && size < end)
+        dw_bsum_push(cp->sums, b->obj, b->block, ~pdcbb_crc32c_shift(~b->crc, end - size));
+}
+
+/*
+ * n bytes of source src (object obj) at offset off, read into data: returns crc extended by
+ * them (as pdcbb_crc32c(crc, data, n)), and, when the blocks' checksums are wanted, adds them to
+ * the blocks in progress (one CRC pass: each piece of a block is checksummed once and combined).
+ */
+static uint32_t dw_feed(dw_copy_t *cp, dw_bcur_t *b, uint32_t crc, uint32_t src, uint64_t obj,
+                        uint64_t off, const uint8_t *data, uint64_t n)
+{
+    if (cp->sums == NULL)
+        return pdcbb_crc32c(crc, data, (size_t)n);
+    if (b->on && (b->src != src || b->next != off))
+        dw_bcur_end(cp, b); /* a gap, or another file: that block was not read whole */
+    while (n > 0) {
+        uint64_t block = off / PDCBB_CSUM_BLOCK, end = (block + 1) * PDCBB_CSUM_BLOCK;
+        uint64_t len = n < end - off ? n : end - off;
+        uint32_t c = pdcbb_crc32c(0, data, (size_t)len);
+        crc = pdcbb_crc32c_combine(crc, c, len);
+        if (!b->on && off % PDCBB_CSUM_BLOCK == 0)
+            *b = (dw_bcur_t){1, src, obj, block, off, 0};
+        if (b->on && b->block == block) {
+            b->crc = pdcbb_crc32c_combine(b->crc, c, len);
+            b->next = off + len;
+            if (b->next == end)
+                dw_bcur_end(cp, b);
+        }
+        off += len;
+        data += len;
+        n -= len;
+    }
+    return crc;
 }
 
 static int dw_pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
@@ -134,6 +213,7 @@ static void *dw_reader(void *arg)
     int fd = -1;
     uint32_t fd_src = UINT32_MAX;
     size_t i = 0;
+    dw_bcur_t bc = {0};
     dw_buf_t *b = dw_reader_get(cp);
     for (; b != NULL && i < p->npieces; i++) {
         dw_piece_t *pc = &p->pieces[i];
@@ -156,11 +236,13 @@ static void *dw_reader(void *arg)
             }
             if (dw_pread_full(fd, b->data + b->used, (size_t)pc->len, pc->off) != 0)
                 goto read_failed;
+            uint32_t crc =
+                dw_feed(cp, &bc, 0, pc->src, pc->obj, pc->off, b->data + b->used, pc->len);
             if (dw_all_zero(b->data + b->used, (size_t)pc->len))
                 continue;
             pc->kept = 1;
             pc->file_offset = out;
-            pc->crc = pdcbb_crc32c(0, b->data + b->used, (size_t)pc->len);
+            pc->crc = crc;
             b->used += (size_t)pc->len;
             out += pc->len;
             continue;
@@ -178,11 +260,15 @@ static void *dw_reader(void *arg)
             size_t n = DW_BUF_SIZE - b->used;
             if (n > pc->len - done)
                 n = (size_t)(pc->len - done);
-            if (pc->damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED) /* past the file's end: lost */
+            if (pc->damaged == PDCBB_DRAIN_DAMAGED_TRUNCATED) { /* past the file's end: lost */
                 memset(b->data + b->used, 0, n);
-            else if (dw_pread_full(fd, b->data + b->used, n, pc->off + done) != 0)
+                pc->crc = pdcbb_crc32c(pc->crc, b->data + b->used, n);
+            } else if (dw_pread_full(fd, b->data + b->used, n, pc->off + done) != 0) {
                 goto read_failed;
-            pc->crc = pdcbb_crc32c(pc->crc, b->data + b->used, n);
+            } else {
+                pc->crc = dw_feed(cp, &bc, pc->crc, pc->src, pc->obj, pc->off + done,
+                                  b->data + b->used, n);
+            }
             b->used += n;
             done += n;
             out += n;
@@ -202,6 +288,8 @@ static void *dw_reader(void *arg)
     }
     if (fd >= 0)
         close(fd);
+    if (cp->sums)
+        dw_bcur_end(cp, &bc);
     cp->out_bytes = out;
     if (b != NULL) { /* NULL: stopped by the writer or the verifier, or by a read error */
         b->last = 1;
@@ -258,8 +346,11 @@ static void *dw_verifier(void *arg)
                      "): crc32c %08x of the node-local bytes, %08x read back",
                      pc->file_offset, pc->len, pc->obj, pc->crc, crc);
         }
-        if (rc == PDCBB_OK)
+        if (rc == PDCBB_OK) {
+            pthread_mutex_lock(&cp->mu);
             cp->verified += pc->len;
+            pthread_mutex_unlock(&cp->mu);
+        }
     }
     free(buf);
     if (rc != PDCBB_OK) {
@@ -293,15 +384,16 @@ static int dw_write_full(int fd, const uint8_t *buf, size_t len)
 }
 
 /*
- * Copy the plan into fd (the data file at path) and verify it; *out_bytes gets its size. The
- * caller syncs afterwards.
+ * Copy the plan into fd (the data file at path) and verify it; *out_bytes gets its size, sums
+ * the blocks' checksums (unless the plan checked them). The caller syncs afterwards.
  */
 pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char *path,
-                    uint64_t *out_bytes)
+                    uint64_t *out_bytes, dw_blocksums_t *sums)
 {
     dw_copy_t cp;
     memset(&cp, 0, sizeof(cp));
     cp.plan = p;
+    cp.sums = p->crc_checked ? NULL : sums;
     pthread_mutex_init(&cp.mu, NULL);
     pthread_cond_init(&cp.cv, NULL);
     pdcbb_err_t rc = PDCBB_OK;
@@ -328,7 +420,7 @@ pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char
         rc = PDCBB_ERR_NOMEM;
     }
     int werr = 0;
-    uint64_t pos = 0, synced = 0;
+    uint64_t pos = 0, synced = 0, dropped = 0;
     size_t counted = 0; /* pieces whose objects the progress has counted */
     while (rc == PDCBB_OK) {
         pthread_mutex_lock(&cp.mu);
@@ -345,9 +437,23 @@ pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char
         }
         pos += b->used;
         /* start writeback behind the writer, so that the final sync finds little to do */
-        if (pos - synced >= ((uint64_t)64 << 20)) {
+        if (pos - synced >= DW_WRITEBACK_STEP) {
             sync_file_range(fd, (off_t)synced, (off_t)(pos - synced), SYNC_FILE_RANGE_WRITE);
             synced = pos;
+        }
+        /* give back the pages of what is verified and a step behind the writeback started:
+         * wait until it is on the device (mostly done by then), then drop it */
+        pthread_mutex_lock(&cp.mu);
+        uint64_t upto = cp.verified;
+        pthread_mutex_unlock(&cp.mu);
+        if (upto > synced - (synced >= DW_WRITEBACK_STEP ? DW_WRITEBACK_STEP : synced))
+            upto = synced - (synced >= DW_WRITEBACK_STEP ? DW_WRITEBACK_STEP : synced);
+        if (upto >= dropped + DW_WRITEBACK_STEP) {
+            if (sync_file_range(fd, (off_t)dropped, (off_t)(upto - dropped),
+                                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                    SYNC_FILE_RANGE_WAIT_AFTER) == 0)
+                posix_fadvise(fd, (off_t)dropped, (off_t)(upto - dropped), POSIX_FADV_DONTNEED);
+            dropped = upto;
         }
         c->done_bytes += b->used;
         /* an object is done once its last piece (its pieces are consecutive) is */

@@ -85,9 +85,27 @@ typedef struct dw_plan {
     dw_piece_t *pieces;
     size_t npieces, cap;
     char **paths;          /* source files (the pieces of each are consecutive) */
+    uint64_t *src_sizes;   /* their sizes when planned (the checksums count zeros past them) */
     size_t nsrc, capsrc;
     uint64_t bytes;        /* sum of the pieces' lengths */
+    /* checksums of the source files' blocks were checked when planning (else the copy
+     * computes them: dw_blocksum_t) */
+    int crc_checked;
 } dw_plan_t;
+
+/* The checksum (pdcbb_csum.h: a block's PDCBB_CSUM_BLOCK bytes, zeros past the file's end) of
+ * block `block` of obj's node-local data file, computed by the copy's reader from the bytes it
+ * read: every byte of the block from its start, to its end or to the file's end. */
+typedef struct dw_blocksum {
+    uint64_t obj, block;
+    uint32_t crc;
+} dw_blocksum_t;
+
+typedef struct dw_blocksums {
+    dw_blocksum_t *v;
+    size_t n, cap;
+    int nomem; /* some could not be kept (then those blocks are read again to check them) */
+} dw_blocksums_t;
 
 /* Report a failure into the caller's error buffer (and the log), ending with where the
  * node-local data is kept; returns rc. */
@@ -103,13 +121,22 @@ pdcbb_err_t dw_read_store(dw_ctx_t *c, dw_rank_t *r, const char *store_dir);
 
 /* Free a plan's pieces and source paths (drain_write_plan.c). */
 void dw_plan_free(dw_plan_t *p);
-/* Plan the extents of the data file of layout l of rank r (drain_write_plan.c). */
+/* Plan the extents of the data file of layout l of rank r (drain_write_plan.c). The file's
+ * size is checked against r's checksums (a truncated file); its bytes only when p->crc_checked
+ * (else dw_check_blocks does it after the copy). */
 pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_layout_t *l,
                            const char *store_dir);
+/* After a copy of a plan made without checking the blocks' bytes: check every block that has
+ * a checksum against the CRC the reader computed (sums, sorted here), or by reading the block
+ * when the reader did not read all of it. *damaged = 1 if some block does not match (the rank
+ * is then planned and copied again with every block checked first). */
+pdcbb_err_t dw_check_blocks(dw_ctx_t *c, dw_rank_t *r, const dw_plan_t *p, dw_blocksums_t *sums,
+                            const char *store_dir, int *damaged);
 
-/* Copy the plan into fd (the data file at path) and verify it; *out_bytes gets its size. The
- * caller syncs afterwards (drain_write_copy.c). */
+/* Copy the plan into fd (the data file at path) and verify it; *out_bytes gets its size; the
+ * blocks' checksums the reader computed go to sums (when p->crc_checked is 0). The caller syncs
+ * afterwards (drain_write_copy.c). */
 pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char *path,
-                    uint64_t *out_bytes);
+                    uint64_t *out_bytes, dw_blocksums_t *sums);
 
 #endif

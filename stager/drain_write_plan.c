@@ -18,12 +18,16 @@
  *     positions without extents as zero, so dropping all-zero runs changes nothing.
  *   - home rank without a record (a deleted object whose data file survived): skipped.
  *
- * Damage (dw_plan_damage). Before its extents are copied, every block of the file is checked
- * against the checksum the daemon kept (common/pdcbb_csum.h): the file must reach what was
- * written (else the missing bytes become extents of their own, copied as zeros, marked
- * `truncated`), and each block's bytes must match its CRC (else the extents are cut at the
- * block's bounds and those inside are marked `checksum`). Damaged extents are copied like the
- * others, so the rest of the job drains, and the manifest says which bytes are not the job's.
+ * Damage (dw_plan_damage). Every block of the file is checked against the checksum the daemon
+ * kept (common/pdcbb_csum.h): the file must reach what was written (else the missing bytes
+ * become extents of their own, copied as zeros, marked `truncated`), and each block's bytes
+ * must match its CRC (else the extents are cut at the block's bounds and those inside are
+ * marked `checksum`). Damaged extents are copied like the others, so the rest of the job
+ * drains, and the manifest says which bytes are not the job's. The size is checked here; the
+ * bytes, to read them once: the copy's reader computes each block's CRC from the bytes it
+ * copies, and dw_check_blocks compares them afterwards (reading only blocks the copy did not
+ * read whole). Damage is rare: when a block does not match, the rank is planned again with
+ * every block's bytes checked here first (p->crc_checked) and copied again.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,8 +56,11 @@ void dw_plan_free(dw_plan_t *p)
     for (size_t i = 0; i < p->nsrc; i++)
         free(p->paths[i]);
     free(p->paths);
+    free(p->src_sizes);
     free(p->pieces);
+    int checked = p->crc_checked;
     memset(p, 0, sizeof(*p));
+    p->crc_checked = checked;
 }
 
 /* Append [off, off+len) cut at the extent limit (conditional pieces at one buffer). */
@@ -230,8 +237,8 @@ static pdcbb_err_t dw_plan_damage(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, size_
     size_t first, n = dw_csums_of(r, l->obj, &first);
     dw_bad_t *bad = NULL;
     size_t nbad = 0, cap = 0, pending = 0;
-    uint8_t *scratch = n ? malloc(PDCBB_CSUM_BLOCK) : NULL;
-    pdcbb_err_t rc = n && scratch == NULL ? PDCBB_ERR_NOMEM : PDCBB_OK;
+    uint8_t *scratch = n && p->crc_checked ? malloc(PDCBB_CSUM_BLOCK) : NULL;
+    pdcbb_err_t rc = n && p->crc_checked && scratch == NULL ? PDCBB_ERR_NOMEM : PDCBB_OK;
     for (size_t i = 0; i < n && rc == PDCBB_OK; i++) {
         const dw_csum_t *x = &r->csums[first + i];
         if (x->rec.flags & PDCBB_CSUM_PENDING) {
@@ -239,6 +246,8 @@ static pdcbb_err_t dw_plan_damage(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, size_
             continue;
         }
         int kind = 0, err = 0;
+        if (!p->crc_checked && size >= x->block * PDCBB_CSUM_BLOCK + x->rec.end)
+            continue; /* long enough; its bytes are checked from the copy (dw_check_blocks) */
         rc = pdcbb_csum_check(fd, size, x->block, &x->rec, scratch, &kind, &err);
         if (rc == PDCBB_ERR_IO) {
             rc = dw_fail(c, pdcbb_err_from_errno(err), "cannot read %s: %s", path,
@@ -432,13 +441,92 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
         close(fd); /* the reader opens the files one at a time */
     if (p->npieces == before)
         return PDCBB_OK;
-    char **gp = pdcbb_grow(p->paths, p->nsrc, &p->capsrc, sizeof(*gp), 16);
-    if (gp == NULL || (gp[p->nsrc] = strdup(path)) == NULL) {
-        if (gp != NULL)
-            p->paths = gp;
+    size_t capsrc = p->capsrc;
+    char **gp = pdcbb_grow(p->paths, p->nsrc, &capsrc, sizeof(*gp), 16);
+    if (gp != NULL)
+        p->paths = gp;
+    size_t capsz = p->capsrc;
+    uint64_t *gs = pdcbb_grow(p->src_sizes, p->nsrc, &capsz, sizeof(*gs), 16);
+    if (gs != NULL)
+        p->src_sizes = gs;
+    if (gp == NULL || gs == NULL || (gp[p->nsrc] = strdup(path)) == NULL)
         return dw_fail(c, PDCBB_ERR_NOMEM, "out of memory");
-    }
-    p->paths = gp;
+    p->capsrc = capsrc;
+    gs[p->nsrc] = (uint64_t)st.st_size;
     p->nsrc++;
     return PDCBB_OK;
+}
+
+static int dw_blocksum_cmp(const void *a, const void *b)
+{
+    const dw_blocksum_t *x = a, *y = b;
+    if (x->obj != y->obj)
+        return x->obj < y->obj ? -1 : 1;
+    return (x->block > y->block) - (x->block < y->block);
+}
+
+pdcbb_err_t dw_check_blocks(dw_ctx_t *c, dw_rank_t *r, const dw_plan_t *p, dw_blocksums_t *sums,
+                            const char *store_dir, int *damaged)
+{
+    (void)p;
+    *damaged = 0;
+    if (sums->n > 1)
+        qsort(sums->v, sums->n, sizeof(*sums->v), dw_blocksum_cmp);
+    uint8_t *scratch = NULL;
+    pdcbb_err_t rc = PDCBB_OK;
+    uint64_t reread = 0;
+    for (size_t i = 0; i < r->nlayouts && rc == PDCBB_OK && !*damaged; i++) {
+        const dw_layout_t *l = &r->layouts[i];
+        size_t first, n = dw_csums_of(r, l->obj, &first);
+        int fd = -1, opened = 0;
+        uint64_t size = 0;
+        for (size_t k = 0; k < n && rc == PDCBB_OK && !*damaged; k++) {
+            const dw_csum_t *x = &r->csums[first + k];
+            if (x->rec.flags & PDCBB_CSUM_PENDING)
+                continue; /* never acknowledged: drained as found (dw_plan_damage) */
+            dw_blocksum_t key = {l->obj, x->block, 0};
+            const dw_blocksum_t *got =
+                sums->n ? bsearch(&key, sums->v, sums->n, sizeof(key), dw_blocksum_cmp) : NULL;
+            if (got != NULL && got->crc == x->rec.crc)
+                continue;
+            if (!opened) { /* the file's size, and its bytes for blocks the copy did not read */
+                char path[PATH_MAX];
+                struct stat st;
+                opened = 1;
+                snprintf(path, sizeof(path), "%s/objects/%016" PRIx64 ".dat", store_dir, l->obj);
+                if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0 &&
+                    fstat(fd, &st) == 0)
+                    size = (uint64_t)st.st_size;
+                else if (fd >= 0 || errno != ENOENT)
+                    *damaged = 1; /* unreadable: the careful pass says why */
+            }
+            if (*damaged)
+                break;
+            /* a file shorter than what was written was planned as truncated already */
+            if (size < x->block * PDCBB_CSUM_BLOCK + x->rec.end)
+                continue;
+            if (got != NULL || fd < 0) {
+                *damaged = 1; /* the bytes the copy read do not match */
+                break;
+            }
+            /* not read whole by the copy (a hole, another rank's stripe, the file's end cut
+             * to whole elements): read it now */
+            if (scratch == NULL && (scratch = malloc(PDCBB_CSUM_BLOCK)) == NULL) {
+                rc = dw_fail(c, PDCBB_ERR_NOMEM, "out of memory checking the data of rank %u",
+                             r->rank);
+                break;
+            }
+            int kind = 0, err = 0;
+            reread++;
+            if (pdcbb_csum_check(fd, size, x->block, &x->rec, scratch, &kind, &err) != PDCBB_OK)
+                *damaged = 1; /* damaged or unreadable: the careful pass says which */
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    free(scratch);
+    if (rc == PDCBB_OK)
+        PDCBB_DEBUG("rank %u: %zu block checksums from the copy, %" PRIu64 " blocks read again%s",
+                    r->rank, sums->n, reread, *damaged ? ": damage found" : "");
+    return rc;
 }

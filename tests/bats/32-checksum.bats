@@ -164,3 +164,53 @@ model_checked() {
     assert_output --partial "damaged extent read as zeros"
     assert_no_daemons "$WORKDIR"
 }
+
+@test "the drain reads node-local bytes once: each block is checked from the copy's own read; a damaged block makes it plan and copy again, as a drain that checks every block first" {
+    local w="$WORKDIR/w" j="$WORKDIR/w/node0/pdcbb.7330"
+    run "$PDCBB" run --quiet --keep --workdir "$w" --job-id 7330 -- bash -c '
+        "'"$DAMAGE"'" write good 8 || exit 1
+        ls "$PDCBB_SERVER_DIRS"/bbd-0/objects/*.dat > "'"$WORKDIR"'/before"
+        "'"$DAMAGE"'" write flip 3 || exit 1
+        ls "$PDCBB_SERVER_DIRS"/bbd-0/objects/*.dat | grep -vxFf "'"$WORKDIR"'/before" > "'"$WORKDIR"'/flipfile"'
+    echo "$output"
+    assert_success
+    [ "$(wc -l < "$WORKDIR/flipfile")" -eq 1 ]
+    mkdir "$WORKDIR/a" "$WORKDIR/b" "$WORKDIR/c"
+    # undamaged: the 8 + 3 blocks are checked from the copy, none read twice, one copy
+    run env PDCBB_LOG=debug "$PDCBB" drain --keep --to "$WORKDIR/a" "$j"
+    echo "$output"
+    assert_success
+    assert_output --partial "rank 0: 11 block checksums from the copy, 0 blocks read again"
+    refute_output --partial "planning again"
+    run "$PDCBB" verify "$WORKDIR/a/pdcbb.7330"
+    assert_success
+    # four bytes of the second block of 'flip' changed on the node: found by the copy's read
+    printf "\xde\xad\xbe\xef" | dd of="$(cat "$WORKDIR/flipfile")" bs=1 seek=$((1048576 + 4321)) conv=notrunc status=none
+    run env PDCBB_LOG=debug "$PDCBB" drain --keep --to "$WORKDIR/b" "$j"
+    echo "$output"
+    assert_success
+    assert_output --partial "blocks read again: damage found"
+    assert_output --partial "rank 0: node-local data does not match its checksums: planning again with every block checked first, and copying again"
+    assert_output --partial "(checksum block 1) are damaged"
+    # the same drain as one that checks every block before it copies
+    run env PDCBB_LOG=debug PDCBB_DRAIN_CHECK_FIRST=1 "$PDCBB" drain --keep --to "$WORKDIR/c" "$j"
+    echo "$output"
+    assert_success
+    refute_output --partial "block checksums from the copy"
+    refute_output --partial "planning again"
+    cmp "$WORKDIR/b/pdcbb.7330/data/rank-00000.dat" "$WORKDIR/c/pdcbb.7330/data/rank-00000.dat"
+    diff <(grep -v "seconds:" "$WORKDIR/b/pdcbb.7330/manifest.yaml") \
+        <(grep -v "seconds:" "$WORKDIR/c/pdcbb.7330/manifest.yaml")
+    [ "$(grep -c "damaged: checksum" "$WORKDIR/b/pdcbb.7330/manifest.yaml")" -eq 1 ]
+    run "$PDCBB" verify "$WORKDIR/b/pdcbb.7330"
+    assert_failure 1
+    assert_output --partial "DAMAGED damaged extent: object 'flip' (id "
+    assert_output --partial "bytes 1048576-2097151 (data/rank-00000.dat at "
+    # and the undamaged drain holds the same bytes of 'good'
+    run "$PDCBB" get -o "$WORKDIR/good.a" "$WORKDIR/a/pdcbb.7330" good
+    assert_success
+    run "$PDCBB" get -o "$WORKDIR/good.b" "$WORKDIR/b/pdcbb.7330" good
+    assert_success
+    cmp "$WORKDIR/good.a" "$WORKDIR/good.b"
+    assert_no_daemons "$WORKDIR"
+}
