@@ -220,7 +220,7 @@ static pdcbb_err_t dw_rank_drain(dw_ctx_t *c, uint32_t rank, const char *part_pa
             goto out;
         int damaged = 0;
         if (!plan.crc_checked &&
-            (rc = dw_check_blocks(c, &r, &plan, &sums, store_dir, &damaged)) != PDCBB_OK)
+            (rc = dw_check_blocks(c, &r, &sums, store_dir, &damaged)) != PDCBB_OK)
             goto out;
         if (!damaged)
             break;

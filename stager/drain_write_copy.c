@@ -446,20 +446,6 @@ pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char
             sync_file_range(fd, (off_t)synced, (off_t)(pos - synced), SYNC_FILE_RANGE_WRITE);
             synced = pos;
         }
-        /* give back the pages of what is verified and a step behind the writeback started:
-         * wait until it is on the device (mostly done by then), then drop it */
-        pthread_mutex_lock(&cp.mu);
-        uint64_t upto = cp.verified;
-        pthread_mutex_unlock(&cp.mu);
-        if (upto > synced - (synced >= DW_WRITEBACK_STEP ? DW_WRITEBACK_STEP : synced))
-            upto = synced - (synced >= DW_WRITEBACK_STEP ? DW_WRITEBACK_STEP : synced);
-        if (upto >= dropped + DW_WRITEBACK_STEP) {
-            if (sync_file_range(fd, (off_t)dropped, (off_t)(upto - dropped),
-                                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                                    SYNC_FILE_RANGE_WAIT_AFTER) == 0)
-                posix_fadvise(fd, (off_t)dropped, (off_t)(upto - dropped), POSIX_FADV_DONTNEED);
-            dropped = upto;
-        }
         c->done_bytes += b->used;
         /* an object is done once its last piece (its pieces are consecutive) is */
         for (; counted < b->pieces_done; counted++)
@@ -470,8 +456,21 @@ pdcbb_err_t dw_copy(dw_ctx_t *c, uint32_t rank, dw_plan_t *p, int fd, const char
         cp.drained++;
         cp.written = pos;
         cp.pieces_known = b->pieces_done;
+        uint64_t upto = cp.verified;
         pthread_cond_broadcast(&cp.cv);
         pthread_mutex_unlock(&cp.mu);
+        /* give back the pages of what is verified and a step behind the writeback started:
+         * wait until it is on the device (mostly done by then), then drop it */
+        uint64_t behind = synced > DW_WRITEBACK_STEP ? synced - DW_WRITEBACK_STEP : 0;
+        if (upto > behind)
+            upto = behind;
+        if (upto >= dropped + DW_WRITEBACK_STEP) {
+            if (sync_file_range(fd, (off_t)dropped, (off_t)(upto - dropped),
+                                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                    SYNC_FILE_RANGE_WAIT_AFTER) == 0)
+                posix_fadvise(fd, (off_t)dropped, (off_t)(upto - dropped), POSIX_FADV_DONTNEED);
+            dropped = upto;
+        }
         dw_progress(c, rank, 0);
         if (last)
             break;

@@ -130,8 +130,8 @@ pdcbb_err_t dw_plan_object(dw_ctx_t *c, dw_rank_t *r, dw_plan_t *p, const dw_lay
  * a checksum against the CRC the reader computed (sums, sorted here), or by reading the block
  * when the reader did not read all of it. *damaged = 1 if some block does not match (the rank
  * is then planned and copied again with every block checked first). */
-pdcbb_err_t dw_check_blocks(dw_ctx_t *c, dw_rank_t *r, const dw_plan_t *p, dw_blocksums_t *sums,
-                            const char *store_dir, int *damaged);
+pdcbb_err_t dw_check_blocks(dw_ctx_t *c, dw_rank_t *r, dw_blocksums_t *sums, const char *store_dir,
+                            int *damaged);
 
 /* Copy the plan into fd (the data file at path) and verify it; *out_bytes gets its size; the
  * blocks' checksums the reader computed go to sums (when p->crc_checked is 0). The caller syncs

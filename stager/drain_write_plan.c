@@ -465,10 +465,9 @@ static int dw_blocksum_cmp(const void *a, const void *b)
     return (x->block > y->block) - (x->block < y->block);
 }
 
-pdcbb_err_t dw_check_blocks(dw_ctx_t *c, dw_rank_t *r, const dw_plan_t *p, dw_blocksums_t *sums,
-                            const char *store_dir, int *damaged)
+pdcbb_err_t dw_check_blocks(dw_ctx_t *c, dw_rank_t *r, dw_blocksums_t *sums, const char *store_dir,
+                            int *damaged)
 {
-    (void)p;
     *damaged = 0;
     if (sums->n > 1)
         qsort(sums->v, sums->n, sizeof(*sums->v), dw_blocksum_cmp);
