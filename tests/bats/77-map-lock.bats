@@ -63,7 +63,8 @@ teardown() {
 
 # contend PLACEMENT ROUNDS MODE: 3 writers and 2 readers in one job of 2 daemons; MODE is ""
 # (locks) or "nolock-" (the control). Readers read at least ROUNDS times and until the writers
-# are done.
+# are done; writers write at least ROUNDS times and until a reader saw the data of several
+# writers (the control: a torn read), up to 120 s (tests/progs/pdc_maplock.c).
 contend() {
     in_job 2 "
         pids=()

@@ -16,7 +16,10 @@
  *                                     id only. Both check
  *                                     exclusion with a marker file in DIR. nolock-writer /
  *                                     nolock-reader: the same without locks (the control that
- *                                     shows the check can fail).
+ *                                     shows the check can fail). Writers go on past ROUNDS until
+ *                                     a reader saw what the test looks for (the data of several
+ *                                     writers; in the control, a torn read), for up to 120 s, so
+ *                                     neither rests on how the processes are scheduled.
  *   pdc_maplock hold NAME OFF SIZE DIR   write lock [OFF, OFF+SIZE) of object NAME (1-D, 1000
  *                                     ints, created if needed), touch DIR/held, wait for DIR/go
  *                                     (or forever), release
@@ -388,6 +391,11 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
     char done_prefix[4096];
     snprintf(done_prefix, sizeof(done_prefix), "%s/%s-done-%s", dir, locked ? "lock" : "nolock",
              placement_name);
+    /* A reader leaves this once it saw what the test looks for: the data of several writers
+     * (with locks) or a torn read (the control); the writers write until then. */
+    char enough[4200];
+    snprintf(enough, sizeof(enough), "%s/%s-seen-%s", dir, locked ? "lock" : "nolock",
+             placement_name);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     char name[64];
@@ -400,15 +408,17 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
     pdcid_t ra = region1(0, 3000), rb = region1(C_OFF, CN - C_OFF), rc = region1(C_OFF, C_LEN);
     pdcid_t la = region1(0, 3000), lb = region1(0, CN - C_OFF), lc = region1(0, C_LEN);
     unsigned seed = (unsigned)id * 7919u;
-    int torn = 0, reads = 0, mapped_rounds = 0, chunked_rounds = 0;
+    int torn = 0, reads = 0, mapped_rounds = 0, chunked_rounds = 0, fd, told = 0;
     unsigned seen = 0;
     int round = 0;
     for (;; round++) {
         if (round >= rounds) {
-            if (writer || writers_done(done_prefix, writers) >= writers)
-                break;
             struct timespec t;
             clock_gettime(CLOCK_MONOTONIC, &t);
+            if (writer && (access(enough, F_OK) == 0 || t.tv_sec - t0.tv_sec > 120))
+                break;
+            if (!writer && writers_done(done_prefix, writers) >= writers)
+                break;
             if (t.tv_sec - t0.tv_sec > 300) {
                 FAILF("%d of %d writers done after 300 s", writers_done(done_prefix, writers),
                       writers);
@@ -473,6 +483,11 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
             reads++;
             if (buf[0] > 0 && buf[0] / 100000 < 32)
                 seen |= 1u << (buf[0] / 100000); /* which writers' data this reader saw */
+            if (locked && !told && __builtin_popcount(seen) >= 2) {
+                told = 1;
+                if ((fd = open(enough, O_CREAT | O_WRONLY, 0600)) >= 0)
+                    close(fd);
+            }
             for (int i = 1; i < C_LEN; i++)
                 if (buf[i] != buf[0]) {
                     if (torn++ < 3)
@@ -480,6 +495,8 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
                                locked ? "FAIL" : "torn", round, i, buf[i], buf[0]);
                     if (locked)
                         failures++;
+                    else if (torn == 1 && (fd = open(enough, O_CREAT | O_WRONLY, 0600)) >= 0)
+                        close(fd);
                     break;
                 }
             usleep(100);
@@ -488,7 +505,7 @@ static int case_contend(const char *role, int id, int rounds, const char *placem
     if (writer) {
         char path[4200];
         snprintf(path, sizeof(path), "%s.%d", done_prefix, id);
-        int fd = open(path, O_CREAT | O_WRONLY, 0600);
+        fd = open(path, O_CREAT | O_WRONLY, 0600);
         if (fd >= 0)
             close(fd);
     }
