@@ -3,11 +3,14 @@
  * lives on and against the PDC API, the same work in the same run (docs/PERFORMANCE.md "The
  * mount"). Run inside a job with --pdc mount=yes; bench/mount.sh starts one:
  *
- *   pdc_mount_bench [--mib N] [--files N] [--reps R] [--settle S] MOUNT_DIR RAW_DIR
+ *   pdc_mount_bench [--mib N] [--files N] [--reps R] [--settle S] [--ref-pid PID]
+ *                   MOUNT_DIR RAW_DIR REF_DIR
  *
  * MOUNT_DIR is a directory in the mount ($PDCBB_MOUNT), RAW_DIR one on the node-local
- * filesystem the daemons keep their data on (the job directory's). Each repetition times, on
- * each side:
+ * filesystem the daemons keep their data on (the job directory's), REF_DIR one in a reference
+ * FUSE filesystem over that same filesystem ("fuse-ref": libfuse's own passthrough_ll, what
+ * FUSE itself allows on this kernel; bench/mount.sh mounts it, PID is its process). Each
+ * repetition times, on each side:
  *   write, read   a file of N MiB written, then read back, with write(2) / read(2) of 1 MiB from
  *                 plain malloc'd buffers (raw, mount); through the PDC API, a 1-D uint8 object
  *                 (what a file of the mount is) with one region transfer per MiB ("pdc-1MiB",
@@ -55,59 +58,81 @@
 #define SMALL       4096                /* the size of each small file */
 #define ATTR_WAIT_S 1.2                 /* past the mount's default --attr-timeout (1 s) */
 
-enum side { RAW, MNT, PDC_REQ, PDC_ONE, NSIDES };
-static const char *side_name[NSIDES] = {"raw", "mount", "pdc-1MiB", "pdc-1xfer"};
+enum side { RAW, MNT, REF, PDC_REQ, PDC_ONE, NSIDES };
+static const char *side_name[NSIDES] = {"raw", "mount", "fuse-ref", "pdc-1MiB", "pdc-1xfer"};
+#define IS_FILES(s) ((s) == RAW || (s) == MNT || (s) == REF) /* a side of files, not objects */
 
 enum fig { F_WRITE, F_READ, F_CREATE, F_STAT, F_STAT_LATE, F_READ4K, F_REMOVE, NFIGS };
 static const char *fig_name[NFIGS] = {"write",   "read",   "create", "stat",
                                       "stat>1s", "read4k", "remove"};
 
 /* What limits each figure of each side, from the profiles behind docs/PERFORMANCE.md "The
- * mount" (the CPU shares printed next to it say which process is busy in this run). */
-static const char *limit_of(enum fig f, enum side s)
-{
-    switch (f * NSIDES + s) {
-    case F_WRITE *NSIDES + RAW:
-        return "one copy into the page cache (allocation of its pages)";
-    case F_WRITE *NSIDES + MNT:
-        return "2 copies where raw makes 1: from the writer's buffer through /dev/fuse to the "
-               "mount (write-only open: direct_io), then into the daemon's data file with its "
-               "CRC by the mount's writer thread while the loop reads the next requests";
-    case F_WRITE *NSIDES + PDC_REQ:
-        return "one copy (the direct path's pwrite) plus two daemon round trips per MiB";
-    case F_WRITE *NSIDES + PDC_ONE:
-        return "one copy (the direct path's pwrite), checksummed by a helper thread";
-    case F_READ *NSIDES + RAW:
-        return "one copy from the page cache";
-    case F_READ *NSIDES + MNT:
-        return "1 copy, as raw (the data file spliced through /dev/fuse into the reader's buffer, "
-               "512 KiB requests, two at a time), but each request a FUSE round trip; where the "
-               "kernel refuses shared maps of direct_io files (before Linux 6.6): 3 copies, "
-               "through the page cache in 128 KiB requests";
-    case F_READ *NSIDES + PDC_REQ:
-    case F_READ *NSIDES + PDC_ONE:
-        return "one copy (pread of the data file, page cache) plus daemon round trips";
-    case F_CREATE *NSIDES + MNT:
-        return "per file: lookup, object create, entry create, 4 KiB write, flush: daemon "
-               "round trips, each behind a FUSE request the mount serves in turn";
-    case F_CREATE *NSIDES + PDC_REQ:
-        return "per file: object create, 4 KiB transfer, close: daemon round trips";
-    case F_STAT *NSIDES + MNT:
-        return "a write made the kernel forget the size: one getattr, one daemon lookup";
-    case F_STAT_LATE *NSIDES + MNT:
-        return "entry expired: one FUSE lookup, one daemon lookup";
-    case F_READ4K *NSIDES + MNT:
-        return "per file: open (a daemon lookup), 4 KiB read (a transfer), flush, release";
-    case F_READ4K *NSIDES + PDC_REQ:
-        return "per file: open by name, 4 KiB transfer, close: daemon round trips";
-    case F_REMOVE *NSIDES + MNT:
-        return "per file: entry unlink and object delete: two daemon round trips";
-    case F_REMOVE *NSIDES + PDC_REQ:
-        return "per file: open by name and delete: daemon round trips";
-    default:
-        return s == RAW ? "the local filesystem's own path (ext4, dentry and inode caches)" : "";
-    }
-}
+ * mount" (the CPU shares printed next to it say which process is busy in this run); raw's
+ * small-file figures: the local filesystem's own path. */
+#define RAW_META "the local filesystem's own path (ext4, dentry and inode caches)"
+static const char *const limits[NFIGS][NSIDES] = {
+    [F_WRITE] =
+        {
+            [RAW] = "one copy into the page cache (allocation of its pages)",
+            [MNT] = "2 copies where raw makes 1: from the writer's buffer through /dev/fuse to the "
+                    "mount (write-only open: direct_io), then into the daemon's data file with its "
+                    "CRC by the mount's writer thread while the loop reads the next requests",
+            [PDC_REQ] = "one copy (the direct path's pwrite) plus two daemon round trips per MiB",
+            [PDC_ONE] = "one copy (the direct path's pwrite), checksummed by a helper thread",
+            [REF] = "FUSE's own floor: passthrough_ll, every file direct_io: the kernel copies the "
+                    "writer's buffer into a pipe spliced from /dev/fuse, the filesystem splices it "
+                    "into its file (2 copies), threads of libfuse's loop",
+        },
+    [F_READ] =
+        {
+            [RAW] = "one copy from the page cache",
+            [MNT] =
+                "1 copy, as raw (the data file spliced through /dev/fuse into the reader's buffer, "
+                "512 KiB requests, two at a time), but each request a FUSE round trip; where the "
+                "kernel refuses shared maps of direct_io files (before Linux 6.6): 3 copies, "
+                "through the page cache in 128 KiB requests",
+            [REF] =
+                "FUSE's own floor: direct_io reads answered by splicing from the file (1 copy), "
+                "a FUSE round trip per request",
+            [PDC_REQ] = "one copy (pread of the data file, page cache) plus daemon round trips",
+            [PDC_ONE] = "one copy (pread of the data file, page cache) plus daemon round trips",
+        },
+    [F_CREATE] =
+        {
+            [RAW] = RAW_META,
+            [MNT] = "per file: lookup, object create, entry create, 4 KiB write, flush: daemon "
+                    "round trips, each behind a FUSE request the mount serves in turn",
+            [PDC_REQ] = "per file: object create, 4 KiB transfer, close: daemon round trips",
+            [REF] = "per file: FUSE lookup, create, write, flush, release, each an ext4 call",
+        },
+    [F_STAT] =
+        {
+            [RAW] = RAW_META,
+            [MNT] = "a write made the kernel forget the size: one getattr, one daemon lookup",
+            [REF] = "one FUSE request per stat (getattr or lookup: an fstatat of the file)",
+        },
+    [F_STAT_LATE] =
+        {
+            [RAW] = RAW_META,
+            [MNT] = "entry expired: one FUSE lookup, one daemon lookup",
+            [REF] = "one FUSE request per stat (getattr or lookup: an fstatat of the file)",
+        },
+    [F_READ4K] =
+        {
+            [RAW] = RAW_META,
+            [MNT] = "per file: open (a daemon lookup), 4 KiB read (DATA_DIRECT over UCX's TCP "
+                    "loopback, an open of the data file, a splice), flush, release",
+            [PDC_REQ] = "per file: open by name, 4 KiB transfer, close: daemon round trips",
+            [REF] = "per file: FUSE open, read, flush, release",
+        },
+    [F_REMOVE] =
+        {
+            [RAW] = RAW_META,
+            [MNT] = "per file: entry unlink and object delete: two daemon round trips",
+            [PDC_REQ] = "per file: open by name and delete: daemon round trips",
+            [REF] = "per file: FUSE unlink (an unlinkat)",
+        },
+};
 
 /* One timed phase: wall seconds and the CPU seconds used meanwhile. */
 typedef struct sample {
@@ -117,7 +142,7 @@ typedef struct sample {
 
 static int nreps = 4; /* the first + the steady repetitions */
 static sample_t res[NFIGS][NSIDES][BENCH_MAX_REPEAT];
-static pid_t mount_pid;
+static pid_t mount_pid, ref_pid;
 static pdcid_t pdc, cont;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -154,13 +179,15 @@ static void sleep_s(double s)
     }
 }
 
-/* CPU seconds used so far by the mount process (-1 if unknown: not started by the job). */
-static double mount_cpu(void)
+/* CPU seconds used so far by the filesystem process of side s: the job's mount, or fuse-ref's
+ * (-1 if unknown: not started by the job, no --ref-pid). */
+static double mount_cpu(enum side s)
 {
-    if (mount_pid <= 0)
+    pid_t pid = s == REF ? ref_pid : mount_pid;
+    if (pid <= 0)
         return -1;
     char path[64], line[1024];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)mount_pid);
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return -1;
@@ -189,20 +216,20 @@ static void find_mount_pid(void)
         fclose(f);
 }
 
-static sample_t phase_begin(void)
+static sample_t phase_begin(enum side s)
 {
-    return (sample_t){now(), bench_self_cpu(), mount_cpu(), bench_daemons_cpu(), 0};
+    return (sample_t){now(), bench_self_cpu(), mount_cpu(s), bench_daemons_cpu(), 0};
 }
 
 static void phase_end(enum fig f, enum side s, int rep, sample_t b)
 {
-    double m = mount_cpu(), d = bench_daemons_cpu();
+    double m = mount_cpu(s), d = bench_daemons_cpu();
     res[f][s][rep] = (sample_t){now() - b.secs, bench_self_cpu() - b.app_cpu,
                                 b.mount_cpu < 0 || m < 0 ? -1 : m - b.mount_cpu,
                                 b.daemon_cpu < 0 || d < 0 ? -1 : d - b.daemon_cpu, 1};
 }
 
-/* ------------------------------------------------------------------ the two filesystems */
+/* ------------------------------------------------------------------ the three filesystems */
 
 static void path_of(char *out, size_t len, const char *dir, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -290,8 +317,11 @@ static void fill(uint8_t *buf, uint64_t bytes, int rep)
         w[i] = i * 0x9e3779b97f4a7c15ull + (uint64_t)rep;
 }
 
+/* The directory of a side of files in dirs (indexed by side). */
+#define DIR_OF(dirs, s) ((dirs)[(s) == REF ? 2 : (s) == MNT ? 0 : 1])
+
 typedef struct large {
-    const char *mnt, *raw;
+    const char *dirs[3]; /* MOUNT_DIR, RAW_DIR, REF_DIR */
     uint64_t bytes;
     uint8_t *wbuf, *rbuf; /* rbuf: the steady state's read buffer, touched once */
     pdcid_t obj[NSIDES];
@@ -302,15 +332,15 @@ typedef struct large {
 static void large_side(large_t *L, enum side s, int rep)
 {
     char path[4096];
-    if (s == RAW || s == MNT)
-        path_of(path, sizeof(path), s == RAW ? L->raw : L->mnt, "big.%d", rep);
+    if (IS_FILES(s))
+        path_of(path, sizeof(path), DIR_OF(L->dirs, s), "big.%d", rep);
     if (s == PDC_REQ || s == PDC_ONE) {
         char name[64];
         snprintf(name, sizeof(name), "mountbench.big.%d.%d", rep, (int)s);
         L->obj[s] = obj_create(name, L->bytes);
     }
-    sample_t b = phase_begin();
-    if (s == RAW || s == MNT)
+    sample_t b = phase_begin(s);
+    if (IS_FILES(s))
         file_write(path, L->wbuf, L->bytes);
     else
         obj_io(L->obj[s], PDC_WRITE, L->wbuf, L->bytes, s == PDC_REQ ? REQ : L->bytes);
@@ -319,8 +349,8 @@ static void large_side(large_t *L, enum side s, int rep)
     uint8_t *rbuf = rep == 0 ? malloc(L->bytes) : L->rbuf;
     if (rbuf == NULL)
         die("out of memory for a read buffer of %" PRIu64 " bytes", L->bytes);
-    b = phase_begin();
-    if (s == RAW || s == MNT)
+    b = phase_begin(s);
+    if (IS_FILES(s))
         file_read(path, rbuf, L->bytes);
     else
         obj_io(L->obj[s], PDC_READ, rbuf, L->bytes, s == PDC_REQ ? REQ : L->bytes);
@@ -334,8 +364,8 @@ static void large_side(large_t *L, enum side s, int rep)
 static void large_drop(large_t *L, enum side s, int rep)
 {
     char path[4096];
-    if (s == RAW || s == MNT) {
-        path_of(path, sizeof(path), s == RAW ? L->raw : L->mnt, "big.%d", rep);
+    if (IS_FILES(s)) {
+        path_of(path, sizeof(path), DIR_OF(L->dirs, s), "big.%d", rep);
         if (unlink(path) != 0)
             die("removing %s: %s", path, strerror(errno));
     } else {
@@ -360,27 +390,27 @@ static void large_rep(large_t *L, int rep, double settle)
 /* ------------------------------------------------------------------ many small files */
 
 typedef struct small {
-    const char *mnt, *raw;
+    const char *dirs[3]; /* MOUNT_DIR, RAW_DIR, REF_DIR */
     int files;
     uint8_t wbuf[SMALL], rbuf[SMALL];
 } small_t;
 
-static const enum side small_sides[] = {RAW, MNT, PDC_REQ};
-#define NSMALL 3
+static const enum side small_sides[] = {RAW, MNT, REF, PDC_REQ};
+#define NSMALL 4
 
 static void small_name(char *out, size_t len, small_t *S, enum side s, int rep, int i)
 {
     if (s == PDC_REQ)
         snprintf(out, len, "mountbench.small.%d.%d", rep, i);
     else
-        path_of(out, len, s == RAW ? S->raw : S->mnt, "mdt.%d/f%d", rep, i);
+        path_of(out, len, DIR_OF(S->dirs, s), "mdt.%d/f%d", rep, i);
 }
 
 static void small_phase(small_t *S, enum fig f, enum side s, int rep)
 {
     char name[4096];
     struct stat st;
-    sample_t b = phase_begin();
+    sample_t b = phase_begin(s);
     for (int i = 0; i < S->files; i++) {
         small_name(name, sizeof(name), S, s, rep, i);
         if (s == PDC_REQ) {
@@ -418,8 +448,8 @@ static void small_rep(small_t *S, int rep)
 {
     memset(S->wbuf, 'a' + rep % 26, SMALL);
     char dir[4096];
-    for (int k = 0; k < 2; k++) {
-        path_of(dir, sizeof(dir), k ? S->mnt : S->raw, "mdt.%d", rep);
+    for (int k = 0; k < 3; k++) {
+        path_of(dir, sizeof(dir), S->dirs[k], "mdt.%d", rep);
         if (mkdir(dir, 0755) != 0)
             die("creating %s: %s", dir, strerror(errno));
     }
@@ -439,8 +469,8 @@ static void small_rep(small_t *S, int rep)
             if (!(s == PDC_REQ && after[p] == F_STAT_LATE))
                 small_phase(S, after[p], s, rep);
         }
-    for (int k = 0; k < 2; k++) {
-        path_of(dir, sizeof(dir), k ? S->mnt : S->raw, "mdt.%d", rep);
+    for (int k = 0; k < 3; k++) {
+        path_of(dir, sizeof(dir), S->dirs[k], "mdt.%d", rep);
         if (rmdir(dir) != 0)
             die("removing %s: %s", dir, strerror(errno));
     }
@@ -471,60 +501,74 @@ static void cpu_share(char *out, size_t len, enum fig f, enum side s)
     snprintf(out, len, "%3.0f%% %5s %5s", 100 * app / wall, m, d);
 }
 
+/* The median over the steady repetitions (or the first, if none) of side s's rate against side
+ * base's in the same repetition. */
+static double ratio_to(enum fig f, enum side s, enum side base)
+{
+    double ratio[BENCH_MAX_REPEAT];
+    int n = 0;
+    for (int r = 1; r < nreps; r++)
+        ratio[n++] = res[f][base][r].secs / res[f][s][r].secs;
+    return n ? bench_median(ratio, n) : res[f][base][0].secs / res[f][s][0].secs;
+}
+
 /* The table (results 0), then the same as RESULT lines (results 1). */
 static void report(uint64_t bytes, int files, int results)
 {
     if (!results)
-        printf("%-8s %-9s %10s %6s %10s %6s %6s %5s %5s\n", "figure", "side", "first", "ratio",
-               "steady", "ratio", "app", "mount", "bbd");
+        printf("%-8s %-9s %10s %6s %10s %6s %6s %6s %5s %5s\n", "figure", "side", "first", "ratio",
+               "steady", "ratio", "/ref", "app", "fs", "bbd");
     for (int f = 0; f < NFIGS; f++) {
         for (int s = 0; s < NSIDES; s++) {
             if (!res[f][s][0].done)
                 continue;
-            double steady[BENCH_MAX_REPEAT], ratio[BENCH_MAX_REPEAT];
+            double steady[BENCH_MAX_REPEAT];
             int n = 0;
-            for (int r = 1; r < nreps; r++) {
-                steady[n] = rate((enum fig)f, res[f][s][r].secs, bytes, files);
-                ratio[n++] = res[f][RAW][r].secs / res[f][s][r].secs;
-            }
+            for (int r = 1; r < nreps; r++)
+                steady[n++] = rate((enum fig)f, res[f][s][r].secs, bytes, files);
             double first = rate((enum fig)f, res[f][s][0].secs, bytes, files);
             double first_ratio = res[f][RAW][0].secs / res[f][s][0].secs;
             double st = n ? bench_median(steady, n) : first;
-            double st_ratio = n ? bench_median(ratio, n) : first_ratio;
+            double st_ratio = ratio_to((enum fig)f, (enum side)s, RAW);
+            double ref_ratio = ratio_to((enum fig)f, (enum side)s, REF);
             /* a small file through PDC is an object of its own: no request size */
             const char *name = f >= F_CREATE && s == PDC_REQ ? "pdc" : side_name[s];
             if (results) {
                 printf("RESULT name=mount_%s side=%s unit=%s first=%.1f first_ratio=%.3f "
-                       "steady=%.1f steady_ratio=%.3f steady_reps=%d\n",
+                       "steady=%.1f steady_ratio=%.3f steady_reps=%d steady_ref_ratio=%.3f\n",
                        fig_name[f], name, f <= F_READ ? "MB/s" : "files/s", first, first_ratio, st,
-                       st_ratio, n);
+                       st_ratio, n, ref_ratio);
                 continue;
             }
             char cpu[64];
             cpu_share(cpu, sizeof(cpu), (enum fig)f, s);
-            printf("%-8s %-9s %10.0f %6.2f %10.0f %6.2f %s\n", fig_name[f], name, first,
-                   first_ratio, st, st_ratio, cpu);
-            printf("%19s limit: %s\n", "", limit_of((enum fig)f, (enum side)s));
+            printf("%-8s %-9s %10.0f %6.2f %10.0f %6.2f %6.2f %s\n", fig_name[f], name, first,
+                   first_ratio, st, st_ratio, ref_ratio, cpu);
+            printf("%19s limit: %s\n", "", limits[f][s] ? limits[f][s] : "");
         }
     }
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: " PROG " [--mib N] [--files N] [--reps R] [--settle S] MOUNT_DIR RAW_DIR\n"
-            "\n"
-            "Inside a job with --pdc mount=yes (bench/mount.sh starts one): times the same work\n"
-            "in MOUNT_DIR (a directory in the mount), in RAW_DIR (on the node-local filesystem of\n"
-            "the daemons' data) and through the PDC API, and prints each rate, its ratio to raw\n"
-            "and the CPU used meanwhile by this program, the mount and the daemons.\n"
-            "\n"
-            "  --mib N      size of the large file, MiB, written and read in 1 MiB requests "
-            "(1024)\n"
-            "  --files N    small files of 4 KiB (mdtest-like create, stat, read, remove; 2000)\n"
-            "  --reps R     steady-state repetitions after the job's first (3)\n"
-            "  --settle S   seconds each side waits before its first write (10)\n"
-            "PDCBB_BENCH_QUICK=1: --mib 64 --files 200 --reps 1 --settle 0 (a smoke run).\n");
+    fprintf(
+        f, "usage: " PROG " [--mib N] [--files N] [--reps R] [--settle S] [--ref-pid PID]\n"
+           "                       MOUNT_DIR RAW_DIR REF_DIR\n"
+           "\n"
+           "Inside a job with --pdc mount=yes (bench/mount.sh starts one): times the same work\n"
+           "in MOUNT_DIR (a directory in the mount), in RAW_DIR (on the node-local filesystem of\n"
+           "the daemons' data), in REF_DIR (in a reference FUSE filesystem over that filesystem:\n"
+           "libfuse's passthrough_ll) and through the PDC API, and prints each rate, its ratio to\n"
+           "raw and to the reference (/ref), and the CPU used meanwhile by this program, the\n"
+           "side's FUSE process (fs) and the daemons.\n"
+           "\n"
+           "  --mib N      size of the large file, MiB, written and read in 1 MiB requests "
+           "(1024)\n"
+           "  --files N    small files of 4 KiB (mdtest-like create, stat, read, remove; 2000)\n"
+           "  --reps R     steady-state repetitions after the job's first (3)\n"
+           "  --settle S   seconds each side waits before its first write (10)\n"
+           "  --ref-pid P  the reference filesystem's process, for its CPU (fs column)\n"
+           "PDCBB_BENCH_QUICK=1: --mib 64 --files 200 --reps 1 --settle 0 (a smoke run).\n");
 }
 
 int main(int argc, char **argv)
@@ -532,7 +576,8 @@ int main(int argc, char **argv)
     uint64_t mib = 1024;
     long files = 2000, reps = 3;
     double settle = 10;
-    const char *dirs[2] = {NULL, NULL};
+    const char *dirs[3] = {NULL, NULL, NULL};
+    long rpid = 0;
     int ndirs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -548,7 +593,9 @@ int main(int argc, char **argv)
             reps = strtol(argv[++i], &end, 10);
         } else if (strcmp(a, "--settle") == 0 && i + 1 < argc) {
             settle = strtod(argv[++i], &end);
-        } else if (a[0] != '-' && ndirs < 2) {
+        } else if (strcmp(a, "--ref-pid") == 0 && i + 1 < argc) {
+            rpid = strtol(argv[++i], &end, 10);
+        } else if (a[0] != '-' && ndirs < 3) {
             dirs[ndirs++] = a;
         } else {
             fprintf(stderr, PROG ": unknown or extra argument '%s' (see --help)\n", a);
@@ -562,13 +609,15 @@ int main(int argc, char **argv)
     const char *quick = getenv("PDCBB_BENCH_QUICK");
     if (quick && strcmp(quick, "1") == 0)
         mib = 64, files = 200, reps = 1, settle = 0;
-    if (ndirs != 2 || mib == 0 || mib > ((uint64_t)1 << 20) || files < 1 || files > 10000000 ||
-        reps < 0 || reps >= BENCH_MAX_REPEAT || !(settle >= 0 && settle <= 600)) {
+    if (ndirs != 3 || rpid < 0 || mib == 0 || mib > ((uint64_t)1 << 20) || files < 1 ||
+        files > 10000000 || reps < 0 || reps >= BENCH_MAX_REPEAT ||
+        !(settle >= 0 && settle <= 600)) {
         usage(stderr);
         return 2;
     }
     nreps = (int)reps + 1;
-    for (int k = 0; k < 2; k++) {
+    ref_pid = (pid_t)rpid;
+    for (int k = 0; k < 3; k++) {
         struct stat st;
         if (stat(dirs[k], &st) != 0 || !S_ISDIR(st.st_mode)) {
             fprintf(stderr, PROG ": %s is not a directory\n", dirs[k]);
@@ -584,7 +633,7 @@ int main(int argc, char **argv)
     bench_find_daemons();
     find_mount_pid();
 
-    large_t L = {.mnt = dirs[0], .raw = dirs[1], .bytes = mib << 20};
+    large_t L = {.dirs = {dirs[0], dirs[1], dirs[2]}, .bytes = mib << 20};
     L.wbuf = malloc(L.bytes);
     L.rbuf = malloc(L.bytes);
     if (L.wbuf == NULL || L.rbuf == NULL)
@@ -592,11 +641,14 @@ int main(int argc, char **argv)
     small_t *S = calloc(1, sizeof(*S));
     if (S == NULL)
         die("out of memory");
-    S->mnt = dirs[0], S->raw = dirs[1], S->files = (int)files;
+    memcpy(S->dirs, dirs, sizeof(S->dirs));
+    S->files = (int)files;
 
     printf("%s: %" PRIu64 " MiB files in 1 MiB requests, %ld files of 4 KiB; first = the job's "
            "first repetition, steady = median of %ld more; ratio = rate / raw's in the same "
-           "repetition; app, mount, bbd = CPU used meanwhile (share of the wall time, steady)\n",
+           "repetition; /ref = rate / fuse-ref's; app, fs, bbd = CPU used meanwhile by this "
+           "program, the "
+           "side's FUSE process and the daemons (share of the wall time, steady)\n",
            PROG, mib, files, reps);
     fflush(stdout);
     for (int rep = 0; rep < nreps; rep++) {

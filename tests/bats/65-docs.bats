@@ -265,7 +265,10 @@ guide_section() {
             done ;;
         *bench/mount.sh*)
             for f in write read create stat read4k remove; do
-                assert_line --regexp "^RESULT name=mount_$f side=mount unit=[a-zA-Z/]+ first=[0-9.]+ first_ratio=[0-9.]+ steady=[0-9.]+ steady_ratio=[0-9.]+ steady_reps=1$"
+                for side in mount fuse-ref; do
+                    assert_line --regexp "^RESULT name=mount_$f side=$side unit=[a-zA-Z/]+ first=[0-9.]+ first_ratio=[0-9.]+ steady=[0-9.]+ steady_ratio=[0-9.]+ steady_reps=1 steady_ref_ratio=[0-9.]+$"
+                done
+                assert_line --regexp "^RESULT name=mount_$f side=fuse-ref .* steady_ref_ratio=1.000$"
             done
             assert_line --regexp "^write +pdc-1xfer +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ " ;;
         *bench/forward.sh*)
