@@ -16,6 +16,8 @@
  *     drain (pdcbb_drain_read_box applies extents and maps) in slabs of at most 64 MiB and
  *     written into the object files in place; all-zero 4 KiB blocks are left as holes
  *     (never-written elements read as zero either way, and holes take no capacity).
+ * Then the drained job's filesystem tree (the mount's, from its ns files) is made again, each
+ * file naming its staged object (bbd_stage_in_ns.c), so the job's mount shows the files.
  * Data files are synced before the transaction that records them commits, and the transaction
  * records "stage_in_done": a daemon restarted later in the job (or after a crash during the
  * load, which commits nothing) does the right thing.
@@ -33,6 +35,7 @@
 
 #include "bbd.h"
 #include "bbd_stage_in_kv.h"
+#include "bbd_stage_in_ns.h"
 #include "pdcbb_checked.h"
 #include "pdcbb_drain.h"
 #include "pdcbb_kv.h"
@@ -58,6 +61,7 @@ typedef struct stage {
     id_pair_t *obj_map;
     uint64_t *kv_ids;   /* new id of m->kvs[i] (0: not staged), bbd_stage_in_kv.c */
     uint64_t *kv_conts; /* its new container id */
+    uint64_t *seq;      /* per daemon: the last sequence number the plan gave out there */
     uint8_t *buf;
     uint64_t bytes;     /* data bytes written */
     char *err;
@@ -110,21 +114,24 @@ static uint64_t new_obj_id(stage_t *s, uint64_t old)
     return id_lookup(s->obj_map, s->m->nobjs, old);
 }
 
+static uint64_t new_obj_id_of(void *arg, uint64_t old)
+{
+    return new_obj_id(arg, old);
+}
+
 /* The ids the home daemons' bbd_meta_next_id will hand out, in creation order. */
 static pdcbb_err_t plan_ids(stage_t *s)
 {
     unsigned n = s->d->nservers;
     uint32_t nc = s->m->nconts, no = s->m->nobjs;
-    uint64_t *seq = calloc(n, sizeof(*seq));
+    uint64_t *seq = s->seq = calloc(n, sizeof(*seq));
     s->cont_ids = calloc(nc + 1, sizeof(uint64_t));
     s->obj_ids = calloc(no + 1, sizeof(uint64_t));
     s->cont_map = malloc((nc + 1) * sizeof(id_pair_t));
     s->obj_map = malloc((no + 1) * sizeof(id_pair_t));
     if (seq == NULL || s->cont_ids == NULL || s->obj_ids == NULL || s->cont_map == NULL ||
-        s->obj_map == NULL) {
-        free(seq);
+        s->obj_map == NULL)
         return PDCBB_ERR_NOMEM;
-    }
     for (uint32_t i = 0; i < nc; i++) {
         unsigned home = pdcbb_home_server(s->m->conts[i].name, n);
         s->cont_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_CONT, home, ++seq[home]);
@@ -148,10 +155,8 @@ static pdcbb_err_t plan_ids(stage_t *s)
     /* KV objects: created on their home daemons after the objects (bbd_stage_in_kv.c) */
     s->kv_ids = calloc(s->m->nkvs + 1, sizeof(uint64_t));
     s->kv_conts = calloc(s->m->nkvs + 1, sizeof(uint64_t));
-    if (s->kv_ids == NULL || s->kv_conts == NULL) {
-        free(seq);
+    if (s->kv_ids == NULL || s->kv_conts == NULL)
         return PDCBB_ERR_NOMEM;
-    }
     for (uint32_t i = 0; i < s->m->nkvs; i++) {
         const pdcbb_drain_kv_t *k = &s->m->kvs[i];
         unsigned home = pdcbb_home_server(k->name, n);
@@ -165,8 +170,7 @@ static pdcbb_err_t plan_ids(stage_t *s)
         }
         s->kv_ids[i] = pdcbb_meta_id_make(PDCBB_META_KIND_KV, home, ++seq[home]);
     }
-    free(seq);
-    return PDCBB_OK;
+    return PDCBB_OK; /* seq goes on for the filesystem's tree (bbd_stage_in_ns.c) */
 }
 
 static pdcbb_err_t put_tags(stage_t *s, uint64_t id, const pdcbb_drain_tag_t *tags, uint32_t n)
@@ -616,6 +620,15 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
             PDCBB_INFO("stage-in: %" PRIu64 " KV record versions loaded here", kvrecs);
     }
     if (rc == PDCBB_OK) {
+        char nerr[PDCBB_DRAIN_ERR_LEN + 256] = "";
+        uint64_t entries = 0;
+        rc = bbd_stage_in_ns(&s.r, s.m, new_obj_id_of, &s, s.seq, &entries, nerr, sizeof(nerr));
+        if (rc != PDCBB_OK)
+            stage_fail(&s, rc, "%s", nerr);
+        else if (entries > 0)
+            PDCBB_INFO("stage-in: %" PRIu64 " entries of the filesystem's tree made here", entries);
+    }
+    if (rc == PDCBB_OK) {
         rc = ops->put(s.r.txn, PDCBB_T_STATE, key,
                       (pdcbb_val_t){d->cfg.stage_in, strlen(d->cfg.stage_in)}, 0);
         if (rc != PDCBB_OK)
@@ -644,6 +657,7 @@ pdcbb_err_t bbd_stage_in(bbd_t *d, char *err, size_t errlen)
     free(s.obj_map);
     free(s.kv_ids);
     free(s.kv_conts);
+    free(s.seq);
     pdcbb_drain_free(s.m);
     return rc;
 }

@@ -1139,7 +1139,10 @@ int main(int argc, char **argv)
     }
     char host[64] = "";
     gethostname(host, sizeof(host) - 1);
-    snprintf(object_prefix, sizeof(object_prefix), "pdcbb.files/%.40s.%ld.", host, (long)getpid());
+    /* host, pid and start time: unique in the job, and against the objects of files staged in
+     * from an earlier job's drain (whose mount may have had this host and pid) */
+    snprintf(object_prefix, sizeof(object_prefix), "pdcbb.files/%.40s.%ld.%llx.", host,
+             (long)getpid(), (unsigned long long)now_ns());
     root_attr = (pdcbb_ns_attr_t){.ino = PDCBB_NS_ROOT,
                                   .kind = PDCBB_NS_DIR,
                                   .mode = 0700,

@@ -37,148 +37,28 @@
 #define FILES_OLD "files.old"
 #define COPY_SLAB ((uint64_t)64 << 20)
 
-/* One entry as drained. */
-typedef struct ns_ent {
-    uint64_t parent, ino, size, mtime_ns;
-    uint32_t kind, mode;
-    char *name;
-    char *target;
-    char *path; /* under files.tmp/, resolved (dirs), NULL until then */
-} ns_ent_t;
-
-typedef struct ns_set {
-    ns_ent_t *e;
-    size_t n, cap;
-} ns_set_t;
-
-/* Decode hex (or "-" for empty) into a NUL-terminated malloc'ed string; NULL if bad. */
-static char *hex_get(const char *h)
-{
-    size_t n = strlen(h);
-    if (strcmp(h, "-") == 0)
-        return strdup("");
-    if (n % 2)
-        return NULL;
-    char *out = malloc(n / 2 + 1);
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        if (sscanf(h + 2 * i, "%2x", &v) != 1) {
-            free(out);
-            return NULL;
-        }
-        out[i] = (char)v;
-    }
-    out[n / 2] = '\0';
-    if (strlen(out) != n / 2) { /* a NUL inside */
-        free(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* Read one rank's ns file into s; a missing file is an empty rank. */
-static pdcbb_err_t ns_load(const char *path, ns_set_t *s, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return errno == ENOENT ? PDCBB_OK : pdcbb_err_from_errno(errno);
-    char *all = NULL;
-    size_t alen = 0;
-    FILE *m = open_memstream(&all, &alen);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int crc_ok = 0, first = 1, bad = 0;
-    while (!bad && (n = getline(&line, &cap, f)) > 0) {
-        if (first) {
-            bad = strcmp(line, PDCBB_DRAIN_NS_MAGIC) != 0;
-            first = 0;
-            fputs(line, m);
-            continue;
-        }
-        unsigned crc;
-        if (sscanf(line, "crc %8x", &crc) == 1) {
-            fflush(m);
-            crc_ok = crc == pdcbb_crc32c(0, all, alen);
-            break;
-        }
-        fputs(line, m);
-        if (s->n == s->cap) {
-            size_t nc = s->cap ? 2 * s->cap : 256;
-            ns_ent_t *g = realloc(s->e, nc * sizeof(*g));
-            if (g == NULL) {
-                bad = 1;
-                break;
-            }
-            s->e = g;
-            s->cap = nc;
-        }
-        ns_ent_t *e = &s->e[s->n];
-        memset(e, 0, sizeof(*e));
-        char name[2 * PDCBB_NS_NAME_MAX + 2], target[2 * PDCBB_NS_TARGET_MAX + 2];
-        uint32_t uid, gid;
-        uint64_t ctime;
-        if (strlen(line) > sizeof(target) + sizeof(name) + 200 ||
-            sscanf(line,
-                   "%" SCNx64 " %" SCNx64 " %u %o %u %u %" SCNu64 " %" SCNu64 " %" SCNu64
-                   " %511s %8191s",
-                   &e->parent, &e->ino, &e->kind, &e->mode, &uid, &gid, &e->size, &e->mtime_ns,
-                   &ctime, name, target) != 11 ||
-            (e->name = hex_get(name)) == NULL || (e->target = hex_get(target)) == NULL ||
-            pdcbb_ns_name_check(e->name) != PDCBB_OK ||
-            (e->kind != PDCBB_NS_FILE && e->kind != PDCBB_NS_DIR && e->kind != PDCBB_NS_SYMLINK)) {
-            free(e->name);
-            free(e->target);
-            bad = 1;
-            break;
-        }
-        e->mode &= 07777;
-        s->n++;
-    }
-    free(line);
-    fclose(m);
-    free(all);
-    fclose(f);
-    if (bad || !crc_ok) {
-        drain_errf(err, errlen, "%s is damaged (%s)", path,
-                   bad ? "a line does not parse" : "its CRC-32C does not match or is missing");
-        return PDCBB_ERR_CORRUPT;
-    }
-    return PDCBB_OK;
-}
-
-static void ns_free(ns_set_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->e[i].name);
-        free(s->e[i].target);
-        free(s->e[i].path);
-    }
-    free(s->e);
-}
-
 static int cmp_ino(const void *a, const void *b)
 {
-    const ns_ent_t *x = *(ns_ent_t *const *)a, *y = *(ns_ent_t *const *)b;
+    const pdcbb_drain_ns_ent_t *x = *(pdcbb_drain_ns_ent_t *const *)a,
+                               *y = *(pdcbb_drain_ns_ent_t *const *)b;
     return (x->ino > y->ino) - (x->ino < y->ino);
 }
 
 /* The directory entry whose ino is ino (dirs sorted by ino), or NULL. */
-static ns_ent_t *dir_of(ns_ent_t **dirs, size_t nd, uint64_t ino)
+static pdcbb_drain_ns_ent_t *dir_of(pdcbb_drain_ns_ent_t **dirs, size_t nd, uint64_t ino)
 {
-    ns_ent_t key = {.ino = ino}, *kp = &key;
-    ns_ent_t **hit = bsearch(&kp, dirs, nd, sizeof(*dirs), cmp_ino);
+    pdcbb_drain_ns_ent_t key = {.ino = ino}, *kp = &key;
+    pdcbb_drain_ns_ent_t **hit = bsearch(&kp, dirs, nd, sizeof(*dirs), cmp_ino);
     return hit ? *hit : NULL;
 }
 
 /* Resolve a directory's path under root (recursively through its parents, at most depth). */
-static const char *dir_path(ns_ent_t **dirs, size_t nd, uint64_t ino, const char *root, int depth)
+static const char *dir_path(pdcbb_drain_ns_ent_t **dirs, size_t nd, uint64_t ino, const char *root,
+                            int depth)
 {
     if (ino == PDCBB_NS_ROOT)
         return root;
-    ns_ent_t *d = dir_of(dirs, nd, ino);
+    pdcbb_drain_ns_ent_t *d = dir_of(dirs, nd, ino);
     if (d == NULL || depth > 4096)
         return NULL; /* an orphan (its parent was removed meanwhile), or a cycle */
     if (d->path != NULL)
@@ -249,8 +129,8 @@ static int object_damaged(const pdcbb_drain_t *m, uint64_t id)
 /* Copy file e's bytes (object e->ino of m) to path; *crc gets their CRC-32C, *made whether the
  * file was made (0: left out, its object is not in the drain). The copy is synced and read back
  * against *crc. */
-static pdcbb_err_t copy_file(pdcbb_drain_t *m, const ns_ent_t *e, const char *path, uint8_t *slab,
-                             uint32_t *crc, int *made, char *err, size_t errlen)
+static pdcbb_err_t copy_file(pdcbb_drain_t *m, const pdcbb_drain_ns_ent_t *e, const char *path,
+                             uint8_t *slab, uint32_t *crc, int *made, char *err, size_t errlen)
 {
     *crc = 0;
     *made = 0;
@@ -343,16 +223,13 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers,
                                     size_t errlen)
 {
     char path[PATH_MAX], root[PATH_MAX], final[PATH_MAX], old[PATH_MAX];
-    ns_set_t s = {0};
+    pdcbb_drain_ns_t s = {0};
     pdcbb_err_t rc = PDCBB_OK;
     memset(ref, 0, sizeof(*ref));
     *nfiles = 0;
-    for (uint32_t r = 0; r < nservers && rc == PDCBB_OK; r++) {
-        snprintf(path, sizeof(path), "%s/%s/rank-%05u.ns", drain_dir, PDCBB_DRAIN_NS_DIR, r);
-        rc = ns_load(path, &s, err, errlen);
-    }
+    rc = pdcbb_drain_ns_load(drain_dir, nservers, &s, err, errlen);
     if (rc != PDCBB_OK || s.n == 0) {
-        ns_free(&s);
+        pdcbb_drain_ns_free(&s);
         return rc; /* no mount in this job: no files/ */
     }
     /* several nodes may finish the drain at once: each builds in its own temporary directory,
@@ -368,7 +245,7 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers,
     if (lstat(final, &fst) == 0) { /* built and renamed by an earlier finish: whole */
         rc = files_existing(drain_dir, ref, nfiles, err, errlen);
         if (rc != PDCBB_ERR_NOT_FOUND && rc != PDCBB_ERR_CORRUPT) {
-            ns_free(&s);
+            pdcbb_drain_ns_free(&s);
             return rc;
         }
         /* files/ without its list (a pdcbb that wrote none built it), or with a damaged one:
@@ -378,14 +255,14 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers,
         rc = PDCBB_OK;
         if (rename(final, old) != 0) {
             drain_errf(err, errlen, "cannot move %s aside to %s: %s", final, old, strerror(errno));
-            ns_free(&s);
+            pdcbb_drain_ns_free(&s);
             return pdcbb_err_from_errno(errno);
         }
         remove_tree(old);
     }
     remove_tree(root); /* an earlier attempt of this process's name */
     pdcbb_drain_t *m = NULL;
-    ns_ent_t **dirs = calloc(s.n, sizeof(*dirs));
+    pdcbb_drain_ns_ent_t **dirs = calloc(s.n, sizeof(*dirs));
     uint8_t *slab = malloc(COPY_SLAB);
     pdcbb_drain_files_t *list = calloc(1, sizeof(*list));
     char *text = NULL;
@@ -431,7 +308,7 @@ pdcbb_err_t pdcbb_drain_files_build(const char *drain_dir, uint32_t nservers,
     }
     /* files and links */
     for (size_t i = 0; i < s.n && rc == PDCBB_OK; i++) {
-        ns_ent_t *e = &s.e[i];
+        pdcbb_drain_ns_ent_t *e = &s.e[i];
         if (e->kind == PDCBB_NS_DIR)
             continue;
         const char *up = dir_path(dirs, nd, e->parent, root, 0);
@@ -522,6 +399,6 @@ out:
     free(text);
     free(dirs);
     free(slab);
-    ns_free(&s);
+    pdcbb_drain_ns_free(&s);
     return rc;
 }

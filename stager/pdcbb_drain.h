@@ -294,6 +294,32 @@ pdcbb_err_t pdcbb_drain_write_manifest(const pdcbb_drain_t *m, const char *path,
 pdcbb_err_t pdcbb_drain_load_manifest(const char *path, pdcbb_drain_t **out, char *err,
                                       size_t errlen);
 
+/* One entry of the mount's tree as a rank drained it (DRAIN/ns/rank-R.ns, drain_ns_dump.c). */
+typedef struct pdcbb_drain_ns_ent {
+    uint64_t parent, ino, size, mtime_ns, ctime_ns;
+    uint32_t kind, mode, uid, gid; /* kind: PDCBB_NS_FILE, _DIR or _SYMLINK; mode 07777 */
+    char *name;                    /* a POSIX name (pdcbb_ns_name_check) */
+    char *target;                  /* a link's target; "" for the others */
+    char *path;                    /* the caller's (drain_files.c: where it was built); NULL */
+} pdcbb_drain_ns_ent_t;
+
+typedef struct pdcbb_drain_ns {
+    pdcbb_drain_ns_ent_t *e;
+    size_t n, cap;
+} pdcbb_drain_ns_t;
+
+/*
+ * Append the entries of ranks 0..nservers-1 of the drain in drain_dir (drain_ns_load.c; a rank
+ * without an ns file has none) to ns, which starts zeroed. Every line is parsed and checked
+ * (kind, name, target) and each file's CRC-32C compared: PDCBB_ERR_CORRUPT with err naming a
+ * damaged file; PDCBB_ERR_NOMEM; errno codes. The entries are ns's: pdcbb_drain_ns_free.
+ */
+pdcbb_err_t pdcbb_drain_ns_load(const char *drain_dir, uint32_t nservers, pdcbb_drain_ns_t *ns,
+                                char *err, size_t errlen);
+
+/* Free ns's entries and their strings (path too) and zero it; accepts an empty one. */
+void pdcbb_drain_ns_free(pdcbb_drain_ns_t *ns);
+
 /*
  * The mount's tree (drain_files.c; docs/DRAIN-FORMAT.md "Files of the mount"): every rank's
  * entries in DRAIN/ns/rank-R.ns (pdcbb_drain_ns_dump, pdcbb_drain_kvstore.h).

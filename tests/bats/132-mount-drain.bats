@@ -417,3 +417,101 @@ print("%08x" % crc32c(open(sys.argv[1], "rb").read()))' "$FILES_WORK/src/blob")"
     [ -z "$(pgrep -f "pdcbb_mount_drain .*$WORKDIR" || true)" ]
     assert_no_daemons "$WORKDIR"
 }
+
+# list_tree DIR: every entry under DIR but DIR itself, one line each: type, mode, size,
+# mtime (ns), path, link target; sorted.
+list_tree() {
+    (cd "$1" && find . ! -name . -printf '%y %m %s %T@ %p %l\n' | LC_ALL=C sort)
+}
+
+@test "stage_in of the drain brings its files back into a later job's mount on 3 nodes: bytes, modes, times, links; one object per file; what the job changes drains again" {
+    local src expect out="$WORKDIR/dest2/pdcbb.1321"
+    src="$(drain_copy staged)"
+    mkdir -p "$WORKDIR/dest2"
+    run timeout 300 "$PDCBB" run --nodes 3 --quiet --workdir "$WORKDIR/job2" --job-id 1321 \
+        --pdc "mount=yes,stage_in=$src,drain=$WORKDIR/dest2" -- sh -c '
+        cd "$PDCBB_MOUNT" || exit 1
+        find . ! -name . -printf "%y %m %s %T@ %p %l\n" | LC_ALL=C sort >"$2/staged.list"
+        diff -r "$1/files" . && echo "the mount holds the drained bytes"
+        echo more >>notes.txt && mkdir deep/new && echo new >deep/new/x && rm empty &&
+            mv bash bash2' _ "$src" "$WORKDIR"
+    echo "$output"
+    assert_success
+    assert_output --partial "the mount holds the drained bytes"
+    # the tree as drained: every entry, with its type, mode, size, mtime and link target
+    diff <(list_tree "$src/files") "$WORKDIR/staged.list"
+    [ "$(wc -l <"$WORKDIR/staged.list")" -ge 10 ]
+    # the second job's drain: the staged files with that job's changes, checked
+    [ -f "$out/COMPLETE" ]
+    run "$PDCBB" verify "$out"
+    assert_success
+    expect="$WORKDIR/expect"
+    cp -a "$src/files" "$expect"
+    (cd "$expect" && echo more >>notes.txt && mkdir deep/new && echo new >deep/new/x && rm empty &&
+        mv bash bash2)
+    diff -r "$expect" "$out/files"
+    [ "$(cat "$out/files/deep/new/x")" = new ]
+    # one object per file: the staged files' objects, not copies beside them
+    local nfiles
+    nfiles="$(find "$out/files" -type f | wc -l)"
+    run "$PDCBB" ls "$out"
+    assert_output --regexp "pdcbb\.files +persistent +$nfiles "
+}
+
+@test "stage_in refuses a drain whose filesystem entries are damaged, naming the file, and leaves no daemon" {
+    local src
+    src="$(drain_copy hurt-ns)"
+    # one byte of an entry line of rank 0's list of the tree
+    local f="$src/ns/rank-00000.ns"
+    [ -s "$f" ]
+    printf 'Z' | dd of="$f" bs=1 seek=40 conv=notrunc 2>/dev/null
+    run timeout 300 "$PDCBB" run --nodes 2 --quiet --workdir "$WORKDIR/job3" --job-id 1322 \
+        --pdc "mount=yes,stage_in=$src" -- true
+    echo "$output"
+    assert_failure
+    assert_output --partial "ns/rank-00000.ns is damaged"
+    assert_no_daemons "$WORKDIR"
+}
+
+# ns_add FILE LINE...: append entry lines to a drained ns file and write its CRC-32C line again
+# (as its owner could); checks first that the CRC-32C computed here is the file's own.
+ns_add() {
+    python3 - "$@" <<'PY'
+import sys
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+path, extra = sys.argv[1], sys.argv[2:]
+text = open(path, 'rb').read()
+body, _, tail = text.rpartition(b'crc ')
+assert int(tail.strip(), 16) == crc32c(body), "the CRC-32C here is not the drain's"
+body += b''.join(l.encode() + b'\n' for l in extra)
+open(path, 'wb').write(body + b'crc %08x\n' % crc32c(body))
+PY
+}
+
+@test "stage_in leaves out entries that are not under the root (an orphan, a cycle) and files whose object is gone, says so, and stages the rest" {
+    local src out="$WORKDIR/dest3/pdcbb.1323" name
+    src="$(drain_copy crafted)"
+    mkdir -p "$WORKDIR/dest3"
+    name="$(printf lost | od -An -tx1 | tr -d ' \n')"
+    # a directory whose directory is not in the drain, two that are each other's parent, and a
+    # file whose object is not in the drain
+    ns_add "$src/ns/rank-00000.ns" \
+        "00000000deadbeef 0000000000bad001 2 755 0 0 0 1 1 $name -" \
+        "0000000000bad003 0000000000bad002 2 755 0 0 0 1 1 $name -" \
+        "0000000000bad002 0000000000bad003 2 755 0 0 0 1 1 $name -" \
+        "0000000000000001 0000000000bad004 1 644 0 0 5 1 1 $name -"
+    run timeout 300 "$PDCBB" run --nodes 2 --quiet --workdir "$WORKDIR/job4" --job-id 1323 \
+        --pdc "mount=yes,stage_in=$src,drain=$WORKDIR/dest3" -- sh -c '
+        cd "$PDCBB_MOUNT" && find . ! -name . -printf "%y %m %s %T@ %p %l\n" | LC_ALL=C sort'
+    echo "$output"
+    assert_success
+    diff <(list_tree "$src/files") <(grep -v '^pdcbb' <<<"$output")
+    grep -h "4 entries of the drained filesystem are left out: 3 not under its root .* and 1 of its files whose object is not staged" \
+        "$out"/logs/*.log
+}
