@@ -248,6 +248,8 @@ teardown() {
         f=$!
         for _ in $(seq 300); do grep -q connected "$PDCBB_JOB_DIR/flood.out" && break; sleep 0.2; done
         cat "$PDCBB_JOB_DIR/flood.out"
+        # connected: in the kernel accept queue; the daemon takes them at its own pace
+        for _ in $(seq 300); do [ "$(ls /proc/$pid/fd | wc -l)" -gt 12000 ] && break; sleep 0.1; done
         echo "daemon descriptors: $(ls /proc/$pid/fd | wc -l)"
         "'"$TOOL"'" "cont-create flooded" "obj-create flooded o1" "obj-open o1"
         PDCBB_SHM=0 "'"$TOOL"'" "cont-open flooded" "obj-create flooded o2"

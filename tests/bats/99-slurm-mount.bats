@@ -174,3 +174,31 @@ EOF
     assert_failure
     assert_output --partial "key 'stage_in_files': $SITE/drain/none: no such directory"
 }
+
+@test "stage_in of a mount job's drain: a later 3-node job's mount has its files on every node, and drains them again" {
+    run_job pdcbbtest "
+cd \$PDCBB_MOUNT && mkdir -p in/deep && echo first > in/a.txt && ln -s a.txt in/link
+timeout 60 srun -N1 -n1 -w n2 sh -c 'head -c 3000000 /dev/urandom > \$PDCBB_MOUNT/in/deep/n2.bin'
+echo wrote" -N2 --pdc=capacity=1G,drain=$SITE/drain,mount
+    echo "$OUT"
+    grep -q "^wrote$" <<<"$OUT"
+    local first=$JOB src="$SITE/drain/pdcbb.$JOB"
+    [ -f "$src/COMPLETE" ]
+    no_daemons_left
+    run_job pdcbbtest "
+srun -N3 -n3 sh -c 'diff -r $src/files \$PDCBB_MOUNT && echo \$SLURMD_NODENAME has the drained files'
+echo second >> \$PDCBB_MOUNT/in/a.txt" -N3 --pdc=capacity=1G,drain=$SITE/drain,mount,stage_in=$src
+    echo "$OUT"
+    [ "$JOB" != "$first" ]
+    [ "$(grep -Ec '^n[123] has the drained files$' <<<"$OUT")" -eq 3 ]
+    no_daemons_left
+    no_mounts_left
+    nodes_idle
+    # the second job's drain: the staged files with its change
+    local out="$SITE/drain/pdcbb.$JOB/files"
+    printf 'first\nsecond\n' | cmp - "$out/in/a.txt"
+    cmp "$src/files/in/deep/n2.bin" "$out/in/deep/n2.bin"
+    [ "$(readlink "$out/in/link")" = a.txt ]
+    run "$PDCBB" verify --owner pdcbbtest "$SITE/drain/pdcbb.$JOB"
+    assert_success
+}
